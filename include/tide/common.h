@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tide/common.h - small definitions shared by every public header.
+ *
+ * Fast-path helpers here are inline and do no argument checks.
+ */
+#ifndef TIDE_COMMON_H
+#define TIDE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every symbol of the library's ABI carries this mark; everything else is hidden. */
+#define TIDE_EXPORT __attribute__((visibility("default")))
+
+#define TIDE_CACHE_LINE 64
+#define TIDE_CACHE_ALIGNED __attribute__((aligned(TIDE_CACHE_LINE)))
+
+#define tide_likely(x) __builtin_expect(!!(x), 1)
+#define tide_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Upper bound on threads that own a per-thread pool cache (see tide/lcore.h). */
+#define TIDE_MAX_THREADS 64
+
+static inline int tide_is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* Busy-wait hint for spin loops. */
+static inline void tide_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/*
+ * Memory ordering: public headers use the GCC/Clang __atomic builtins, which implement the
+ * C11 memory model but also compile as C++ (where _Atomic is not available before C++23).
+ * Every acquire names the release it pairs with in a comment.
+ */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDE_COMMON_H */

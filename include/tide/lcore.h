@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tide/lcore.h - worker threads and per-thread indices.
+ *
+ * Pools keep one object cache per thread, indexed by a small thread index. Threads started
+ * with tide_lcore_launch() get an index automatically; any other thread may take one with
+ * tide_thread_register(). A thread without an index still works: its pool calls go straight
+ * to the shared ring (slower, but correct).
+ */
+#ifndef TIDE_LCORE_H
+#define TIDE_LCORE_H
+
+#include <tide/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDE_THREAD_NONE 0xffffffffu
+
+/*
+ * The calling thread's index, read by inline fast-path code. Public only for that reason:
+ * use tide_thread_index(). initial-exec keeps the access a single load in shared builds.
+ */
+extern __thread unsigned tide_thread_index_ __attribute__((tls_model("initial-exec")));
+
+/* Index of the calling thread in [0, TIDE_MAX_THREADS), or TIDE_THREAD_NONE. */
+static inline unsigned tide_thread_index(void)
+{
+	return tide_thread_index_;
+}
+
+/*
+ * Give the calling thread an index. Returns the index (>= 0), the existing index when the
+ * thread already has one, or -ENOSPC when all TIDE_MAX_THREADS indices are in use.
+ */
+TIDE_EXPORT int tide_thread_register(void);
+
+/*
+ * Release the calling thread's index. The caller must first have flushed its pool caches
+ * (tide_pool_cache_flush()) or the objects in them stay there until another thread takes
+ * the same index.
+ */
+TIDE_EXPORT void tide_thread_unregister(void);
+
+struct tide_lcore;
+
+typedef int (*tide_lcore_fn)(void *arg);
+
+/*
+ * Start a thread running @fn(@arg), pinned to CPU @cpu (or not pinned when @cpu < 0), with
+ * its own thread index. Returns 0 and the handle in *@out, -EINVAL for a CPU this process
+ * may not run on, -ENOSPC when no thread index is free, or another -errno from pthreads.
+ */
+TIDE_EXPORT int tide_lcore_launch(int cpu, tide_lcore_fn fn, void *arg, struct tide_lcore **out);
+
+/*
+ * Wait for the thread to end, store its return value in *@ret (if non-NULL), and free the
+ * handle. Returns 0 or -errno from pthread_join.
+ */
+TIDE_EXPORT int tide_lcore_join(struct tide_lcore *lc, int *ret);
+
+/* Number of CPUs this process may run on (its affinity mask). */
+TIDE_EXPORT int tide_lcore_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDE_LCORE_H */

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tide/mbuf.h - packet buffers.
+ *
+ * An mbuf is one pool element laid out as
+ *
+ *     | header (64 B, one cache line) | headroom | data room |
+ *     ^ struct tide_mbuf             ^ buf_addr
+ *
+ * A packet may be a chain of mbufs (next, nb_segs on the first). The reference count allows
+ * one buffer to be sent to several places; the buffer goes back to its pool when the last
+ * reference is dropped.
+ *
+ * Contract for buffers sitting in a pool: refcnt == 1, next == NULL, nb_segs == 1. Frees keep
+ * it, so a free of a single-segment mbuf with refcnt 1 is just a pool put, and a driver that
+ * knows every mbuf of a queue is like that (the "fast free" contract) may put them back in
+ * bulk without reading their headers.
+ *
+ * Inline calls do no argument checks.
+ */
+#ifndef TIDE_MBUF_H
+#define TIDE_MBUF_H
+
+#include <string.h>
+#include <tide/common.h>
+#include <tide/pool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDE_MBUF_HEADROOM 128  /* default headroom */
+#define TIDE_MBUF_DATAROOM 2048 /* default data room */
+#define TIDE_MBUF_PORT_NONE 0xffff
+
+/* Offload flags (ol_flags). */
+#define TIDE_MBUF_F_RX_RSS_HASH (1ull << 0) /* rss_hash is valid */
+#define TIDE_MBUF_F_RX_L3_CKSUM_BAD (1ull << 1)
+
+struct tide_mbuf {
+	void *buf_addr;          /* start of headroom */
+	uint64_t iova;           /* byte offset of buf_addr in the pool's area */
+	struct tide_pool *pool;  /* where this buffer goes back to */
+	struct tide_mbuf *next;  /* next segment, or NULL */
+	uint32_t pkt_len;        /* whole packet (first segment only) */
+	uint16_t data_len;       /* bytes in this segment */
+	uint16_t data_off;       /* data starts at buf_addr + data_off */
+	uint16_t buf_len;        /* headroom + data room */
+	uint16_t refcnt;         /* atomically updated when shared */
+	uint16_t nb_segs;        /* segments in the chain (first segment only) */
+	uint16_t port;           /* input port, or TIDE_MBUF_PORT_NONE */
+	uint64_t ol_flags;       /* TIDE_MBUF_F_* */
+	uint32_t rss_hash;
+	uint32_t packet_type;    /* free for drivers and applications */
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct tide_mbuf) == 64, "mbuf header is one cache line");
+#else
+_Static_assert(sizeof(struct tide_mbuf) == 64, "mbuf header is one cache line");
+#endif
+
+/* Optional settings of tide_pktpool_create(); set sz = sizeof(struct tide_pktpool_opts). */
+struct tide_pktpool_opts {
+	size_t sz;
+	unsigned pool_flags;  /* TIDE_POOL_F_* */
+	unsigned headroom;    /* default TIDE_MBUF_HEADROOM */
+	unsigned elt_pow2;    /* non-zero: elements are a power of two in size and aligned to
+				 it (AF_XDP aligned chunks); data room grows to fill it */
+};
+
+/*
+ * Create a pool of @n packet buffers with @data_room bytes of data room each (0 means
+ * TIDE_MBUF_DATAROOM) and per-thread caches of @cache objects. Every mbuf starts in the
+ * pool state (see above) with buf_addr, iova, pool and buf_len set.
+ * Returns 0 and the pool in *@out, or -EINVAL (logged) / -ENOMEM.
+ */
+TIDE_EXPORT int tide_pktpool_create(const char *name, unsigned n, unsigned cache,
+				    unsigned data_room, const struct tide_pktpool_opts *opts,
+				    struct tide_pool **out);
+
+/* Headroom configured for mbufs of @p (what tide_mbuf_reset() restores). */
+TIDE_EXPORT unsigned tide_pktpool_headroom(const struct tide_pool *p);
+
+/* Data room of each mbuf of @p (buf_len - headroom). */
+TIDE_EXPORT unsigned tide_pktpool_data_room(const struct tide_pool *p);
+
+#define tide_mbuf_mtod(m, t) ((t)((char *)(m)->buf_addr + (m)->data_off))
+#define tide_mbuf_mtod_offset(m, t, o) ((t)((char *)(m)->buf_addr + (m)->data_off + (o)))
+
+static inline uint16_t tide_mbuf_headroom(const struct tide_mbuf *m)
+{
+	return m->data_off;
+}
+
+static inline uint16_t tide_mbuf_tailroom(const struct tide_mbuf *m)
+{
+	return (uint16_t)(m->buf_len - m->data_off - m->data_len);
+}
+
+/* Reset a single-segment mbuf to an empty packet with its pool's headroom. */
+static inline void tide_mbuf_reset(struct tide_mbuf *m)
+{
+	uint16_t headroom = (uint16_t)m->pool->mbuf_headroom;
+
+	m->next = NULL;
+	m->pkt_len = 0;
+	m->data_len = 0;
+	m->data_off = headroom;
+	m->nb_segs = 1;
+	m->port = TIDE_MBUF_PORT_NONE;
+	m->ol_flags = 0;
+	m->rss_hash = 0;
+	m->packet_type = 0;
+}
+
+/* ---- reference counts ---- */
+
+static inline uint16_t tide_mbuf_refcnt_read(const struct tide_mbuf *m)
+{
+	return __atomic_load_n(&m->refcnt, __ATOMIC_RELAXED);
+}
+
+static inline void tide_mbuf_refcnt_set(struct tide_mbuf *m, uint16_t v)
+{
+	__atomic_store_n(&m->refcnt, v, __ATOMIC_RELAXED);
+}
+
+/*
+ * Add @delta (may be negative) to the reference count; returns the new value. When the
+ * count is 1 the caller is the only owner and no atomic is needed.
+ */
+static inline uint16_t tide_mbuf_refcnt_update(struct tide_mbuf *m, int16_t delta)
+{
+	if (tide_likely(tide_mbuf_refcnt_read(m) == 1) && delta == -1) {
+		/* Sole owner: nobody else can observe the count. */
+		tide_mbuf_refcnt_set(m, 0);
+		return 0;
+	}
+	/* acq_rel: the last dropper must see every other owner's writes before reuse. */
+	return (uint16_t)__atomic_add_fetch(&m->refcnt, delta, __ATOMIC_ACQ_REL);
+}
+
+/*
+ * Drop one reference to segment @m. Returns @m when it must go back to its pool (the
+ * caller puts it), NULL when other references remain. Restores the pool state.
+ */
+static inline struct tide_mbuf *tide_mbuf_prefree_seg(struct tide_mbuf *m)
+{
+	if (tide_likely(tide_mbuf_refcnt_read(m) == 1)) {
+		if (m->next != NULL) {
+			m->next = NULL;
+			m->nb_segs = 1;
+		}
+		return m;
+	}
+	if (tide_mbuf_refcnt_update(m, -1) == 0) {
+		tide_mbuf_refcnt_set(m, 1);
+		m->next = NULL;
+		m->nb_segs = 1;
+		return m;
+	}
+	return NULL;
+}
+
+/* Free one segment (not the rest of its chain). */
+static inline void tide_mbuf_free_seg(struct tide_mbuf *m)
+{
+	m = tide_mbuf_prefree_seg(m);
+	if (m != NULL)
+		tide_pool_put(m->pool, m);
+}
+
+/* Free a whole packet (every segment), honouring reference counts. NULL is allowed. */
+static inline void tide_mbuf_free(struct tide_mbuf *m)
+{
+	while (m != NULL) {
+		struct tide_mbuf *next = m->next;
+
+		tide_mbuf_free_seg(m);
+		m = next;
+	}
+}
+
+/*
+ * Free @n packets (whole chains, refcnt-aware). Consecutive buffers of the same pool go back
+ * in one bulk put. NULL entries are skipped.
+ */
+TIDE_EXPORT void tide_mbuf_free_bulk(struct tide_mbuf **pkts, unsigned n);
+
+/* ---- allocation ---- */
+
+/* Allocate one mbuf reset to an empty packet, or NULL when the pool is empty. */
+static inline struct tide_mbuf *tide_mbuf_alloc(struct tide_pool *p)
+{
+	struct tide_mbuf *m;
+
+	if (tide_pool_get(p, (void **)&m) < 0)
+		return NULL;
+	tide_mbuf_reset(m);
+	return m;
+}
+
+/* Allocate @n mbufs (all or none), each reset. Returns 0 or -ENOENT. */
+static inline int tide_mbuf_alloc_bulk(struct tide_pool *p, struct tide_mbuf **m, unsigned n)
+{
+	if (tide_pool_get_bulk(p, (void **)m, n) < 0)
+		return -ENOENT;
+	for (unsigned i = 0; i < n; i++)
+		tide_mbuf_reset(m[i]);
+	return 0;
+}
+
+/* ---- data helpers ---- */
+
+/* Grow the packet at the front by @len. Returns the new start, or NULL (headroom too small). */
+static inline char *tide_mbuf_prepend(struct tide_mbuf *m, uint16_t len)
+{
+	if (len > m->data_off)
+		return NULL;
+	m->data_off = (uint16_t)(m->data_off - len);
+	m->data_len = (uint16_t)(m->data_len + len);
+	m->pkt_len += len;
+	return tide_mbuf_mtod(m, char *);
+}
+
+static inline struct tide_mbuf *tide_mbuf_last_seg(struct tide_mbuf *m)
+{
+	while (m->next != NULL)
+		m = m->next;
+	return m;
+}
+
+/* Grow the packet at the end (last segment) by @len. Returns the old end, or NULL. */
+static inline char *tide_mbuf_append(struct tide_mbuf *m, uint16_t len)
+{
+	struct tide_mbuf *last = tide_mbuf_last_seg(m);
+	char *tail;
+
+	if (len > tide_mbuf_tailroom(last))
+		return NULL;
+	tail = tide_mbuf_mtod_offset(last, char *, last->data_len);
+	last->data_len = (uint16_t)(last->data_len + len);
+	m->pkt_len += len;
+	return tail;
+}
+
+/* Remove @len bytes from the front (first segment). Returns the new start, or NULL. */
+static inline char *tide_mbuf_adj(struct tide_mbuf *m, uint16_t len)
+{
+	if (len > m->data_len)
+		return NULL;
+	m->data_off = (uint16_t)(m->data_off + len);
+	m->data_len = (uint16_t)(m->data_len - len);
+	m->pkt_len -= len;
+	return tide_mbuf_mtod(m, char *);
+}
+
+/* Remove @len bytes from the end (last segment). Returns 0 or -EINVAL. */
+static inline int tide_mbuf_trim(struct tide_mbuf *m, uint16_t len)
+{
+	struct tide_mbuf *last = tide_mbuf_last_seg(m);
+
+	if (len > last->data_len)
+		return -EINVAL;
+	last->data_len = (uint16_t)(last->data_len - len);
+	m->pkt_len -= len;
+	return 0;
+}
+
+/* Is the packet one contiguous segment? */
+static inline int tide_mbuf_is_contiguous(const struct tide_mbuf *m)
+{
+	return m->nb_segs == 1;
+}
+
+/*
+ * Append chain @tail to packet @head. Returns 0, or -EOVERFLOW when the segment count or
+ * packet length would overflow (nothing changed).
+ */
+TIDE_EXPORT int tide_mbuf_chain(struct tide_mbuf *head, struct tide_mbuf *tail);
+
+/*
+ * Copy a chained packet into its first segment and free the other segments. Returns 0, or
+ * -ENOSPC when the packet does not fit in the first segment's room (nothing changed).
+ */
+TIDE_EXPORT int tide_mbuf_linearize(struct tide_mbuf *m);
+
+/*
+ * Copy @len bytes starting at packet offset @off into @dst, across segments. Returns 0 or
+ * -EINVAL when the range is outside the packet.
+ */
+TIDE_EXPORT int tide_mbuf_read(const struct tide_mbuf *m, uint32_t off, uint32_t len, void *dst);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDE_MBUF_H */
