@@ -22,7 +22,7 @@ extern "C" {
  * The calling thread's index, read by inline fast-path code. Public only for that reason:
  * use tide_thread_index(). initial-exec keeps the access a single load in shared builds.
  */
-extern __thread unsigned tide_thread_index_ __attribute__((tls_model("initial-exec")));
+TIDE_EXPORT extern __thread unsigned tide_thread_index_ __attribute__((tls_model("initial-exec")));
 
 /* Index of the calling thread in [0, TIDE_MAX_THREADS), or TIDE_THREAD_NONE. */
 static inline unsigned tide_thread_index(void)

@@ -86,8 +86,10 @@ static inline uint32_t tide_ring__reserve(struct tide_ring_headtail *ht,
 /* Publish [old, old+n) on side @ht: wait for earlier reservations, then release. */
 static inline void tide_ring__publish(struct tide_ring_headtail *ht, uint32_t old, uint32_t n)
 {
+	/* Acquire: an earlier reservation's slot accesses (published by its release store
+	 * of the tail) must happen before our release makes them visible to the other side. */
 	if (!ht->single)
-		while (__atomic_load_n(&ht->tail, __ATOMIC_RELAXED) != old)
+		while (__atomic_load_n(&ht->tail, __ATOMIC_ACQUIRE) != old)
 			tide_pause();
 	/* Pairs with the other side's acquire load in tide_ring__reserve(). */
 	__atomic_store_n(&ht->tail, old + n, __ATOMIC_RELEASE);

@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * simnic driver: the software half of the simulated NIC. Descriptor handling only; ring
+ * bookkeeping goes through the Tx completion engine (txc.h) and the Rx refill (rxr.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "simnic.h"
+
+extern const struct tide_driver tide_driver_simnic;
+
+static void *zalloc_aligned(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, TIDE_CACHE_LINE, len) != 0)
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+static struct simnic_port *sport(const struct tide_port *p)
+{
+	return p->priv;
+}
+
+/* ---- Tx ---- */
+
+static inline __attribute__((always_inline)) int tx_desc_done(void *ctx, uint32_t slot)
+{
+	struct simnic_txq *q = ctx;
+
+	/* Pairs with the device's release store of DD. */
+	return __atomic_load_n(&q->ring[slot].status, __ATOMIC_ACQUIRE) & SIMNIC_TXD_STAT_DD;
+}
+
+static inline __attribute__((always_inline)) void tx_set_rs(void *ctx, uint32_t slot)
+{
+	struct simnic_txq *q = ctx;
+
+	q->ring[slot].cmd |= SIMNIC_TXD_CMD_RS;
+}
+
+static inline __attribute__((always_inline)) unsigned tx_advance_dd(struct txc *t)
+{
+	return txc_advance_dd(t, tx_desc_done, t->drv);
+}
+
+static inline __attribute__((always_inline)) unsigned tx_advance_head(struct txc *t)
+{
+	struct simnic_txq *q = t->drv;
+	/* Pairs with the device's release store of the head write-back. */
+	uint32_t head = __atomic_load_n(&q->head_wb, __ATOMIC_ACQUIRE);
+	unsigned n = head - t->done;
+
+	txc_advance_count(t, n);
+	return n;
+}
+
+static unsigned tx_advance_dd_ool(struct txc *t)
+{
+	return tx_advance_dd(t);
+}
+
+static unsigned tx_advance_head_ool(struct txc *t)
+{
+	return tx_advance_head(t);
+}
+
+static inline __attribute__((always_inline)) uint16_t
+tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool wb_head,
+	 const bool inline_hw)
+{
+	struct simnic_txq *q = (struct simnic_txq *)pub;
+	struct txc *t = &q->txc;
+	unsigned room = txc_make_room(t, wb_head ? tx_advance_head : tx_advance_dd);
+	uint32_t first = t->tail, used = 0;
+	uint64_t bytes = 0, dropped = 0;
+	uint16_t i;
+
+	if (n > room)
+		n = (uint16_t)room;
+	for (i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i];
+		struct simnic_tx_desc *d = &q->ring[(first + used) & q->mask];
+
+		/* One descriptor per packet: chains are linearized, or dropped if too big. */
+		if (tide_unlikely(m->nb_segs != 1) && tide_mbuf_linearize(m) < 0) {
+			tide_mbuf_free(m);
+			dropped++;
+			continue;
+		}
+		d->addr = (uint64_t)(uintptr_t)tide_mbuf_mtod(m, char *);
+		d->len = m->data_len;
+		d->cmd = SIMNIC_TXD_CMD_EOP;
+		if (!wb_head)
+			d->status = 0;
+		txc_fill(t, first + used, m);
+		bytes += m->data_len;
+		used++;
+	}
+	if (used) {
+		txc_place_rs(t, first, used, tx_set_rs, q);
+		txc_commit(t, used);
+		/* Pairs with the device's acquire load of the doorbell. */
+		__atomic_store_n(&q->tail, t->tail, __ATOMIC_RELEASE);
+		tide_stat_add(&pub->stats.packets, used);
+		tide_stat_add(&pub->stats.bytes, bytes);
+	}
+	if (tide_unlikely(dropped))
+		tide_stat_add(&pub->stats.errors, dropped);
+	if (inline_hw)
+		simnic_hw_tx_step(q, UINT32_MAX);
+	return i;
+}
+
+static uint16_t tx_dd_thread(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst(q, pkts, n, false, false);
+}
+
+static uint16_t tx_dd_inline(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst(q, pkts, n, false, true);
+}
+
+static uint16_t tx_head_thread(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst(q, pkts, n, true, false);
+}
+
+static uint16_t tx_head_inline(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst(q, pkts, n, true, true);
+}
+
+/* ---- Rx ---- */
+
+static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t first, unsigned n)
+{
+	struct simnic_rxq *q = ctx;
+
+	for (unsigned k = 0; k < n; k++) {
+		uint32_t slot = (first + k) & q->mask;
+		struct simnic_rx_desc *d = &q->ring[slot];
+
+		d->addr = (uint64_t)(uintptr_t)q->rxr.sw[slot]->buf_addr + q->headroom;
+		d->status = 0;
+	}
+}
+
+static inline __attribute__((always_inline)) void rx_doorbell(void *ctx, uint32_t tail)
+{
+	struct simnic_rxq *q = ctx;
+
+	/* Pairs with the device's acquire load of the tail. */
+	__atomic_store_n(&q->tail, tail, __ATOMIC_RELEASE);
+}
+
+static void rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell)
+{
+	rx_post(r->drv, first, n);
+	if (doorbell)
+		rx_doorbell(r->drv, first + n);
+}
+
+static inline __attribute__((always_inline)) uint16_t
+rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool inline_hw)
+{
+	struct simnic_rxq *q = (struct simnic_rxq *)pub;
+	struct rxr *r = &q->rxr;
+	uint32_t next = r->next, avail;
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	/* Refill first: the slots received by the previous burst get buffers now, so that
+	 * a Tx queue fed from them has had a burst's time to complete its buffers, which
+	 * this refill can then take back directly (recycling). */
+	if (rxr_empty_slots(r) >= r->batch)
+		rxr_refill(r, rx_post, rx_doorbell, q);
+	if (inline_hw)
+		simnic_hw_rx_step(q, n);
+	avail = r->refill - next;
+	if (n > avail)
+		n = (uint16_t)avail;
+	for (i = 0; i < n; i++) {
+		struct simnic_rx_desc *d = &q->ring[(next + i) & q->mask];
+		struct tide_mbuf *m;
+
+		/* Pairs with the device's release store of the status. */
+		if (!(__atomic_load_n(&d->status, __ATOMIC_ACQUIRE) & SIMNIC_RXD_STAT_DD))
+			break;
+		m = rxr_take(r, next + i);
+		m->data_off = q->headroom;
+		m->data_len = d->len;
+		m->pkt_len = d->len;
+		m->port = (uint16_t)pub->port->id;
+		m->rss_hash = d->rss;
+		m->ol_flags = TIDE_MBUF_F_RX_RSS_HASH;
+		m->packet_type = 0;
+		bytes += d->len;
+		pkts[i] = m;
+	}
+	r->next = next + i;
+	if (i) {
+		tide_stat_add(&pub->stats.packets, i);
+		tide_stat_add(&pub->stats.bytes, bytes);
+	}
+	return i;
+}
+
+static uint16_t rx_thread(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return rx_burst(q, pkts, n, false);
+}
+
+static uint16_t rx_inline(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return rx_burst(q, pkts, n, true);
+}
+
+/* ---- control ---- */
+
+static int simnic_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			    struct tide_pool *pool, const struct tide_rxq_conf *conf,
+			    struct tide_rxq **out)
+{
+	struct simnic_port *sp = sport(p);
+	struct simnic_rxq *q = zalloc_aligned(sizeof(*q));
+	int rc;
+
+	if (q == NULL)
+		return -ENOMEM;
+	q->ring = zalloc_aligned(nb_desc * sizeof(*q->ring));
+	rc = q->ring ? rxr_init(&q->rxr, &q->pub, nb_desc, pool, conf, rx_post_ool, q) : -ENOMEM;
+	if (rc < 0) {
+		free(q->ring);
+		free(q);
+		return rc;
+	}
+	q->size = nb_desc;
+	q->mask = nb_desc - 1;
+	q->headroom = (uint16_t)pool->mbuf_headroom;
+	q->sp = sp;
+	*out = &q->pub;
+	/* Publish to the device thread last (it only reads fully built queues). */
+	__atomic_store_n(&sp->rxq[qid], q, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int simnic_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			    const struct tide_txq_conf *conf, struct tide_txq **out)
+{
+	struct simnic_port *sp = sport(p);
+	struct simnic_txq *q = zalloc_aligned(sizeof(*q));
+	struct txc_drv d = {0};
+	int rc;
+
+	if (q == NULL)
+		return -ENOMEM;
+	q->wb_head = sp->dev->wb_head;
+	d.count_mode = q->wb_head;
+	d.advance = q->wb_head ? tx_advance_head_ool : tx_advance_dd_ool;
+	d.drv = q;
+	q->ring = zalloc_aligned(nb_desc * sizeof(*q->ring));
+	rc = q->ring ? txc_init(&q->txc, &q->pub, nb_desc, conf, &d) : -ENOMEM;
+	if (rc < 0) {
+		free(q->ring);
+		free(q);
+		return rc;
+	}
+	q->size = nb_desc;
+	q->mask = nb_desc - 1;
+	q->sp = sp;
+	*out = &q->pub;
+	__atomic_store_n(&sp->txq[qid], q, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void simnic_rxq_release(struct tide_rxq *pub)
+{
+	struct simnic_rxq *q = (struct simnic_rxq *)pub;
+	struct simnic_port *sp = q->sp;
+
+	/* Unpublish, then wait until the device thread cannot be looking at it. */
+	__atomic_store_n(&sp->rxq[pub->qid], NULL, __ATOMIC_RELEASE);
+	simnic_hw_quiesce(sp->dev);
+	rxr_fini(&q->rxr);
+	free(q->ring);
+	free(q);
+}
+
+static void simnic_txq_release(struct tide_txq *pub)
+{
+	struct simnic_txq *q = (struct simnic_txq *)pub;
+	struct simnic_port *sp = q->sp;
+
+	__atomic_store_n(&sp->txq[pub->qid], NULL, __ATOMIC_RELEASE);
+	simnic_hw_quiesce(sp->dev);
+	txc_fini(&q->txc);
+	free(q->ring);
+	free(q);
+}
+
+static int simnic_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq)
+{
+	struct simnic_port *sp = sport(p);
+
+	sp->nb_rxq = nb_rxq;
+	sp->nb_txq = nb_txq;
+	return 0;
+}
+
+static int simnic_start(struct tide_port *p)
+{
+	struct simnic_port *sp = sport(p);
+	struct simnic_dev *d = sp->dev;
+	bool inl = d->mode == SIMNIC_MODE_INLINE;
+
+	sp->hw.gen_budget = d->count ? d->count : UINT64_MAX;
+	for (unsigned i = 0; i < sp->nb_rxq; i++) {
+		struct simnic_rxq *q = sp->rxq[i];
+
+		q->hw.next_ns = 0;
+		rxr_refill(&q->rxr, rx_post, rx_doorbell, q);
+		if (q->rxr.refill - q->rxr.next < q->size)
+			TIDE_LOG_WARN_(p->name, "Rx queue %u: pool %s could fill only %u of %u descriptors",
+				       i, tide_pool_name(q->rxr.pool), q->rxr.refill - q->rxr.next,
+				       q->size);
+		q->pub.burst = inl ? rx_inline : rx_thread;
+		__atomic_store_n(&q->hw.enabled, true, __ATOMIC_RELEASE);
+	}
+	for (unsigned i = 0; i < sp->nb_txq; i++) {
+		struct simnic_txq *q = sp->txq[i];
+
+		if (q->wb_head)
+			q->pub.burst = inl ? tx_head_inline : tx_head_thread;
+		else
+			q->pub.burst = inl ? tx_dd_inline : tx_dd_thread;
+		__atomic_store_n(&q->hw.enabled, true, __ATOMIC_RELEASE);
+	}
+	sp->started = true;
+	if (d->mode == SIMNIC_MODE_THREAD && d->started_ports++ == 0) {
+		int rc = simnic_hw_thread_start(d);
+
+		if (rc < 0) {
+			d->started_ports--;
+			sp->started = false;
+			tide_driver_simnic.stop(p);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void simnic_stop(struct tide_port *p)
+{
+	struct simnic_port *sp = sport(p);
+	struct simnic_dev *d = sp->dev;
+
+	for (unsigned i = 0; i < sp->nb_rxq; i++)
+		if (sp->rxq[i])
+			__atomic_store_n(&sp->rxq[i]->hw.enabled, false, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < sp->nb_txq; i++)
+		if (sp->txq[i])
+			__atomic_store_n(&sp->txq[i]->hw.enabled, false, __ATOMIC_RELEASE);
+	simnic_hw_quiesce(d);
+	if (sp->started && d->mode == SIMNIC_MODE_THREAD && --d->started_ports == 0)
+		simnic_hw_thread_stop(d);
+	sp->started = false;
+	/* The device is quiet: give back every buffer and reset rings and registers. */
+	for (unsigned i = 0; i < sp->nb_rxq; i++) {
+		struct simnic_rxq *q = sp->rxq[i];
+
+		if (q == NULL)
+			continue;
+		rxr_release_all(&q->rxr);
+		memset(q->ring, 0, q->size * sizeof(*q->ring));
+		q->tail = 0;
+		q->hw.head = 0;
+	}
+	for (unsigned i = 0; i < sp->nb_txq; i++) {
+		struct simnic_txq *q = sp->txq[i];
+
+		if (q == NULL)
+			continue;
+		txc_release_all(&q->txc);
+		memset(q->ring, 0, q->size * sizeof(*q->ring));
+		q->tail = 0;
+		q->head_wb = 0;
+		q->hw.head = 0;
+		q->hw.gap = 0;
+		q->hw.hung = false;
+	}
+}
+
+static void simnic_close(struct tide_port *p)
+{
+	struct simnic_port *sp = sport(p);
+	struct simnic_dev *d;
+
+	if (sp == NULL || sp->dev == NULL)
+		return;
+	d = sp->dev;
+	d->ports[sp->idx] = NULL;
+	if (--d->open_ports == 0)
+		free(d);
+}
+
+static int simnic_link_get(struct tide_port *p, struct tide_link *out)
+{
+	out->up = p->started;
+	out->speed_mbps = 100000;
+	return 0;
+}
+
+static void simnic_stats_add(const struct tide_port *p, struct tide_port_stats *st)
+{
+	const struct simnic_port *sp = sport(p);
+
+	for (unsigned i = 0; i < SIMNIC_MAX_QUEUES; i++) {
+		if (sp->rxq[i])
+			st->rx_missed += __atomic_load_n(&sp->rxq[i]->hw.missed, __ATOMIC_RELAXED);
+		if (sp->txq[i])
+			st->tx_hangs += __atomic_load_n(&sp->txq[i]->hw.hangs, __ATOMIC_RELAXED);
+	}
+	st->oerrors += st->tx_hangs;
+}
+
+static void simnic_stats_reset(struct tide_port *p)
+{
+	struct simnic_port *sp = sport(p);
+
+	for (unsigned i = 0; i < SIMNIC_MAX_QUEUES; i++) {
+		if (sp->rxq[i])
+			sp->rxq[i]->hw.missed = 0;
+		if (sp->txq[i])
+			sp->txq[i]->hw.hangs = 0;
+	}
+	memset(&sp->hw, 0, offsetof(typeof(sp->hw), gen_budget));
+}
+
+static const char *const modes[] = {"inline", "thread", NULL};
+static const char *const wires[] = {"gen", "loop", "cross", NULL};
+static const char *const wbs[] = {"dd", "head", NULL};
+
+static int simnic_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
+{
+	static unsigned dev_seq;
+	struct simnic_dev *d;
+	uint64_t nports, nq, size, flows, ondie, cpu, count, rate;
+	unsigned mode, wire, wb;
+	int rc = 0;
+	unsigned opened = 0;
+
+	if (tide_kvargs_uint(kv, "ports", 1, 1, SIMNIC_MAX_PORTS, &nports) ||
+	    tide_kvargs_uint(kv, "queues", 1, 1, SIMNIC_MAX_QUEUES, &nq) ||
+	    tide_kvargs_uint(kv, "size", 64, 60, 2048, &size) ||
+	    tide_kvargs_uint(kv, "flows", 1024, 1, 1u << 24, &flows) ||
+	    tide_kvargs_uint(kv, "ondie", 40, 2, 4096, &ondie) ||
+	    tide_kvargs_uint(kv, "cpu", (uint64_t)tide_lcore_count() - 1, 0, 1023, &cpu) ||
+	    tide_kvargs_uint(kv, "count", 0, 0, UINT64_MAX, &count) ||
+	    tide_kvargs_uint(kv, "rate", 0, 0, 1000000000ull, &rate) ||
+	    tide_kvargs_choice(kv, "mode", modes, 0, &mode) ||
+	    tide_kvargs_choice(kv, "wire", wires, 0, &wire) ||
+	    tide_kvargs_choice(kv, "wb", wbs, 0, &wb))
+		return -EINVAL;
+	if (nports > max) {
+		TIDE_LOG_ERR_("simnic", "ports=%u: room for only %u", (unsigned)nports, max);
+		return -ENOSPC;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	d->mode = (enum simnic_mode)mode;
+	d->wire = (enum simnic_wire)wire;
+	d->nports = (unsigned)nports;
+	d->nqueues = (unsigned)nq;
+	d->pkt_size = (unsigned)size;
+	d->flows = (unsigned)flows;
+	d->ondie = (unsigned)ondie;
+	d->cpu = (int)cpu;
+	d->count = count;
+	d->rate = rate;
+	d->wb_head = wb == 1;
+	dev_seq++;
+	for (unsigned i = 0; i < d->nports; i++) {
+		char name[48];
+		struct tide_port *p;
+		struct simnic_port *sp;
+
+		snprintf(name, sizeof(name), "simnic%u.%u", dev_seq, i);
+		rc = tide_port_alloc(&tide_driver_simnic, name, sizeof(*sp), &p);
+		if (rc < 0)
+			break;
+		sp = p->priv;
+		sp->port = p;
+		sp->dev = d;
+		sp->idx = i;
+		d->ports[i] = sp;
+		d->open_ports++;
+		p->info.max_rxq = d->nqueues;
+		p->info.max_txq = d->nqueues;
+		p->info.min_desc = 64;
+		p->info.max_desc = 4096;
+		p->info.max_rs_gap = d->ondie;
+		p->info.count_completion = d->wb_head;
+		p->info.mac[0] = 0x02;
+		p->info.mac[5] = (uint8_t)i;
+		ports[opened++] = p;
+	}
+	if (rc < 0) {
+		for (unsigned i = opened; i-- > 0;)
+			tide_port_free_unregistered(ports[i]);
+		if (opened == 0)
+			free(d);
+		return rc;
+	}
+	return (int)opened;
+}
+
+const struct tide_driver tide_driver_simnic = {
+	.name = "simnic",
+	.keys = "ports, queues, mode, cpu, wire, size, flows, count, rate, ondie, wb",
+	.open = simnic_open,
+	.configure = simnic_configure,
+	.rxq_setup = simnic_rxq_setup,
+	.txq_setup = simnic_txq_setup,
+	.rxq_release = simnic_rxq_release,
+	.txq_release = simnic_txq_release,
+	.start = simnic_start,
+	.stop = simnic_stop,
+	.close = simnic_close,
+	.link_get = simnic_link_get,
+	.stats_add = simnic_stats_add,
+	.stats_reset = simnic_stats_reset,
+};
+
+/* ---- public extras (tide/simnic.h) ---- */
+
+static struct simnic_port *as_simnic(const struct tide_port *p)
+{
+	return p != NULL && p->drv == &tide_driver_simnic ? p->priv : NULL;
+}
+
+int tide_simnic_set_verify(struct tide_port *p, tide_simnic_verify_fn fn, void *arg)
+{
+	struct simnic_port *sp = as_simnic(p);
+
+	if (sp == NULL || p->started)
+		return sp == NULL ? -EINVAL : -EBUSY;
+	sp->verify = fn;
+	sp->verify_arg = arg;
+	return 0;
+}
+
+int tide_simnic_set_gen(struct tide_port *p, tide_simnic_gen_fn fn, void *arg)
+{
+	struct simnic_port *sp = as_simnic(p);
+
+	if (sp == NULL || p->started)
+		return sp == NULL ? -EINVAL : -EBUSY;
+	sp->gen = fn;
+	sp->gen_arg = arg;
+	return 0;
+}
+
+int tide_simnic_stats_get(const struct tide_port *p, struct tide_simnic_stats *out)
+{
+	const struct simnic_port *sp = as_simnic(p);
+	struct tide_port_stats st;
+
+	if (sp == NULL)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->gen_packets = __atomic_load_n(&sp->hw.gen_packets, __ATOMIC_RELAXED);
+	out->sink_packets = __atomic_load_n(&sp->hw.sink_packets, __ATOMIC_RELAXED);
+	out->sink_bytes = __atomic_load_n(&sp->hw.sink_bytes, __ATOMIC_RELAXED);
+	out->verify_failed = __atomic_load_n(&sp->hw.verify_failed, __ATOMIC_RELAXED);
+	memset(&st, 0, sizeof(st));
+	simnic_stats_add(p, &st);
+	out->rx_missed = st.rx_missed;
+	out->tx_hangs = st.tx_hangs;
+	out->device_polls = __atomic_load_n(&sp->dev->polls, __ATOMIC_RELAXED);
+	out->device_idle = __atomic_load_n(&sp->dev->idle, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int tide_simnic_port_index(const struct tide_port *p)
+{
+	const struct simnic_port *sp = as_simnic(p);
+
+	return sp ? (int)sp->idx : -EINVAL;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * simnic internals shared by the driver (simnic.c) and the device model (simnic_hw.c).
+ * Each queue keeps the driver's state, the registers and the device's private state on
+ * separate cache lines, as they would be on real hardware.
+ */
+#ifndef TIDE_SIMNIC_H_INTERNAL
+#define TIDE_SIMNIC_H_INTERNAL
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <tide/simnic.h>
+
+#include "driver.h"
+#include "rxr.h"
+#include "simnic_desc.h"
+#include "txc.h"
+
+#define SIMNIC_MAX_PORTS 16
+#define SIMNIC_MAX_QUEUES 16
+#define SIMNIC_BUDGET 64 /* descriptors per queue per device step */
+
+enum simnic_wire { SIMNIC_WIRE_GEN, SIMNIC_WIRE_LOOP, SIMNIC_WIRE_CROSS };
+enum simnic_mode { SIMNIC_MODE_INLINE, SIMNIC_MODE_THREAD };
+
+struct simnic_port;
+
+struct simnic_txq {
+	struct tide_txq pub; /* first: the handle */
+	struct txc txc;
+	struct simnic_tx_desc *ring;
+	uint32_t size, mask;
+	bool wb_head;
+	struct simnic_port *sp;
+
+	/* Registers. */
+	uint32_t tail TIDE_CACHE_ALIGNED;    /* doorbell: driver writes (release) */
+	uint32_t head_wb TIDE_CACHE_ALIGNED; /* wb=head: device writes (release) */
+
+	/* Device state: only the model touches it (plus stop/start when it is quiet). */
+	struct {
+		uint32_t head;  /* next descriptor to fetch */
+		uint32_t gap;   /* descriptors fetched since the last RS */
+		bool hung;
+		bool enabled;   /* set by the driver with release, read with acquire */
+		uint64_t hangs;
+	} hw TIDE_CACHE_ALIGNED;
+};
+
+struct simnic_rxq {
+	struct tide_rxq pub; /* first: the handle */
+	struct rxr rxr;
+	struct simnic_rx_desc *ring;
+	uint32_t size, mask;
+	uint16_t headroom;
+	struct simnic_port *sp;
+
+	uint32_t tail TIDE_CACHE_ALIGNED; /* doorbell: driver writes (release) */
+
+	struct {
+		uint32_t head;  /* next descriptor to fill */
+		bool enabled;
+		uint64_t seq;   /* packets generated on this queue */
+		uint64_t missed;
+		uint64_t next_ns; /* rate limit: earliest time of the next packet */
+	} hw TIDE_CACHE_ALIGNED;
+};
+
+struct simnic_dev;
+
+struct simnic_port {
+	struct tide_port *port;
+	struct simnic_dev *dev;
+	unsigned idx;
+	bool started;
+	struct simnic_rxq *rxq[SIMNIC_MAX_QUEUES];
+	struct simnic_txq *txq[SIMNIC_MAX_QUEUES];
+	unsigned nb_rxq, nb_txq;
+	tide_simnic_verify_fn verify;
+	void *verify_arg;
+	tide_simnic_gen_fn gen;
+	void *gen_arg;
+	/* Device counters (written by the device side only). */
+	struct {
+		uint64_t gen_packets, sink_packets, sink_bytes, verify_failed;
+		uint64_t gen_budget; /* count=: packets left to generate (UINT64_MAX: no limit) */
+	} hw TIDE_CACHE_ALIGNED;
+};
+
+struct simnic_dev {
+	enum simnic_mode mode;
+	enum simnic_wire wire;
+	unsigned nports, nqueues;
+	unsigned pkt_size, flows, ondie;
+	uint64_t count, rate;
+	bool wb_head;
+	int cpu;
+	unsigned open_ports, started_ports;
+	struct simnic_port *ports[SIMNIC_MAX_PORTS];
+
+	pthread_t thread;
+	bool running;        /* device thread should keep going */
+	uint64_t epoch;      /* device loop iterations (release store each iteration) */
+	uint64_t polls, idle;
+};
+
+/* Device model entry points (simnic_hw.c). */
+void simnic_hw_tx_step(struct simnic_txq *q, unsigned budget);
+void simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget);
+int simnic_hw_thread_start(struct simnic_dev *d);
+void simnic_hw_thread_stop(struct simnic_dev *d);
+/* Wait until the device thread is guaranteed to have finished any step that began before
+ * the call (queues disabled before it are no longer touched). */
+void simnic_hw_quiesce(struct simnic_dev *d);
+/* The built-in generator: packet @seq of port @p, queue @qid. */
+unsigned simnic_gen_builtin(const struct simnic_dev *d, unsigned p, unsigned qid, uint64_t seq,
+			    uint8_t *buf, unsigned room, uint32_t *rss);
+/* Flow hash of a packet (IPv4 addresses and ports; 0 for anything else). */
+uint32_t simnic_flow_hash(const uint8_t *pkt, unsigned len);
+
+#endif

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tide/port.h - ports, queues and the burst calls.
+ *
+ * A port is opened from a spec string "driver:key=value,key=value", e.g.
+ *     simnic:ports=2,mode=inline,wire=gen,size=64
+ *     ring:name=a            ring:name=a,peer=1
+ *     null:size=64
+ *     pcap:rx=in.pcap,tx=out.pcap
+ * Life cycle: open -> configure (queue counts) -> rxq/txq setup -> start -> bursts ->
+ * stop -> (setup/start again) -> close. Control calls return 0 or -errno and leave the port
+ * unchanged on error; bad configuration gets -EINVAL and a log line naming the value and the
+ * reason. Control calls are not thread-safe against each other or against bursts on the
+ * same port.
+ *
+ * Buffers: an Rx queue owns the buffers posted to its device; a Tx queue owns the buffers it
+ * was given until the device completes them. Stopping a port gives every buffer it holds back
+ * to its pool; so does closing it.
+ */
+#ifndef TIDE_PORT_H
+#define TIDE_PORT_H
+
+#include <tide/common.h>
+#include <tide/lcore.h>
+#include <tide/mbuf.h>
+#include <tide/port_core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDE_MAX_PORTS 32
+#define TIDE_MAX_QUEUES 16
+
+/* ---- the burst calls (inline; no argument checks; one thread per queue at a time) ---- */
+
+/*
+ * Receive up to @n packets into @pkts. Returns how many (0..n); the caller owns them.
+ * Never fails: errors and drops are counted in the queue's stats.
+ */
+static inline uint16_t tide_rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = q->burst(q, pkts, n);
+
+	tide_stat_add(&q->stats.polls, 1);
+	if (k != 0) {
+		tide_last_rxq_ = q;
+		tide_last_rxq_gen_ = __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED);
+	} else {
+		tide_stat_add(&q->stats.idle_polls, 1);
+	}
+	return k;
+}
+
+/*
+ * Send up to @n packets from @pkts. Returns how many were taken (0..n); the queue now owns
+ * pkts[0..ret) and frees them when the device is done. The caller still owns the rest
+ * (typically it frees or retries them).
+ */
+static inline uint16_t tide_tx_burst(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = q->burst(q, pkts, n);
+
+	tide_stat_add(&q->stats.polls, 1);
+	if (k == 0)
+		tide_stat_add(&q->stats.idle_polls, 1);
+	return k;
+}
+
+/* ---- Tx queue configuration: the Tx completion engine's knobs ---- */
+
+/* Where the "report status" mark goes (see docs/txc.md). */
+enum tide_rs {
+	TIDE_RS_BUCKET = 0, /* the last slot of every rs_thresh-slot bucket (default) */
+	TIDE_RS_EVERY,      /* every packet */
+	TIDE_RS_BURST,      /* the last packet of each burst, and whenever the gap reaches rs_thresh */
+};
+
+/* How completed buffers are released. */
+enum tide_txfree {
+	TIDE_TXFREE_AUTO = 0, /* recycle when paired and safe, else fast if asserted, else bulk */
+	TIDE_TXFREE_EACH,     /* one free per mbuf (refcount- and chain-aware) */
+	TIDE_TXFREE_BULK,     /* refcount-aware, grouped by pool, bulk puts */
+	TIDE_TXFREE_FAST,     /* fast-free contract: bulk put straight from the ring, headers unread */
+	TIDE_TXFREE_RECYCLE,  /* move completed buffers into the paired Rx queue's refill slots */
+};
+
+/* Flags of struct tide_txq_conf. */
+#define TIDE_TXQ_F_FAST_FREE 0x1u /* the application promises: every mbuf sent on this queue
+				     comes from one pool, has refcnt 1 and one segment */
+
+struct tide_txq_conf {
+	size_t sz;              /* sizeof(struct tide_txq_conf) */
+	enum tide_rs rs;
+	uint16_t rs_thresh;     /* bucket size; 0 = default 32 */
+	uint16_t free_thresh;   /* reclaim when fewer free slots; 0 = default 32 */
+	enum tide_txfree txfree;
+	unsigned flags;         /* TIDE_TXQ_F_* */
+};
+
+struct tide_rxq_conf {
+	size_t sz;              /* sizeof(struct tide_rxq_conf) */
+	uint16_t free_thresh;   /* refill batch; 0 = default 32 */
+};
+
+/* Names <-> values for the knobs ("bucket", "every", "burst"; "auto", "each", ...). */
+TIDE_EXPORT const char *tide_rs_name(enum tide_rs rs);
+TIDE_EXPORT int tide_rs_parse(const char *s, enum tide_rs *out);
+TIDE_EXPORT const char *tide_txfree_name(enum tide_txfree f);
+TIDE_EXPORT int tide_txfree_parse(const char *s, enum tide_txfree *out);
+
+/* ---- ports ---- */
+
+struct tide_port;
+
+/*
+ * Open every port a spec describes (a simnic spec with ports=2 describes two). Returns the
+ * number of ports (>= 1) stored in @ports, or -EINVAL (unknown driver, unknown key, bad
+ * value; logged), -ENOSPC (more than @max ports), or another -errno from the driver.
+ */
+TIDE_EXPORT int tide_ports_open(const char *spec, struct tide_port **ports, unsigned max);
+
+/* Open exactly one port; -EINVAL when the spec describes several. */
+TIDE_EXPORT int tide_port_open(const char *spec, struct tide_port **out);
+
+/* Set the number of Rx and Tx queues (port stopped). -EINVAL beyond the driver's limits. */
+TIDE_EXPORT int tide_port_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq);
+
+/*
+ * Set up Rx queue @qid with @nb_desc descriptors (a power of two in the driver's range)
+ * refilled from @pool. @conf may be NULL for defaults. Port stopped; replaces an earlier
+ * setup of the same queue.
+ */
+TIDE_EXPORT int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			       struct tide_pool *pool, const struct tide_rxq_conf *conf);
+
+/*
+ * Set up Tx queue @qid. Checks: @nb_desc a power of two in range; rs_thresh divides
+ * nb_desc; rs_thresh <= free_thresh; rs_thresh + free_thresh <= nb_desc; rs_thresh no more
+ * than the device's max RS gap; txfree=fast needs TIDE_TXQ_F_FAST_FREE.
+ */
+TIDE_EXPORT int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			       const struct tide_txq_conf *conf);
+
+/* Start every set-up queue; -EINVAL if a configured queue was not set up. */
+TIDE_EXPORT int tide_port_start(struct tide_port *p);
+
+/* Stop: bursts become no-ops, every buffer the port holds goes back to its pool. */
+TIDE_EXPORT int tide_port_stop(struct tide_port *p);
+
+/* Stop if needed and free the port (NULL allowed). Queue handles become invalid. */
+TIDE_EXPORT void tide_port_close(struct tide_port *p);
+
+/* Queue handles (valid from setup until close); NULL for a queue that was not set up. */
+TIDE_EXPORT struct tide_rxq *tide_port_rxq(struct tide_port *p, unsigned qid);
+TIDE_EXPORT struct tide_txq *tide_port_txq(struct tide_port *p, unsigned qid);
+
+struct tide_port_info {
+	const char *driver;
+	const char *name;
+	unsigned max_rxq, max_txq;
+	unsigned min_desc, max_desc;
+	unsigned max_rs_gap;     /* longest run of descriptors the device allows without RS */
+	unsigned nb_rxq, nb_txq; /* configured */
+	uint8_t mac[6];
+	int count_completion;    /* completions are reported as a count (O(1) reclaim) */
+};
+
+TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out);
+TIDE_EXPORT const char *tide_port_name(const struct tide_port *p);
+
+struct tide_link {
+	int up;
+	uint32_t speed_mbps;
+};
+
+TIDE_EXPORT int tide_port_link_get(struct tide_port *p, struct tide_link *out);
+
+/*
+ * Drive the port's control plane (connection handshakes of memif, for example). Call it
+ * from the control thread now and then; a no-op for drivers without one. Returns 0 or -errno.
+ */
+TIDE_EXPORT int tide_port_poll_ctl(struct tide_port *p);
+
+struct tide_port_stats {
+	uint64_t ipackets, ibytes, ierrors, rx_nombuf, rx_missed;
+	uint64_t opackets, obytes, oerrors;
+	uint64_t tx_hangs;      /* device hangs detected (RS gap above the device limit) */
+	uint64_t tx_released;   /* buffers released by Tx completion (any policy) */
+	uint64_t tx_recycled;   /* of those, moved straight into an Rx queue */
+	uint64_t rx_polls, rx_idle_polls, tx_polls, tx_idle_polls;
+	struct tide_queue_stats rxq[TIDE_MAX_QUEUES];
+	struct tide_queue_stats txq[TIDE_MAX_QUEUES];
+};
+
+TIDE_EXPORT int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *out);
+TIDE_EXPORT void tide_port_stats_reset(struct tide_port *p);
+
+/* ---- Tx completion and recycling ---- */
+
+/*
+ * Reclaim buffers the device has completed on an idle Tx queue, up to @max (0 = no limit).
+ * Returns how many were released. Same thread rules as tide_tx_burst().
+ */
+TIDE_EXPORT unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max);
+
+/*
+ * Move one completed bucket of @txq straight into @rxq's refill slots, skipping the pool.
+ * Done only when the Rx refill has room for the bucket without wrapping, the buffers come
+ * from the Rx queue's pool, and the fast-free contract is asserted or every buffer has
+ * refcnt 1 and one segment; otherwise the bucket is released the normal way. Returns the
+ * number of buffers recycled (0 when nothing was). Both queues on the calling thread.
+ */
+TIDE_EXPORT unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq);
+
+/*
+ * Pair @rxq with @txq for txfree=recycle (or override automatic pairing): from now on
+ * @rxq's refill takes completed buffers from @txq first. @txq NULL unpairs. Both queues
+ * must be polled by the same thread.
+ */
+TIDE_EXPORT int tide_recycle_pair(struct tide_rxq *rxq, struct tide_txq *txq);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDE_PORT_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The driver contract. A driver is one `struct tide_driver` listed in the driver table
+ * (src/drivers.c, generated list from Meson); there is no constructor self-registration.
+ *
+ * Division of work:
+ *  - port.c checks the life cycle (states, queue ids, descriptor ranges, Tx engine knobs)
+ *    before calling the driver, so drivers see only valid requests;
+ *  - the driver allocates its queues with the public queue handle as the first member, sets
+ *    the handle's `burst` in start() and owns its descriptor format;
+ *  - Tx ring bookkeeping goes through the engine (txc.h), Rx buffer refill through rxr.h.
+ *
+ * Every callback returns 0 or -errno and leaves things as they were on error, except where
+ * noted. Callbacks run on the control thread; bursts are stopped while they run.
+ */
+#ifndef TIDE_SRC_DRIVER_H
+#define TIDE_SRC_DRIVER_H
+
+#include <stdbool.h>
+
+#include <tide/port.h>
+
+#include "kvargs.h"
+
+struct tide_driver {
+	const char *name;
+	const char *keys; /* one-line list of spec keys, for error messages */
+
+	/*
+	 * Create the ports a spec describes (tide_port_alloc for each), fill their info
+	 * (limits, max_rs_gap, MAC). Every key the driver reads is marked used; port.c rejects
+	 * leftover keys afterwards (and then closes what was opened). Returns the number of
+	 * ports or -errno.
+	 */
+	int (*open)(struct tide_kvargs *kv, struct tide_port **ports, unsigned max);
+
+	/* Optional: react to a new queue count (checked against the info limits). */
+	int (*configure)(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq);
+
+	/* Allocate queue @qid. @conf is complete and checked. The queue starts stopped. */
+	int (*rxq_setup)(struct tide_port *p, unsigned qid, unsigned nb_desc, struct tide_pool *pool,
+			 const struct tide_rxq_conf *conf, struct tide_rxq **out);
+	int (*txq_setup)(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			 const struct tide_txq_conf *conf, struct tide_txq **out);
+
+	/* Free a stopped queue that holds no buffers. */
+	void (*rxq_release)(struct tide_rxq *q);
+	void (*txq_release)(struct tide_txq *q);
+
+	/* Post Rx buffers, enable the device, set every queue's burst function. */
+	int (*start)(struct tide_port *p);
+
+	/*
+	 * Quiesce the device and give back every buffer the port holds (posted Rx buffers,
+	 * Tx buffers in flight). port.c has already set the bursts to no-ops. Cannot fail.
+	 */
+	void (*stop)(struct tide_port *p);
+
+	/* Free the port's private state (queues are already released). */
+	void (*close)(struct tide_port *p);
+
+	/* Optional. */
+	int (*link_get)(struct tide_port *p, struct tide_link *out);
+	int (*poll_ctl)(struct tide_port *p);
+	/* Device counters not kept per queue (rx_missed, tx_hangs, ...). */
+	void (*stats_add)(const struct tide_port *p, struct tide_port_stats *st);
+	void (*stats_reset)(struct tide_port *p);
+};
+
+struct tide_port {
+	const struct tide_driver *drv;
+	struct tide_port_info info;
+	char name[64];
+	unsigned nb_rxq, nb_txq;
+	bool started;
+	int id; /* slot in the port registry */
+	struct tide_rxq *rxq[TIDE_MAX_QUEUES];
+	struct tide_txq *txq[TIDE_MAX_QUEUES];
+	void *priv;
+};
+
+/*
+ * Allocate a port for driver @drv with @priv_size bytes of zeroed private state (p->priv).
+ * Info defaults: 1 queue each way, 64..4096 descriptors, no RS gap limit.
+ */
+int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv_size,
+		    struct tide_port **out);
+
+/* Free a port that tide_port_alloc() made but that was never handed to the application. */
+void tide_port_free_unregistered(struct tide_port *p);
+
+/* Burst functions for stopped queues. */
+uint16_t tide_rx_burst_noop(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t tide_tx_burst_noop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+
+/* Call @fn for every Rx queue of every open port (used to drop recycle pairings). */
+void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg);
+
+/* The driver table. */
+const struct tide_driver *tide_driver_find(const char *name);
+const char *tide_driver_names(void);
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+#endif

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Port life cycle, checks common to every driver, stats, and the recycle entry points. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+#include "log.h"
+#include "rxr.h"
+#include "txc.h"
+
+__thread struct tide_rxq *tide_last_rxq_ __attribute__((tls_model("initial-exec")));
+__thread uint32_t tide_last_rxq_gen_ __attribute__((tls_model("initial-exec")));
+uint32_t tide_rxq_gen_ = 1;
+
+/* Open ports, so that pairings pointing at a closing queue can be dropped. */
+static struct tide_port *registry[TIDE_MAX_PORTS];
+
+uint16_t tide_rx_burst_noop(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	(void)q;
+	(void)pkts;
+	(void)n;
+	return 0;
+}
+
+uint16_t tide_tx_burst_noop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	(void)q;
+	(void)pkts;
+	(void)n;
+	return 0;
+}
+
+static const char *const rs_names[] = {"bucket", "every", "burst", NULL};
+static const char *const txfree_names[] = {"auto", "each", "bulk", "fast", "recycle", NULL};
+
+static int parse_name(const char *const *names, const char *s, int *out)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *tide_rs_name(enum tide_rs rs)
+{
+	return (unsigned)rs < 3 ? rs_names[rs] : "?";
+}
+
+int tide_rs_parse(const char *s, enum tide_rs *out)
+{
+	int v, rc = parse_name(rs_names, s, &v);
+
+	if (rc == 0)
+		*out = (enum tide_rs)v;
+	return rc;
+}
+
+const char *tide_txfree_name(enum tide_txfree f)
+{
+	return (unsigned)f < 5 ? txfree_names[f] : "?";
+}
+
+int tide_txfree_parse(const char *s, enum tide_txfree *out)
+{
+	int v, rc = parse_name(txfree_names, s, &v);
+
+	if (rc == 0)
+		*out = (enum tide_txfree)v;
+	return rc;
+}
+
+int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv_size,
+		    struct tide_port **out)
+{
+	struct tide_port *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return -ENOMEM;
+	if (priv_size) {
+		p->priv = calloc(1, priv_size);
+		if (p->priv == NULL) {
+			free(p);
+			return -ENOMEM;
+		}
+	}
+	p->drv = drv;
+	p->id = -1;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->info.driver = drv->name;
+	p->info.name = p->name;
+	p->info.max_rxq = 1;
+	p->info.max_txq = 1;
+	p->info.min_desc = 64;
+	p->info.max_desc = 4096;
+	p->info.max_rs_gap = UINT16_MAX;
+	*out = p;
+	return 0;
+}
+
+void tide_port_free_unregistered(struct tide_port *p)
+{
+	if (p->drv->close)
+		p->drv->close(p);
+	free(p->priv);
+	free(p);
+}
+
+int tide_ports_open(const char *spec, struct tide_port **ports, unsigned max)
+{
+	struct tide_kvargs kv;
+	const struct tide_driver *drv;
+	int n, rc;
+	unsigned free_slots = 0;
+
+	if (spec == NULL || ports == NULL || max == 0)
+		return -EINVAL;
+	rc = tide_kvargs_parse(spec, &kv);
+	if (rc < 0)
+		return rc;
+	drv = tide_driver_find(kv.driver);
+	if (drv == NULL) {
+		TIDE_LOG_ERR_("port", "spec '%s': unknown driver '%s' (built in: %s)", spec,
+			      kv.driver, tide_driver_names());
+		tide_kvargs_free(&kv);
+		return -EINVAL;
+	}
+	n = drv->open(&kv, ports, max);
+	if (n >= 0) {
+		rc = tide_kvargs_check_unused(&kv, drv->keys);
+		for (unsigned i = 0; i < TIDE_MAX_PORTS; i++)
+			free_slots += registry[i] == NULL;
+		if (rc == 0 && (unsigned)n > free_slots) {
+			TIDE_LOG_ERR_("port", "spec '%s': more than %d ports open", spec,
+				      TIDE_MAX_PORTS);
+			rc = -ENOSPC;
+		}
+		if (rc < 0) {
+			for (int i = n - 1; i >= 0; i--)
+				tide_port_free_unregistered(ports[i]);
+			n = rc;
+		}
+	}
+	tide_kvargs_free(&kv);
+	for (int i = 0; i < n; i++)
+		for (int s = 0; s < TIDE_MAX_PORTS; s++)
+			if (registry[s] == NULL) {
+				registry[s] = ports[i];
+				ports[i]->id = s;
+				break;
+			}
+	return n;
+}
+
+int tide_port_open(const char *spec, struct tide_port **out)
+{
+	struct tide_port *ports[TIDE_MAX_PORTS];
+	int n = tide_ports_open(spec, ports, TIDE_MAX_PORTS);
+
+	if (n < 0)
+		return n;
+	if (n != 1) {
+		TIDE_LOG_ERR_("port", "spec '%s' describes %d ports; use tide_ports_open()", spec,
+			      n);
+		for (int i = 0; i < n; i++)
+			tide_port_close(ports[i]);
+		return -EINVAL;
+	}
+	*out = ports[0];
+	return 0;
+}
+
+static int check_stopped(const struct tide_port *p, const char *what)
+{
+	if (p->started) {
+		TIDE_LOG_ERR_(p->name, "%s: port is started; stop it first", what);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void release_rxq(struct tide_port *p, unsigned qid)
+{
+	if (p->rxq[qid]) {
+		/* Threads that saw this queue last will no longer follow the pointer. */
+		__atomic_fetch_add(&tide_rxq_gen_, 1, __ATOMIC_RELAXED);
+		if (tide_last_rxq_ == p->rxq[qid])
+			tide_last_rxq_ = NULL;
+		p->drv->rxq_release(p->rxq[qid]);
+		p->rxq[qid] = NULL;
+	}
+}
+
+static void unpair_from(struct tide_rxq *q, void *arg)
+{
+	struct rxr *r = q->refill;
+
+	if (r != NULL && r->pair.src == arg) {
+		r->pair.src = NULL;
+		r->pair.manual = false;
+	}
+}
+
+void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg)
+{
+	for (unsigned i = 0; i < TIDE_MAX_PORTS; i++) {
+		struct tide_port *p = registry[i];
+
+		if (p == NULL)
+			continue;
+		for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++)
+			if (p->rxq[q])
+				fn(p->rxq[q], arg);
+	}
+}
+
+void txc_unpair_all(struct txc *t)
+{
+	tide_port_foreach_rxq(unpair_from, t);
+}
+
+static void release_txq(struct tide_port *p, unsigned qid)
+{
+	struct tide_txq *q = p->txq[qid];
+
+	if (q) {
+		txc_unpair_all(q->txc);
+		p->drv->txq_release(q);
+		p->txq[qid] = NULL;
+	}
+}
+
+int tide_port_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq)
+{
+	int rc = check_stopped(p, "configure");
+
+	if (rc < 0)
+		return rc;
+	if (nb_rxq > p->info.max_rxq || nb_txq > p->info.max_txq || nb_rxq + nb_txq == 0) {
+		TIDE_LOG_ERR_(p->name, "configure: %u Rx / %u Tx queues; this port allows 0..%u / 0..%u (not both 0)",
+			      nb_rxq, nb_txq, p->info.max_rxq, p->info.max_txq);
+		return -EINVAL;
+	}
+	if (p->drv->configure) {
+		rc = p->drv->configure(p, nb_rxq, nb_txq);
+		if (rc < 0)
+			return rc;
+	}
+	for (unsigned q = nb_rxq; q < TIDE_MAX_QUEUES; q++)
+		release_rxq(p, q);
+	for (unsigned q = nb_txq; q < TIDE_MAX_QUEUES; q++)
+		release_txq(p, q);
+	p->nb_rxq = p->info.nb_rxq = nb_rxq;
+	p->nb_txq = p->info.nb_txq = nb_txq;
+	return 0;
+}
+
+static int check_desc(const struct tide_port *p, const char *what, unsigned qid, unsigned nq,
+		      unsigned nb_desc)
+{
+	if (qid >= nq) {
+		TIDE_LOG_ERR_(p->name, "%s queue %u: only %u configured", what, qid, nq);
+		return -EINVAL;
+	}
+	if (!tide_is_pow2(nb_desc) || nb_desc < p->info.min_desc || nb_desc > p->info.max_desc) {
+		TIDE_LOG_ERR_(p->name, "%s queue %u: %u descriptors; need a power of two in %u..%u",
+			      what, qid, nb_desc, p->info.min_desc, p->info.max_desc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rxr_conf_check(const char *who, unsigned nb_desc, struct tide_rxq_conf *conf)
+{
+	if (conf->free_thresh == 0)
+		conf->free_thresh = RXR_DEFAULT_BATCH < nb_desc ? RXR_DEFAULT_BATCH : nb_desc / 2;
+	if (!tide_is_pow2(conf->free_thresh) || conf->free_thresh > nb_desc / 2) {
+		TIDE_LOG_ERR_(who, "rx free_thresh %u must be a power of two dividing the ring and at most half of it (%u descriptors)",
+			      conf->free_thresh, nb_desc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc, struct tide_pool *pool,
+		   const struct tide_rxq_conf *conf)
+{
+	struct tide_rxq_conf c = {.sz = sizeof(c)};
+	struct tide_rxq *q;
+	int rc = check_stopped(p, "rxq setup");
+
+	if (rc == 0)
+		rc = check_desc(p, "Rx", qid, p->nb_rxq, nb_desc);
+	if (rc < 0)
+		return rc;
+	if (pool == NULL) {
+		TIDE_LOG_ERR_(p->name, "Rx queue %u: no pool given", qid);
+		return -EINVAL;
+	}
+	if (conf) {
+		if (conf->sz == 0 || conf->sz > sizeof(c)) {
+			TIDE_LOG_ERR_(p->name, "Rx queue %u: conf.sz %zu unknown", qid, conf->sz);
+			return -EINVAL;
+		}
+		memcpy(&c, conf, conf->sz);
+	}
+	rc = rxr_conf_check(p->name, nb_desc, &c);
+	if (rc < 0)
+		return rc;
+	rc = p->drv->rxq_setup(p, qid, nb_desc, pool, &c, &q);
+	if (rc < 0)
+		return rc;
+	release_rxq(p, qid);
+	q->burst = tide_rx_burst_noop;
+	q->port = p;
+	q->qid = (uint16_t)qid;
+	p->rxq[qid] = q;
+	return 0;
+}
+
+int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+		   const struct tide_txq_conf *conf)
+{
+	struct tide_txq_conf c = {.sz = sizeof(c)};
+	struct tide_txq *q;
+	char who[80];
+	int rc = check_stopped(p, "txq setup");
+
+	if (rc == 0)
+		rc = check_desc(p, "Tx", qid, p->nb_txq, nb_desc);
+	if (rc < 0)
+		return rc;
+	if (conf) {
+		if (conf->sz == 0 || conf->sz > sizeof(c)) {
+			TIDE_LOG_ERR_(p->name, "Tx queue %u: conf.sz %zu unknown", qid, conf->sz);
+			return -EINVAL;
+		}
+		memcpy(&c, conf, conf->sz);
+	}
+	snprintf(who, sizeof(who), "%s txq %u", p->name, qid);
+	rc = txc_conf_check(who, nb_desc, p->info.max_rs_gap, &c);
+	if (rc < 0)
+		return rc;
+	rc = p->drv->txq_setup(p, qid, nb_desc, &c, &q);
+	if (rc < 0)
+		return rc;
+	release_txq(p, qid);
+	q->burst = tide_tx_burst_noop;
+	q->port = p;
+	q->qid = (uint16_t)qid;
+	p->txq[qid] = q;
+	return 0;
+}
+
+int tide_port_start(struct tide_port *p)
+{
+	int rc;
+
+	if (p->started)
+		return 0;
+	for (unsigned q = 0; q < p->nb_rxq; q++)
+		if (p->rxq[q] == NULL) {
+			TIDE_LOG_ERR_(p->name, "start: Rx queue %u is not set up", q);
+			return -EINVAL;
+		}
+	for (unsigned q = 0; q < p->nb_txq; q++)
+		if (p->txq[q] == NULL) {
+			TIDE_LOG_ERR_(p->name, "start: Tx queue %u is not set up", q);
+			return -EINVAL;
+		}
+	if (p->nb_rxq + p->nb_txq == 0) {
+		TIDE_LOG_ERR_(p->name, "start: port is not configured");
+		return -EINVAL;
+	}
+	rc = p->drv->start(p);
+	if (rc < 0)
+		return rc;
+	p->started = true;
+	return 0;
+}
+
+int tide_port_stop(struct tide_port *p)
+{
+	if (!p->started)
+		return 0;
+	for (unsigned q = 0; q < p->nb_rxq; q++)
+		p->rxq[q]->burst = tide_rx_burst_noop;
+	for (unsigned q = 0; q < p->nb_txq; q++)
+		p->txq[q]->burst = tide_tx_burst_noop;
+	p->drv->stop(p);
+	p->started = false;
+	return 0;
+}
+
+void tide_port_close(struct tide_port *p)
+{
+	if (p == NULL)
+		return;
+	tide_port_stop(p);
+	for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++) {
+		release_rxq(p, q);
+		release_txq(p, q);
+	}
+	if (p->id >= 0)
+		registry[p->id] = NULL;
+	tide_port_free_unregistered(p);
+}
+
+struct tide_rxq *tide_port_rxq(struct tide_port *p, unsigned qid)
+{
+	return qid < TIDE_MAX_QUEUES ? p->rxq[qid] : NULL;
+}
+
+struct tide_txq *tide_port_txq(struct tide_port *p, unsigned qid)
+{
+	return qid < TIDE_MAX_QUEUES ? p->txq[qid] : NULL;
+}
+
+int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out)
+{
+	*out = p->info;
+	return 0;
+}
+
+const char *tide_port_name(const struct tide_port *p)
+{
+	return p->name;
+}
+
+int tide_port_link_get(struct tide_port *p, struct tide_link *out)
+{
+	if (p->drv->link_get)
+		return p->drv->link_get(p, out);
+	out->up = p->started;
+	out->speed_mbps = 0;
+	return 0;
+}
+
+int tide_port_poll_ctl(struct tide_port *p)
+{
+	return p->drv->poll_ctl ? p->drv->poll_ctl(p) : 0;
+}
+
+static uint64_t rd(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static void queue_stats_read(const struct tide_queue_stats *s, struct tide_queue_stats *out)
+{
+	out->packets = rd(&s->packets);
+	out->bytes = rd(&s->bytes);
+	out->errors = rd(&s->errors);
+	out->nombuf = rd(&s->nombuf);
+	out->polls = rd(&s->polls);
+	out->idle_polls = rd(&s->idle_polls);
+}
+
+int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned q = 0; q < p->nb_rxq; q++) {
+		struct tide_queue_stats *s = &st->rxq[q];
+
+		if (p->rxq[q] == NULL)
+			continue;
+		queue_stats_read(&p->rxq[q]->stats, s);
+		st->ipackets += s->packets;
+		st->ibytes += s->bytes;
+		st->ierrors += s->errors;
+		st->rx_nombuf += s->nombuf;
+		st->rx_polls += s->polls;
+		st->rx_idle_polls += s->idle_polls;
+	}
+	for (unsigned q = 0; q < p->nb_txq; q++) {
+		struct tide_queue_stats *s = &st->txq[q];
+		struct txc *t;
+
+		if (p->txq[q] == NULL)
+			continue;
+		queue_stats_read(&p->txq[q]->stats, s);
+		st->opackets += s->packets;
+		st->obytes += s->bytes;
+		st->oerrors += s->errors;
+		st->tx_polls += s->polls;
+		st->tx_idle_polls += s->idle_polls;
+		t = p->txq[q]->txc;
+		if (t) {
+			st->tx_released += rd(&t->released);
+			st->tx_recycled += rd(&t->recycled);
+		}
+	}
+	if (p->drv->stats_add)
+		p->drv->stats_add(p, st);
+	return 0;
+}
+
+void tide_port_stats_reset(struct tide_port *p)
+{
+	for (unsigned q = 0; q < p->nb_rxq; q++)
+		if (p->rxq[q])
+			memset(&p->rxq[q]->stats, 0, sizeof(p->rxq[q]->stats));
+	for (unsigned q = 0; q < p->nb_txq; q++) {
+		struct txc *t = p->txq[q] ? p->txq[q]->txc : NULL;
+
+		if (p->txq[q] == NULL)
+			continue;
+		memset(&p->txq[q]->stats, 0, sizeof(p->txq[q]->stats));
+		if (t) {
+			t->released = 0;
+			t->recycled = 0;
+		}
+	}
+	if (p->drv->stats_reset)
+		p->drv->stats_reset(p);
+}
+
+unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
+{
+	struct txc *t = q->txc;
+	unsigned total = 0;
+
+	if (t == NULL || !q->port->started)
+		return 0;
+	if (max == 0)
+		max = UINT32_MAX;
+	/* Advance until the device reports nothing more, then release up to max. */
+	while (t->advance(t) > 0)
+		;
+	total = txc_reclaim(t, max);
+	return total;
+}
+
+unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
+{
+	struct rxr *r = rxq->refill;
+	struct txc *t = txq->txc;
+	unsigned n;
+
+	if (r == NULL || t == NULL || !rxq->port->started || !txq->port->started)
+		return 0;
+	n = t->rs_thresh;
+	/* Room for one bucket at `refill` without wrapping the Rx ring, and whole refill
+	 * batches so that the refill cursor stays batch-aligned. */
+	if (rxr_empty_slots(r) < n || (r->refill & r->mask) + n > r->size || n % r->batch != 0)
+		return 0;
+	if (txc_recycle_into(t, &r->sw[r->refill & r->mask], n, r->pool) != n)
+		return 0;
+	r->post(r, r->refill, n, true);
+	r->refill += n;
+	tide_stat_add(&r->recycled, n);
+	return n;
+}
+
+int tide_recycle_pair(struct tide_rxq *rxq, struct tide_txq *txq)
+{
+	struct rxr *r = rxq->refill;
+
+	if (r == NULL) {
+		TIDE_LOG_ERR_(rxq->port->name, "Rx queue %u cannot take recycled buffers", rxq->qid);
+		return -ENOTSUP;
+	}
+	if (txq != NULL && txq->txc == NULL) {
+		TIDE_LOG_ERR_(txq->port->name, "Tx queue %u has no completion engine", txq->qid);
+		return -ENOTSUP;
+	}
+	r->pair.src = txq ? txq->txc : NULL;
+	r->pair.manual = txq != NULL;
+	return 0;
+}

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The Tx completion engine: one implementation of Tx ring bookkeeping for every driver.
+ *
+ * A driver owns its descriptor format; the engine owns the software ring (one mbuf pointer
+ * per slot), the indices, the RS placement, the thresholds and the release policy. All
+ * indices are free-running 32-bit counters; a slot is index & mask.
+ *
+ *        clean          done                 tail
+ *    ......|  completed   |  in flight (device)  |  free  ......
+ *          | not released |                      |
+ *
+ * Who writes what: only the thread that owns the Tx queue touches this structure. The
+ * device (or peer) reports completion through one of two driver hooks:
+ *   - desc_done(ctx, slot): has the device written back the descriptor at a slot that
+ *     carried an RS mark? (descriptor NICs). The engine keeps a FIFO of RS-marked slots and
+ *     asks about one mark per check;
+ *   - a count: the driver tells the engine how many slots completed since last time
+ *     (head write-back, memif tail, AF_XDP completion ring).
+ * Drivers instantiate the inline templates below with their hooks (always_inline, so the
+ * hook inlines too) and hand the engine an out-of-line `advance` for callers that do not
+ * know the driver (Rx refill pulling recycled buffers, done_cleanup).
+ */
+#ifndef TIDE_SRC_TXC_H
+#define TIDE_SRC_TXC_H
+
+#include <stdbool.h>
+#include <string.h>
+
+#include <tide/mbuf.h>
+#include <tide/port.h>
+
+#define TXC_INLINE static inline __attribute__((always_inline))
+#define TXC_DEFAULT_THRESH 32
+#define TXC_FAST_FREE_CHUNK 64 /* bulk put size of the fast path (seed 000) */
+
+struct txc;
+struct rxr;
+
+/*
+ * The first member of every Rx refill (struct rxr): which Tx queue's completed buffers it
+ * takes. Defined here so that the Tx burst can check its pairing inline.
+ */
+struct rxr_pairing {
+	struct txc *src;
+	bool manual; /* set by tide_recycle_pair(): automatic pairing leaves it alone */
+};
+
+typedef void (*txc_release_fn)(struct txc *t, struct tide_mbuf **m, unsigned n);
+typedef unsigned (*txc_advance_fn)(struct txc *t);
+
+struct txc {
+	/* Hot: read and written on every burst. */
+	uint32_t tail;   /* next slot to fill */
+	uint32_t done;   /* slots before this were completed by the device */
+	uint32_t clean;  /* slots before this were released */
+	uint32_t gap;    /* slots filled since the last RS mark */
+	uint32_t mark_head, mark_tail; /* FIFO of RS-marked slot indices (desc_done mode) */
+	uint32_t size, mask;
+	uint16_t rs_thresh, free_thresh;
+	uint8_t rs;          /* enum tide_rs */
+	uint8_t txfree;      /* enum tide_txfree */
+	bool count_mode;     /* completions arrive as a count: no marks kept */
+	bool auto_pair;      /* pair with the Rx queue the sent packets came from */
+	bool o1;             /* slots never hold buffers: completion only moves an index */
+	struct tide_mbuf **sw;  /* one pointer per slot */
+	uint32_t *marks;        /* size entries */
+	txc_release_fn release;
+	txc_advance_fn advance;
+	void *drv;              /* the driver's queue, for `advance` */
+	struct tide_pool *fast_pool; /* learned from the first mbuf released (fast contract) */
+	struct tide_txq *q;
+
+	/* Counters (owner thread writes; relaxed so others may read). */
+	uint64_t released;   /* buffers released to pools */
+	uint64_t recycled;   /* buffers moved straight into an Rx refill */
+};
+
+/* How a driver uses the engine. */
+struct txc_drv {
+	bool slots_empty;   /* slots never keep a buffer after the burst (copy-mode drivers free
+			       right after copying): completion is O(1), an index move */
+	bool count_mode;    /* completions arrive as a count (txc_advance_count) */
+	bool walk_empty;    /* with slots_empty: walk the (empty) slots on completion anyway,
+			       the per-entry cost that O(1) completion removes (benchmarks) */
+	txc_advance_fn advance; /* out-of-line completion check */
+	void *drv;          /* the driver's queue, passed back through t->drv */
+};
+
+/*
+ * Set up the engine for a ring of @size slots with a checked @conf (txc_conf_check).
+ * Returns 0 or -ENOMEM.
+ */
+int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide_txq_conf *conf,
+	     const struct txc_drv *d);
+
+/* Free the engine's memory (buffers must have been released first: txc_release_all). */
+void txc_fini(struct txc *t);
+
+/* Release every buffer still held (in flight or completed): the device is stopped. */
+unsigned txc_release_all(struct txc *t);
+
+/* Fill in defaults and check a Tx configuration against a ring size and the device's max
+ * RS gap. Logs which value is wrong and why. Returns 0 or -EINVAL. */
+int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap,
+		   struct tide_txq_conf *conf);
+
+/* Recycle: move @n completed buffers of @t into @dst if it is safe (see tide_recycle()).
+ * Returns n, or 0 when not enough were completed or the buffers were not safe to recycle
+ * (they are then released normally). */
+unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
+			  const struct tide_pool *pool);
+
+/* Forget every Rx queue pairing that points at @t (the Tx queue goes away). */
+void txc_unpair_all(struct txc *t);
+
+static inline unsigned txc_free_slots(const struct txc *t)
+{
+	return t->size - (t->tail - t->clean);
+}
+
+static inline unsigned txc_in_flight(const struct txc *t)
+{
+	return t->tail - t->done;
+}
+
+/* ---- RS placement ---- */
+
+TXC_INLINE void txc__mark(struct txc *t, uint32_t idx, void (*set_rs)(void *ctx, uint32_t slot),
+			  void *ctx)
+{
+	set_rs(ctx, idx & t->mask);
+	if (!t->count_mode)
+		t->marks[t->mark_tail++ & t->mask] = idx;
+}
+
+/*
+ * After the driver wrote descriptors for slots [first, first + n), decide which carry the
+ * RS mark and call @set_rs for each. The gap between two marks never exceeds rs_thresh,
+ * which setup checked against the device's limit.
+ */
+TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
+			     void (*set_rs)(void *ctx, uint32_t slot), void *ctx)
+{
+	const uint32_t r = t->rs_thresh;
+	uint32_t off;
+
+	switch ((enum tide_rs)t->rs) {
+	case TIDE_RS_EVERY:
+		for (off = 0; off < n; off++)
+			txc__mark(t, first + off, set_rs, ctx);
+		t->gap = 0;
+		break;
+	case TIDE_RS_BUCKET:
+		/* Fixed slots: the last of every r-slot bucket (r divides the ring). */
+		for (off = (r - 1 - (first & (r - 1))); off < n; off += r)
+			txc__mark(t, first + off, set_rs, ctx);
+		t->gap = (first + n) & (r - 1);
+		break;
+	case TIDE_RS_BURST:
+		/* The slot where the gap would reach r gets a mark, then the burst's last slot. */
+		for (off = r - 1 - t->gap; off + 1 < n; off += r)
+			txc__mark(t, first + off, set_rs, ctx);
+		txc__mark(t, first + n - 1, set_rs, ctx);
+		t->gap = 0;
+		break;
+	}
+}
+
+/* ---- completion ---- */
+
+/*
+ * desc_done mode: check one RS mark and move `done` past it if the device wrote it back.
+ * The mark checked is the furthest one within rs_thresh slots of `done` (one check per
+ * bucket even when every slot is marked); if that one is not done yet, the oldest mark is
+ * tried. Returns the number of slots newly completed.
+ */
+TXC_INLINE unsigned txc_advance_dd(struct txc *t, int (*desc_done)(void *ctx, uint32_t slot),
+				   void *ctx)
+{
+	uint32_t h = t->mark_head, cand, old = t->done;
+
+	if (h == t->mark_tail)
+		return 0;
+	cand = h;
+	while (cand + 1 != t->mark_tail &&
+	       t->marks[(cand + 1) & t->mask] - t->done < t->rs_thresh)
+		cand++;
+	if (!desc_done(ctx, t->marks[cand & t->mask] & t->mask)) {
+		if (cand == h || !desc_done(ctx, t->marks[h & t->mask] & t->mask))
+			return 0;
+		cand = h;
+	}
+	t->done = t->marks[cand & t->mask] + 1;
+	t->mark_head = cand + 1;
+	return t->done - old;
+}
+
+/* Count mode: @n more slots completed, in order. */
+TXC_INLINE void txc_advance_count(struct txc *t, unsigned n)
+{
+	t->done += n;
+}
+
+/*
+ * Release up to @max completed slots through the queue's release policy. With slots that
+ * hold no buffers this only moves an index: O(1) however many completed (seed 004).
+ */
+TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
+{
+	unsigned n = t->done - t->clean, idx, first;
+
+	if (n > max)
+		n = max;
+	if (n == 0)
+		return 0;
+	if (t->o1) {
+		t->clean += n;
+		return n;
+	}
+	idx = t->clean & t->mask;
+	first = t->size - idx < n ? t->size - idx : n;
+	t->release(t, &t->sw[idx], first);
+	if (n > first)
+		t->release(t, &t->sw[0], n - first);
+	t->clean += n;
+	tide_stat_add(&t->released, n);
+	return n;
+}
+
+/*
+ * Make room before a burst: when fewer than free_thresh slots are free, check completion
+ * and release what is done. @advance_inline is the driver's inline completion check.
+ * Returns the free slots.
+ */
+TXC_INLINE unsigned txc_make_room(struct txc *t, unsigned (*advance_inline)(struct txc *t))
+{
+	unsigned free_slots = txc_free_slots(t);
+
+	if (free_slots < t->free_thresh) {
+		advance_inline(t);
+		txc_reclaim(t, UINT32_MAX);
+		free_slots = txc_free_slots(t);
+	}
+	return free_slots;
+}
+
+/* Record a filled slot's buffer. */
+TXC_INLINE void txc_fill(struct txc *t, uint32_t idx, struct tide_mbuf *m)
+{
+	t->sw[idx & t->mask] = m;
+}
+
+/*
+ * After a burst: pair with the Rx queue the packets came from (txfree=auto/recycle), so
+ * that its refill pulls completed buffers from this queue. A few loads per burst; both
+ * queues are on this thread (tide_last_rxq_ is thread-local).
+ */
+TXC_INLINE void txc_commit(struct txc *t, unsigned n)
+{
+	struct tide_rxq *rq;
+	struct rxr_pairing *pr;
+
+	t->tail += n;
+	if (t->auto_pair && (rq = tide_last_rxq_) != NULL &&
+	    tide_last_rxq_gen_ == __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED) &&
+	    (pr = rq->refill) != NULL && pr->src != t && !pr->manual)
+		pr->src = t;
+}
+
+#endif
