@@ -28,6 +28,9 @@ struct bench_opts {
 	unsigned nb_bulks;
 	int cpus[2];	/* CPUs of the two threads of two-thread variants */
 	unsigned cache; /* pool: cache size of the cached variant */
+	const char *variant; /* txc: run only this variant */
+	uint64_t packets;    /* txc: forward this many packets (callgrind child) */
+	int instr;           /* txc: instructions per packet through callgrind */
 };
 
 /* What one run measured. */
@@ -167,5 +170,6 @@ void bench_json_double(struct bench_json *j, double v, int decimals);
 
 int bench_ring(const struct bench_opts *o, struct bench_report *rep);
 int bench_pool(const struct bench_opts *o, struct bench_report *rep);
+int bench_txc(const struct bench_opts *o, struct bench_report *rep);
 
 #endif /* BENCH_UTIL_H */

@@ -24,6 +24,7 @@
 
 /* Command-specific options; a command lists those it accepts in bench_cmd.extra. */
 #define BENCH_OPT_CACHE 0x1u
+#define BENCH_OPT_TXC 0x2u
 
 struct bench_cmd {
 	const char *name;
@@ -47,6 +48,16 @@ static const struct bench_cmd bench_cmds[] = {
      "\n"
      "  --cache N      cache size of the cached variant (default 256, max 512;\n"
      "                 0 runs only the uncached variant)\n"},
+    {"txc", "Tx completion engine: every txfree and rs mode on io forwarding (simnic inline)",
+     bench_txc, BENCH_OPT_TXC,
+     "io forwarding between two simnic ports on one core, 64-byte packets, burst 32,\n"
+     "1024 descriptors, rs_thresh = free_thresh = 32; simnic runs inline (deterministic).\n"
+     "Variants: every txfree mode with rs=bucket, every rs mode with txfree=fast.\n"
+     "\n"
+     "  --instr        instructions per packet from valgrind --tool=callgrind instead\n"
+     "                 of wall-clock rates (needs valgrind; about 10 s per variant)\n"
+     "  --variant V    run only variant V (e.g. fast/bucket)\n"
+     "  --packets N    with --instr: packets counted per variant (default 200000)\n"},
 };
 
 #define BENCH_NB_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))
@@ -128,7 +139,8 @@ static int bench_bad(const char *cmd, const char *what, const char *arg)
 /* Parse a command's options into *@o. Returns 0, 1 when help was printed, or -1 (reported). */
 static int bench_parse(const struct bench_cmd *cmd, int argc, char **argv, struct bench_opts *o)
 {
-	enum { OPT_RUNS = 256, OPT_MS, OPT_BULK, OPT_CPUS, OPT_JSON, OPT_CACHE };
+	enum { OPT_RUNS = 256, OPT_MS, OPT_BULK, OPT_CPUS, OPT_JSON, OPT_CACHE, OPT_VARIANT,
+	       OPT_PACKETS, OPT_INSTR };
 	static const struct option longopts[] = {
 	    {"runs", required_argument, NULL, OPT_RUNS},
 	    {"ms", required_argument, NULL, OPT_MS},
@@ -136,6 +148,9 @@ static int bench_parse(const struct bench_cmd *cmd, int argc, char **argv, struc
 	    {"cpus", required_argument, NULL, OPT_CPUS},
 	    {"json", required_argument, NULL, OPT_JSON},
 	    {"cache", required_argument, NULL, OPT_CACHE},
+	    {"variant", required_argument, NULL, OPT_VARIANT},
+	    {"packets", required_argument, NULL, OPT_PACKETS},
+	    {"instr", no_argument, NULL, OPT_INSTR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -189,6 +204,25 @@ static int bench_parse(const struct bench_cmd *cmd, int argc, char **argv, struc
 						 "--cache");
 			if (bench_parse_uint(optarg, 0, TIDE_POOL_CACHE_MAX, &o->cache) < 0)
 				return bench_bad(cmd->name, "--cache wants 0..512, not", optarg);
+			break;
+		case OPT_VARIANT:
+		case OPT_PACKETS:
+		case OPT_INSTR:
+			if (!(cmd->extra & BENCH_OPT_TXC))
+				return bench_bad(cmd->name, "this command has no option",
+						 argv[optind - 1]);
+			if (c == OPT_VARIANT) {
+				o->variant = optarg;
+			} else if (c == OPT_INSTR) {
+				o->instr = 1;
+			} else {
+				unsigned pk;
+
+				if (bench_parse_uint(optarg, 1, 100000000, &pk) < 0)
+					return bench_bad(cmd->name,
+							 "--packets wants 1..100000000, not", optarg);
+				o->packets = pk;
+			}
 			break;
 		case ':':
 			return bench_bad(cmd->name, "missing value for option", argv[optind - 1]);
