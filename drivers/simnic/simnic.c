@@ -406,7 +406,10 @@ static void simnic_close(struct tide_port *p)
 	if (sp == NULL || sp->dev == NULL)
 		return;
 	d = sp->dev;
-	d->ports[sp->idx] = NULL;
+	/* Unpublish, and let the device thread (still serving other ports) finish any step
+	 * that might be looking at this port before its memory goes. */
+	__atomic_store_n(&d->ports[sp->idx], NULL, __ATOMIC_RELEASE);
+	simnic_hw_quiesce(d);
 	if (--d->open_ports == 0)
 		free(d);
 }

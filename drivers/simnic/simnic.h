@@ -106,8 +106,9 @@ struct simnic_dev {
 };
 
 /* Device model entry points (simnic_hw.c). */
-void simnic_hw_tx_step(struct simnic_txq *q, unsigned budget);
-void simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget);
+/* One step of a queue's device side; returns the descriptors processed (0 when disabled). */
+unsigned simnic_hw_tx_step(struct simnic_txq *q, unsigned budget);
+unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget);
 int simnic_hw_thread_start(struct simnic_dev *d);
 void simnic_hw_thread_stop(struct simnic_dev *d);
 /* Wait until the device thread is guaranteed to have finished any step that began before

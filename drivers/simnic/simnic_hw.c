@@ -120,13 +120,13 @@ static int rx_store(struct simnic_rxq *q, const uint8_t *data, unsigned len, uin
 	/* Pairs with the driver's release store of the tail: the posted addresses are visible. */
 	if (!__atomic_load_n(&q->hw.enabled, __ATOMIC_ACQUIRE) ||
 	    q->hw.head == __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE)) {
-		q->hw.missed++;
+		__atomic_store_n(&q->hw.missed, q->hw.missed + 1, __ATOMIC_RELAXED);
 		return -1;
 	}
 	d = &q->ring[q->hw.head & q->mask];
 	room = q->rxr.pool->elt_size - (unsigned)sizeof(struct tide_mbuf) - q->headroom;
 	if (len > room) {
-		q->hw.missed++;
+		__atomic_store_n(&q->hw.missed, q->hw.missed + 1, __ATOMIC_RELAXED);
 		return -1;
 	}
 	memcpy((void *)(uintptr_t)d->addr, data, len);
@@ -156,14 +156,14 @@ static unsigned rate_allow(struct simnic_dev *d, struct simnic_rxq *q, unsigned 
 	return (unsigned)n;
 }
 
-void simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget)
+unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget)
 {
 	struct simnic_port *sp = q->sp;
 	struct simnic_dev *d = sp->dev;
 	uint32_t tail;
 
 	if (d->wire != SIMNIC_WIRE_GEN || !__atomic_load_n(&q->hw.enabled, __ATOMIC_ACQUIRE))
-		return;
+		return 0;
 	if (d->rate)
 		budget = rate_allow(d, q, budget);
 	/* Pairs with the driver's release store of the tail. */
@@ -195,6 +195,7 @@ void simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget)
 	if (sp->hw.gen_budget != UINT64_MAX)
 		sp->hw.gen_budget -= budget;
 	__atomic_store_n(&sp->hw.gen_packets, sp->hw.gen_packets + budget, __ATOMIC_RELAXED);
+	return budget;
 }
 
 /* ---- Tx side ---- */
@@ -222,7 +223,9 @@ static void deliver(struct simnic_txq *q, const uint8_t *data, unsigned len)
 		break;
 	case SIMNIC_WIRE_CROSS:
 	default:
-		dst = (sp->idx ^ 1u) < d->nports ? d->ports[sp->idx ^ 1u] : NULL;
+		dst = (sp->idx ^ 1u) < d->nports
+			      ? __atomic_load_n(&d->ports[sp->idx ^ 1u], __ATOMIC_ACQUIRE)
+			      : NULL;
 		break;
 	}
 	if (dst == NULL || dst->nb_rxq == 0)
@@ -233,14 +236,17 @@ static void deliver(struct simnic_txq *q, const uint8_t *data, unsigned len)
 		rx_store(rq, data, len, rss);
 }
 
-void simnic_hw_tx_step(struct simnic_txq *q, unsigned budget)
+unsigned simnic_hw_tx_step(struct simnic_txq *q, unsigned budget)
 {
-	uint32_t head = q->hw.head, tail, wb = 0;
+	uint32_t head, start, tail, wb = 0;
 	bool wrote = false;
 	unsigned ondie = q->sp->dev->ondie;
 
+	/* Device state is only read once the queue is enabled: stop resets it while the
+	 * queue is disabled and the thread quiet. */
 	if (!__atomic_load_n(&q->hw.enabled, __ATOMIC_ACQUIRE) || q->hw.hung)
-		return;
+		return 0;
+	head = start = q->hw.head;
 	/* Pairs with the driver's release store of the doorbell: descriptors are visible. */
 	tail = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
 	while (head != tail && budget-- > 0) {
@@ -270,6 +276,7 @@ void simnic_hw_tx_step(struct simnic_txq *q, unsigned budget)
 	q->hw.head = head;
 	if (wrote)
 		__atomic_store_n(&q->head_wb, wb, __ATOMIC_RELEASE);
+	return head - start;
 }
 
 /* ---- the device thread ---- */
@@ -279,7 +286,7 @@ static bool dev_step(struct simnic_dev *d)
 	bool busy = false;
 
 	for (unsigned p = 0; p < d->nports; p++) {
-		struct simnic_port *sp = d->ports[p];
+		struct simnic_port *sp = __atomic_load_n(&d->ports[p], __ATOMIC_ACQUIRE);
 
 		if (sp == NULL)
 			continue;
@@ -287,18 +294,10 @@ static bool dev_step(struct simnic_dev *d)
 			struct simnic_txq *tq = __atomic_load_n(&sp->txq[q], __ATOMIC_ACQUIRE);
 			struct simnic_rxq *rq = __atomic_load_n(&sp->rxq[q], __ATOMIC_ACQUIRE);
 
-			if (tq != NULL) {
-				uint32_t before = tq->hw.head;
-
-				simnic_hw_tx_step(tq, SIMNIC_BUDGET);
-				busy |= tq->hw.head != before;
-			}
-			if (rq != NULL) {
-				uint32_t before = rq->hw.head;
-
-				simnic_hw_rx_step(rq, SIMNIC_BUDGET);
-				busy |= rq->hw.head != before;
-			}
+			if (tq != NULL)
+				busy |= simnic_hw_tx_step(tq, SIMNIC_BUDGET) != 0;
+			if (rq != NULL)
+				busy |= simnic_hw_rx_step(rq, SIMNIC_BUDGET) != 0;
 		}
 	}
 	return busy;
