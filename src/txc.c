@@ -212,3 +212,8 @@ normal:
 	txc_reclaim(t, n);
 	return 0;
 }
+
+unsigned txc_advance_none_ool(struct txc *t)
+{
+	return txc_advance_none(t);
+}

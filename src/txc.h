@@ -245,6 +245,32 @@ TXC_INLINE unsigned txc_make_room(struct txc *t, unsigned (*advance_inline)(stru
 	return free_slots;
 }
 
+/*
+ * Drivers whose "device" is done with a slot before the burst returns (null, ring, pcap):
+ * completion is reported in the burst itself with txc_commit_done(), so a later check has
+ * nothing to find. txc_advance_none_ool is their txc_drv.advance.
+ */
+TXC_INLINE unsigned txc_advance_none(struct txc *t)
+{
+	(void)t;
+	return 0;
+}
+
+unsigned txc_advance_none_ool(struct txc *t);
+
+/* Such a queue never has to refuse packets for lack of room: everything in it is complete,
+ * so reclaim it all. Returns the slots free for a burst of @n. */
+TXC_INLINE unsigned txc_room_sync(struct txc *t, unsigned n)
+{
+	unsigned room = txc_make_room(t, txc_advance_none);
+
+	if (tide_unlikely(n > room)) {
+		txc_reclaim(t, UINT32_MAX);
+		room = txc_free_slots(t);
+	}
+	return room;
+}
+
 /* Record a filled slot's buffer. */
 TXC_INLINE void txc_fill(struct txc *t, uint32_t idx, struct tide_mbuf *m)
 {
@@ -266,6 +292,13 @@ TXC_INLINE void txc_commit(struct txc *t, unsigned n)
 	    tide_last_rxq_gen_ == __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED) &&
 	    (pr = rq->refill) != NULL && pr->src != t && !pr->manual)
 		pr->src = t;
+}
+
+/* Commit @n filled slots that the device has already completed. */
+TXC_INLINE void txc_commit_done(struct txc *t, unsigned n)
+{
+	txc_commit(t, n);
+	txc_advance_count(t, n);
 }
 
 #endif

@@ -94,40 +94,22 @@ static uint16_t rx_fill(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
 
 /* ---- Tx ---- */
 
-/* Every slot is reported complete in the burst that fills it: nothing more to find. */
-static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
-{
-	(void)t;
-	return 0;
-}
-
-static unsigned tx_advance_ool(struct txc *t)
-{
-	return tx_advance(t);
-}
-
 static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct null_txq *q = (struct null_txq *)pub;
 	struct txc *t = &q->txc;
-	unsigned room = txc_make_room(t, tx_advance);
+	unsigned room = txc_room_sync(t, n);
 	uint32_t first = t->tail;
 	uint64_t bytes = 0;
 
-	if (tide_unlikely(n > room)) {
-		/* Every slot is complete: take them all back rather than refuse packets. */
-		txc_reclaim(t, UINT32_MAX);
-		room = txc_free_slots(t);
-		if (n > room)
-			n = (uint16_t)room;
-	}
+	if (n > room)
+		n = (uint16_t)room;
 	for (uint16_t i = 0; i < n; i++) {
 		txc_fill(t, first + i, pkts[i]);
 		bytes += pkts[i]->pkt_len;
 	}
-	txc_commit(t, n);
-	txc_advance_count(t, n);
-	tide_stat_add(&pub->stats.packets, n);
+	txc_commit_done(t, n);
+		tide_stat_add(&pub->stats.packets, n);
 	tide_stat_add(&pub->stats.bytes, bytes);
 	return n;
 }
@@ -165,7 +147,7 @@ static int null_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			  const struct tide_txq_conf *conf, struct tide_txq **out)
 {
 	struct null_txq *q = calloc(1, sizeof(*q));
-	struct txc_drv d = {.count_mode = true, .advance = tx_advance_ool};
+	struct txc_drv d = {.count_mode = true, .advance = txc_advance_none_ool};
 	int rc;
 
 	(void)p;

@@ -269,23 +269,11 @@ static uint16_t rx_paced(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n
 
 /* ---- Tx ---- */
 
-/* Completion is reported in the burst itself: nothing left to find later. */
-static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
-{
-	(void)t;
-	return 0;
-}
-
-static unsigned tx_advance_ool(struct txc *t)
-{
-	return tx_advance(t);
-}
-
 static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct pcap_txq *q = (struct pcap_txq *)pub;
 	struct txc *t = &q->txc;
-	unsigned room = txc_make_room(t, tx_advance);
+	unsigned room = txc_room_sync(t, n);
 	uint32_t first = t->tail;
 	struct pcap_pkthdr hdr;
 	struct timespec now;
@@ -313,9 +301,8 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 		txc_fill(t, first + i, m);
 	}
 	/* Written: the whole burst is complete and goes back in bulk, after the loop. */
-	txc_commit(t, n);
-	txc_advance_count(t, n);
-	txc_reclaim(t, n);
+	txc_commit_done(t, n);
+		txc_reclaim(t, n);
 	tide_stat_add(&pub->stats.packets, n);
 	tide_stat_add(&pub->stats.bytes, bytes);
 	return n;
@@ -346,7 +333,7 @@ static int pcapd_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 {
 	struct pcap_port *pp = p->priv;
 	struct pcap_txq *q = calloc(1, sizeof(*q));
-	struct txc_drv d = {.count_mode = true, .advance = tx_advance_ool};
+	struct txc_drv d = {.count_mode = true, .advance = txc_advance_none_ool};
 	int rc;
 
 	(void)qid;

@@ -99,33 +99,16 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	return (uint16_t)k;
 }
 
-/* Completion is reported in the burst itself (count mode): nothing left to find later. */
-static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
-{
-	(void)t;
-	return 0;
-}
-
-static unsigned tx_advance_ool(struct txc *t)
-{
-	return tx_advance(t);
-}
-
 static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct ring_txq *q = (struct ring_txq *)pub;
 	struct txc *t = &q->txc;
-	unsigned room = txc_make_room(t, tx_advance);
+	unsigned room = txc_room_sync(t, n);
 	uint64_t bytes = 0;
 	unsigned k;
 
-	if (tide_unlikely(n > room)) {
-		/* Every slot is complete: take them all back rather than refuse packets. */
-		txc_reclaim(t, UINT32_MAX);
-		room = txc_free_slots(t);
-		if (n > room)
-			n = (uint16_t)room;
-	}
+	if (n > room)
+		n = (uint16_t)room;
 	/* Lengths are read before the enqueue: afterwards the packets belong to the peer. */
 	for (uint16_t i = 0; i < n; i++)
 		bytes += pkts[i]->pkt_len;
@@ -134,9 +117,8 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 		for (unsigned i = k; i < n; i++)
 			bytes -= pkts[i]->pkt_len; /* not taken: still the caller's */
 	if (k) {
-		txc_commit(t, k);
-		txc_advance_count(t, k);
-		tide_stat_add(&pub->stats.packets, k);
+		txc_commit_done(t, k);
+				tide_stat_add(&pub->stats.packets, k);
 		tide_stat_add(&pub->stats.bytes, bytes);
 	}
 	return (uint16_t)k;
@@ -238,7 +220,7 @@ static int ring_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			  const struct tide_txq_conf *conf, struct tide_txq **out)
 {
 	struct ring_txq *q = calloc(1, sizeof(*q));
-	struct txc_drv d = {.slots_empty = true, .count_mode = true, .advance = tx_advance_ool};
+	struct txc_drv d = {.slots_empty = true, .count_mode = true, .advance = txc_advance_none_ool};
 	int rc;
 
 	if (q == NULL)
