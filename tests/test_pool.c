@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Pool: caches, flush/refill boundaries, exhaustion, threads, audit, debug tracking. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -306,6 +307,65 @@ static void test_shared_memory(void **state)
 	tide_pool_free(p);
 }
 
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (f == NULL)
+		return -1;
+	rc = fprintf(f, "%ld\n", v) > 0 ? 0 : -1;
+	return fclose(f) == 0 ? rc : -1;
+}
+
+/* With 2 MiB pages reserved, pools use them (private and memfd-backed); without, they fall
+ * back to normal pages (every other test). Needs root to reserve pages; skipped otherwise. */
+static void test_hugepages(void **state)
+{
+	static const char *const nr = "/proc/sys/vm/nr_hugepages";
+	long before = read_long(nr);
+	struct tide_pool_opts o = {.sz = sizeof(o)};
+	struct tide_pool_mem mi;
+	struct tide_pool *p;
+
+	(void)state;
+	if (before < 0 || geteuid() != 0 || write_long(nr, before + 8) != 0 ||
+	    read_long(nr) < before + 4) {
+		write_long(nr, before);
+		skip();
+	}
+	for (int shared = 0; shared < 2; shared++) {
+		o.flags = shared ? TIDE_POOL_F_SHARED : 0;
+		assert_int_equal(tide_pool_create("huge", 1000, 2048, 32, &o, &p), 0);
+		tide_pool_mem_info(p, &mi);
+		assert_int_equal(mi.hugepages, 1);
+		assert_int_equal(mi.len % (2u << 20), 0);
+		assert_true(shared ? mi.fd >= 0 : mi.fd < 0);
+		assert_pool_full(p);
+		tide_pool_free(p);
+	}
+	/* TIDE_POOL_F_NO_HUGE is honoured even when pages are there. */
+	o.flags = TIDE_POOL_F_NO_HUGE;
+	assert_int_equal(tide_pool_create("nohuge", 1000, 2048, 32, &o, &p), 0);
+	tide_pool_mem_info(p, &mi);
+	assert_int_equal(mi.hugepages, 0);
+	tide_pool_free(p);
+	assert_int_equal(write_long(nr, before), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_debug_double_free),
 		cmocka_unit_test(test_audit_catches_duplicate),
 		cmocka_unit_test(test_shared_memory),
+		cmocka_unit_test(test_hugepages),
 	};
 
 	return cmocka_run_group_tests(tests, setup_thread, NULL);
