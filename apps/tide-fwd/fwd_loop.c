@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The lcore loop of tide-fwd, its Tx buffers, and the TSC clock used for cycle counts. */
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define FWD_HAVE_TSC 1
+#endif
+
+#include "fwd.h"
+
+static const char *const drop_names[FWD_DROP_NR] = {
+    [FWD_DROP_NOT_IPV4] = "not_ipv4",	      [FWD_DROP_BAD_HEADER] = "bad_header",
+    [FWD_DROP_BAD_CHECKSUM] = "bad_checksum", [FWD_DROP_TTL_EXPIRED] = "ttl_expired",
+    [FWD_DROP_NO_ROUTE] = "no_route",	      [FWD_DROP_SAME_PORT] = "same_port",
+    [FWD_DROP_TX_FULL] = "tx_full",
+};
+
+const char *fwd_drop_name(enum fwd_drop d)
+{
+	return (unsigned)d < FWD_DROP_NR ? drop_names[d] : "?";
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t fwd_tsc(void)
+{
+#ifdef FWD_HAVE_TSC
+	return __rdtsc();
+#else
+	return mono_ns();
+#endif
+}
+
+/*
+ * Calibrated once against CLOCK_MONOTONIC over 50 ms; the first call (made by the main
+ * thread before the lcores start) pays for it. Invariant TSC assumed, as on any x86 of the
+ * last decade.
+ */
+double fwd_tsc_hz(void)
+{
+	static double hz;
+
+	if (hz == 0) {
+#ifdef FWD_HAVE_TSC
+		uint64_t n0 = mono_ns(), t0 = fwd_tsc(), n1, t1;
+		struct timespec d = {.tv_nsec = 50 * 1000 * 1000};
+
+		nanosleep(&d, NULL);
+		n1 = mono_ns();
+		t1 = fwd_tsc();
+		hz = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
+#else
+		hz = 1e9;
+#endif
+	}
+	return hz;
+}
+
+void fwd_tx_flush(struct fwd_lcore *lc)
+{
+	for (unsigned i = 0; i < lc->ndirty; i++) {
+		uint16_t port = lc->dirty[i];
+		struct fwd_txbuf *b = &lc->txb[port];
+		struct fwd_ctr *c = &lc->ctr[port];
+		uint64_t bytes = 0;
+		uint16_t k;
+
+		/* Sum lengths first: once sent, a packet may be completed and reused at once. */
+		for (uint16_t j = 0; j < b->n; j++)
+			bytes += b->pkts[j]->pkt_len;
+		k = tide_tx_burst(lc->txq[port], b->pkts, b->n);
+		if (k < b->n) {
+			for (uint16_t j = k; j < b->n; j++)
+				bytes -= b->pkts[j]->pkt_len;
+			tide_mbuf_free_bulk(b->pkts + k, (unsigned)(b->n - k));
+			tide_stat_add(&c->drops[FWD_DROP_TX_FULL], (uint64_t)(b->n - k));
+		}
+		tide_stat_add(&c->tx_pkts, k);
+		tide_stat_add(&c->tx_bytes, bytes);
+		b->n = 0;
+	}
+	lc->ndirty = 0;
+}
+
+int fwd_lcore_main(void *arg)
+{
+	struct fwd_lcore *lc = arg;
+	struct fwd_ctx *ctx = lc->ctx;
+	const struct fwd_engine *eng = ctx->engine;
+	const bool no_rx = eng->flags & FWD_ENGINE_F_NO_RX;
+	const uint16_t burst = (uint16_t)ctx->cfg->burst;
+	struct tide_mbuf *pkts[FWD_BURST_MAX];
+	uint64_t t0 = fwd_tsc(), t1;
+
+	while (!__atomic_load_n(&ctx->stop, __ATOMIC_RELAXED)) {
+		if (lc->nstreams == 0)
+			tide_pause(); /* an lcore left without streams by the mapping */
+		for (unsigned i = 0; i < lc->nstreams; i++) {
+			const struct fwd_stream *s = &lc->streams[i];
+			struct fwd_ctr *c = &lc->ctr[s->port];
+
+			if (no_rx) {
+				eng->burst(lc, s, pkts, 0);
+			} else {
+				uint16_t n = tide_rx_burst(s->rxq, pkts, burst);
+
+				if (n != 0) {
+					uint64_t bytes = 0;
+
+					for (uint16_t j = 0; j < n; j++)
+						bytes += pkts[j]->pkt_len;
+					tide_stat_add(&c->rx_pkts, n);
+					tide_stat_add(&c->rx_bytes, bytes);
+					eng->burst(lc, s, pkts, n);
+				}
+			}
+			if (lc->ndirty != 0)
+				fwd_tx_flush(lc);
+			t1 = fwd_tsc();
+			tide_stat_add(&c->cycles, t1 - t0);
+			t0 = t1;
+		}
+	}
+	/* Leave nothing in this thread's cache: the pool must look whole once ports stop. */
+	tide_pool_cache_flush(ctx->pool);
+	return 0;
+}

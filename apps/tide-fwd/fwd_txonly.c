@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * txonly: build and send IPv4/UDP packets of --txonly-size bytes over --flows flows on every
+ * stream's port. Flow f goes to 198.19.<f / 256>.<f % 256> from 198.18.<port>.1; the checksum
+ * of each packet is the template's, updated for the flow's address word (RFC 1624).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fwd.h"
+#include "pkt.h"
+
+struct txonly {
+	unsigned size, flows;
+	uint8_t tmpl[TIDE_MAX_PORTS][TIDE_MBUF_DATAROOM];
+};
+
+static void build_template(const struct fwd_ctx *ctx, unsigned port, uint8_t *t, unsigned size)
+{
+	uint8_t *ip = t + ETH_HDR_LEN, *udp = ip + IPV4_HDR_MIN;
+
+	memset(t, 0, size);
+	memcpy(t, ctx->nexthop_mac[port], 6);
+	memcpy(t + 6, ctx->info[port].mac, 6);
+	pkt_wr16(t + 12, ETH_TYPE_IPV4);
+	ip[0] = 0x45;
+	pkt_wr16(ip + 2, (uint16_t)(size - ETH_HDR_LEN));
+	ip[IPV4_OFF_TTL] = 64;
+	ip[9] = 17; /* UDP */
+	ip[12] = 198;
+	ip[13] = 18;
+	ip[14] = (uint8_t)port;
+	ip[15] = 1;
+	ip[16] = 198;
+	ip[17] = 19; /* ip[18..19]: the flow, zero in the template */
+	pkt_wr16(ip + IPV4_OFF_CSUM, pkt_ipv4_csum(ip, IPV4_HDR_MIN));
+	pkt_wr16(udp, 1024);
+	pkt_wr16(udp + 2, 1024);
+	pkt_wr16(udp + 4, (uint16_t)(size - ETH_HDR_LEN - IPV4_HDR_MIN));
+	/* UDP checksum 0: none (allowed for UDP over IPv4). */
+}
+
+static void txonly_burst(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf **pkts,
+			 uint16_t n)
+{
+	const struct fwd_ctx *ctx = lc->ctx;
+	const struct txonly *t = ctx->engine_data;
+	const uint8_t *tmpl = t->tmpl[s->port];
+	uint16_t csum = pkt_rd16(tmpl + ETH_HDR_LEN + IPV4_OFF_CSUM);
+
+	(void)n;
+	n = (uint16_t)ctx->cfg->burst;
+	if (tide_mbuf_alloc_bulk(ctx->pool, pkts, n) < 0)
+		return; /* every buffer is in flight: try again on the next round */
+	for (uint16_t i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i];
+		uint8_t *d = (uint8_t *)tide_mbuf_append(m, (uint16_t)t->size);
+		uint16_t flow = (uint16_t)(lc->seq++ % t->flows);
+
+		memcpy(d, tmpl, t->size);
+		pkt_wr16(d + ETH_HDR_LEN + 18, flow);
+		pkt_wr16(d + ETH_HDR_LEN + IPV4_OFF_CSUM, pkt_csum_update16(csum, 0, flow));
+		m->port = s->port;
+		fwd_tx_add(lc, s->port, m);
+	}
+}
+
+static int txonly_init(struct fwd_ctx *ctx, char *err, size_t errlen)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	unsigned room = tide_pktpool_data_room(ctx->pool);
+	struct txonly *t;
+
+	if (cfg->txonly_size < FWD_TXONLY_MIN || cfg->txonly_size > room ||
+	    cfg->txonly_size > TIDE_MBUF_DATAROOM) {
+		snprintf(err, errlen, "--txonly-size %u: must be %u..%u", cfg->txonly_size,
+			 FWD_TXONLY_MIN, room < TIDE_MBUF_DATAROOM ? room : TIDE_MBUF_DATAROOM);
+		return -EINVAL;
+	}
+	if (cfg->flows == 0 || cfg->flows > 65536) {
+		snprintf(err, errlen, "--flows %u: must be 1..65536", cfg->flows);
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	t->size = cfg->txonly_size;
+	t->flows = cfg->flows;
+	for (unsigned p = 0; p < ctx->nports; p++)
+		build_template(ctx, p, t->tmpl[p], t->size);
+	ctx->engine_data = t;
+	return 0;
+}
+
+static void txonly_fini(struct fwd_ctx *ctx)
+{
+	free(ctx->engine_data);
+	ctx->engine_data = NULL;
+}
+
+const struct fwd_engine fwd_engine_txonly = {
+    .name = "txonly",
+    .help = "build and send IPv4/UDP packets (--txonly-size, --flows)",
+    .flags = FWD_ENGINE_F_NO_RX,
+    .init = txonly_init,
+    .fini = txonly_fini,
+    .burst = txonly_burst,
+};

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tide-fwd: forward packets between tide ports (see --help). The main thread builds the
+ * configuration, starts one forwarding thread per lcore, then only prints statistics, drives
+ * the ports' control planes and waits for the end (duration, packet count or a signal).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <tide/log.h>
+
+#include "cli.h"
+#include "fwd.h"
+#include "stats.h"
+
+#define TICK_NS (10 * 1000 * 1000) /* main loop period: stop checks, control planes */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/*
+ * While the configuration is built, the library's last error is kept so that a failure is
+ * reported on one line with its reason; afterwards messages go to stderr as usual.
+ */
+static struct {
+	bool capture;
+	char last[256];
+} logst;
+
+static void log_handler(enum tide_log_level level, const char *comp, const char *msg, void *u)
+{
+	(void)u;
+	if (logst.capture && level <= TIDE_LOG_ERR) {
+		snprintf(logst.last, sizeof(logst.last), "%s: %s", comp, msg);
+		return;
+	}
+	fprintf(stderr, "tide: %s %s: %s\n", tide_log_level_name(level), comp, msg);
+}
+
+static void report(const char *what, const char *err)
+{
+	if (logst.last[0] != '\0' && strstr(err, logst.last) == NULL)
+		fprintf(stderr, "tide-fwd: %s: %s (%s)\n", what, err, logst.last);
+	else
+		fprintf(stderr, "tide-fwd: %s: %s\n", what, err);
+}
+
+static uint64_t handled_total(const struct fwd_ctx *ctx, const struct fwd_snap *s)
+{
+	return ctx->engine->flags & FWD_ENGINE_F_NO_RX ? s->total.tx_pkts : s->total.rx_pkts;
+}
+
+/* Wait for the end, printing live statistics. Returns what stopped the run. */
+static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	bool live = !cfg->quiet && cfg->stats_period > 0;
+	struct fwd_snap prev = *start, cur;
+	double next_stats = start->t + cfg->stats_period;
+
+	for (;;) {
+		struct timespec tick = {.tv_nsec = TICK_NS};
+		double now;
+
+		nanosleep(&tick, NULL);
+		if (got_signal)
+			return got_signal == SIGINT ? "SIGINT" : "SIGTERM";
+		for (unsigned p = 0; p < ctx->nports; p++)
+			tide_port_poll_ctl(ctx->ports[p]);
+		now = fwd_now();
+		if (cfg->duration > 0 && now - start->t >= cfg->duration)
+			return "duration";
+		if (cfg->packets != 0 || (live && now >= next_stats)) {
+			fwd_snap_take(ctx, &cur);
+			if (cfg->packets != 0 && handled_total(ctx, &cur) >= cfg->packets)
+				return "packets";
+			if (live && now >= next_stats) {
+				printf("[%7.1f s]\n", cur.t - start->t);
+				fwd_stats_print_live(stdout, ctx, &prev, &cur);
+				prev = cur;
+				next_stats += cfg->stats_period;
+				if (next_stats < now)
+					next_stats = now + cfg->stats_period;
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct fwd_config cfg;
+	static struct fwd_ctx ctx;
+	static struct fwd_snap start, end;
+	struct fwd_result res;
+	struct sigaction sa;
+	sigset_t sigs, old;
+	char err[512];
+	double t_stop;
+	int rc, status = 0;
+
+	fwd_config_init(&cfg);
+	rc = fwd_cli_parse(argc, argv, &cfg, err, sizeof(err));
+	if (rc == 1) {
+		fwd_cli_usage(stdout);
+		return 0;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "tide-fwd: %s\n", err);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tide_log_set_handler(log_handler, NULL);
+	logst.capture = true;
+	rc = fwd_setup(&ctx, &cfg, err, sizeof(err));
+	if (rc < 0) {
+		report("setup", err);
+		tide_log_set_handler(NULL, NULL);
+		return rc == -EINVAL ? 2 : 1;
+	}
+	/* The lcores inherit a mask with the stop signals blocked: only this thread sees them. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	rc = fwd_start(&ctx, err, sizeof(err));
+	if (rc < 0) {
+		report("start", err);
+		fwd_teardown(&ctx);
+		tide_log_set_handler(NULL, NULL);
+		return rc == -EINVAL ? 2 : 1;
+	}
+	logst.capture = false;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = (int)SA_RESETHAND; /* a second signal ends a stuck run the hard way */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	if (!cfg.quiet)
+		printf("tide-fwd: %s on %u port%s, %u lcore%s; Ctrl-C stops\n", ctx.engine->name,
+		       ctx.nports, ctx.nports == 1 ? "" : "s", ctx.nlcores,
+		       ctx.nlcores == 1 ? "" : "s");
+	fwd_snap_take(&ctx, &start);
+	res.stopped_by = run(&ctx, &start);
+	t_stop = fwd_now();
+	fwd_stop(&ctx);
+	fwd_snap_take(&ctx, &end);
+	end.t = t_stop; /* rates over the forwarding time, not the port shutdown */
+	res.start = &start;
+	res.end = &end;
+	res.outstanding = tide_pool_in_use(ctx.pool);
+	fwd_summary_print(stdout, &ctx, &res);
+	if (cfg.json != NULL) {
+		rc = fwd_summary_json(cfg.json, &ctx, &res);
+		if (rc < 0) {
+			fprintf(stderr, "tide-fwd: --json %s: %s\n", cfg.json, strerror(-rc));
+			status = 1;
+		}
+	}
+	if (res.outstanding != 0) {
+		fprintf(stderr, "tide-fwd: %u buffers were not returned to the pool\n",
+			res.outstanding);
+		status = 1;
+	}
+	fwd_teardown(&ctx);
+	return status;
+}

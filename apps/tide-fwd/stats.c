@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Live statistics and the final summary of tide-fwd. Packet counts come from the lcores
+ * (what the application received, sent and dropped, per port); polls, misses, buffer
+ * shortages and hangs from tide_port_stats_get(). Rates are per second of wall time; Gbit/s
+ * counts frame bytes (no preamble, gap or CRC); cycles per packet divide the TSC cycles the
+ * lcores spent on a port's streams (idle polls included) by the packets they handled.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "stats.h"
+
+double fwd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void add_snap(struct fwd_port_snap *t, const struct fwd_port_snap *s)
+{
+	const uint64_t *a = (const uint64_t *)s;
+	uint64_t *b = (uint64_t *)t;
+
+	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+		b[i] += a[i];
+}
+
+static void sub_snap(struct fwd_port_snap *d, const struct fwd_port_snap *b,
+		     const struct fwd_port_snap *a)
+{
+	const uint64_t *x = (const uint64_t *)b, *y = (const uint64_t *)a;
+	uint64_t *o = (uint64_t *)d;
+
+	for (size_t i = 0; i < sizeof(*d) / sizeof(uint64_t); i++)
+		o[i] = x[i] - y[i];
+}
+
+void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->t = fwd_now();
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		struct fwd_port_snap *ps = &s->port[p];
+		struct tide_port_stats st;
+
+		for (unsigned i = 0; i < ctx->nlcores; i++) {
+			const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];
+
+			ps->rx_pkts += ld(&c->rx_pkts);
+			ps->rx_bytes += ld(&c->rx_bytes);
+			ps->tx_pkts += ld(&c->tx_pkts);
+			ps->tx_bytes += ld(&c->tx_bytes);
+			ps->cycles += ld(&c->cycles);
+			for (unsigned d = 0; d < FWD_DROP_NR; d++)
+				ps->drops[d] += ld(&c->drops[d]);
+		}
+		if (tide_port_stats_get(ctx->ports[p], &st) == 0) {
+			ps->rx_missed = st.rx_missed;
+			ps->rx_nombuf = st.rx_nombuf;
+			ps->tx_hangs = st.tx_hangs;
+			ps->ierrors = st.ierrors;
+			ps->oerrors = st.oerrors;
+			ps->rx_polls = st.rx_polls;
+			ps->rx_idle_polls = st.rx_idle_polls;
+			ps->tx_polls = st.tx_polls;
+			ps->tx_idle_polls = st.tx_idle_polls;
+		}
+		add_snap(&s->total, ps);
+	}
+}
+
+static uint64_t drops_sum(const struct fwd_port_snap *d)
+{
+	uint64_t n = d->rx_missed;
+
+	for (unsigned i = 0; i < FWD_DROP_NR; i++)
+		n += d->drops[i];
+	return n;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+/* Packets a port's streams handled: received, or built (txonly). */
+static uint64_t handled(const struct fwd_ctx *ctx, const struct fwd_port_snap *d)
+{
+	return ctx->engine->flags & FWD_ENGINE_F_NO_RX ? d->tx_pkts : d->rx_pkts;
+}
+
+static double idle_share(const struct fwd_ctx *ctx, const struct fwd_port_snap *d)
+{
+	if (ctx->engine->flags & FWD_ENGINE_F_NO_RX)
+		return 100.0 * ratio((double)d->tx_idle_polls, (double)d->tx_polls);
+	return 100.0 * ratio((double)d->rx_idle_polls, (double)d->rx_polls);
+}
+
+void fwd_stats_print_live(FILE *f, const struct fwd_ctx *ctx, const struct fwd_snap *a,
+			  const struct fwd_snap *b)
+{
+	double dt = b->t - a->t;
+
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		struct fwd_port_snap d;
+
+		sub_snap(&d, &b->port[p], &a->port[p]);
+		fprintf(f,
+			"port %2u %-12s rx %7.3f Mpps %7.3f Gbit/s | tx %7.3f Mpps %7.3f Gbit/s | "
+			"drops %10llu | idle %5.1f%% | %7.1f cyc/pkt\n",
+			p, ctx->info[p].name, ratio((double)d.rx_pkts, dt) / 1e6,
+			ratio((double)d.rx_bytes * 8, dt) / 1e9, ratio((double)d.tx_pkts, dt) / 1e6,
+			ratio((double)d.tx_bytes * 8, dt) / 1e9, (unsigned long long)drops_sum(&d),
+			idle_share(ctx, &d), ratio((double)d.cycles, (double)handled(ctx, &d)));
+	}
+	fflush(f);
+}
+
+static void config_line(FILE *f, const struct fwd_ctx *ctx, const char *sep)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	char lcores[256], map[1024];
+
+	fwd_cli_format_lcores(cfg, lcores, sizeof(lcores));
+	fwd_cli_format_map(ctx, map, sizeof(map));
+	fprintf(f, "config: fwd %s%slcores %s%smap %s%sburst %u%srxd %u%stxd %u%spool %u%scache %u",
+		ctx->engine->name, sep, lcores, sep, map, sep, cfg->burst, sep, cfg->rxd, sep,
+		cfg->txd, sep, ctx->pool_n, sep, cfg->cache);
+	fprintf(f, "%stxfree %s%srs %s%srs-thresh %u%sfree-thresh %u%sfast-free %s\n", sep,
+		tide_txfree_name(cfg->txconf.txfree), sep, tide_rs_name(cfg->txconf.rs), sep,
+		cfg->txconf.rs_thresh, sep, cfg->txconf.free_thresh, sep,
+		cfg->txconf.flags & TIDE_TXQ_F_FAST_FREE ? "on" : "off");
+	if (!strcmp(ctx->engine->name, "l3fwd"))
+		fprintf(f, "        routes %s\n", cfg->routes ? cfg->routes : "default");
+	if (!strcmp(ctx->engine->name, "txonly"))
+		fprintf(f, "        txonly-size %u, flows %u\n", cfg->txonly_size, cfg->flows);
+	for (unsigned i = 0; i < cfg->nspecs; i++)
+		fprintf(f, "        port %s\n", cfg->specs[i]);
+}
+
+static void port_row(FILE *f, const struct fwd_ctx *ctx, const char *label, const char *name,
+		     const struct fwd_port_snap *d, double dt)
+{
+	fprintf(f, "%-5s %-12s %13llu %13llu %8.3f %8.3f %8.3f %9.1f %10llu %8llu %6llu\n", label,
+		name, (unsigned long long)d->rx_pkts, (unsigned long long)d->tx_pkts,
+		ratio((double)d->rx_pkts, dt) / 1e6, ratio((double)d->tx_pkts, dt) / 1e6,
+		ratio((double)(d->rx_bytes > d->tx_bytes ? d->rx_bytes : d->tx_bytes) * 8, dt) /
+		    1e9,
+		ratio((double)d->cycles, (double)handled(ctx, d)), (unsigned long long)d->rx_missed,
+		(unsigned long long)d->rx_nombuf, (unsigned long long)d->tx_hangs);
+}
+
+static void drop_row(FILE *f, const char *label, const struct fwd_port_snap *d)
+{
+	fprintf(f, "%-5s", label);
+	for (unsigned i = 0; i < FWD_DROP_NR; i++)
+		fprintf(f, " %12llu", (unsigned long long)d->drops[i]);
+	fprintf(f, "\n");
+}
+
+void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result *r)
+{
+	double dt = r->end->t - r->start->t;
+	struct fwd_port_snap d;
+
+	fprintf(f, "\n==== tide-fwd summary: %.2f s, stopped by %s, TSC %.3f GHz ====\n", dt,
+		r->stopped_by, fwd_tsc_hz() / 1e9);
+	config_line(f, ctx, ", ");
+	fprintf(f, "%-5s %-12s %13s %13s %8s %8s %8s %9s %10s %8s %6s\n", "port", "name",
+		"rx-packets", "tx-packets", "rx-Mpps", "tx-Mpps", "Gbit/s", "cyc/pkt", "rx-missed",
+		"nombuf", "hangs");
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		char label[16];
+
+		snprintf(label, sizeof(label), "%u", p);
+		sub_snap(&d, &r->end->port[p], &r->start->port[p]);
+		port_row(f, ctx, label, ctx->info[p].name, &d, dt);
+	}
+	sub_snap(&d, &r->end->total, &r->start->total);
+	port_row(f, ctx, "total", "", &d, dt);
+	fprintf(f,
+		"drops by reason (engine drops on the ingress port, tx_full on the egress port)\n");
+	fprintf(f, "%-5s", "port");
+	for (unsigned i = 0; i < FWD_DROP_NR; i++)
+		fprintf(f, " %12s", fwd_drop_name((enum fwd_drop)i));
+	fprintf(f, "\n");
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		char label[16];
+
+		snprintf(label, sizeof(label), "%u", p);
+		sub_snap(&d, &r->end->port[p], &r->start->port[p]);
+		drop_row(f, label, &d);
+	}
+	sub_snap(&d, &r->end->total, &r->start->total);
+	drop_row(f, "total", &d);
+	fprintf(f, "tx hangs: %llu\n", (unsigned long long)d.tx_hangs);
+	fprintf(f, "buffers outstanding after stop: %u of %u%s\n", r->outstanding, ctx->pool_n,
+		r->outstanding ? "  <-- LEAK" : "");
+	fflush(f);
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_snap *d, double dt)
+{
+	fprintf(
+	    f,
+	    "\"rx_packets\": %llu, \"tx_packets\": %llu, \"rx_bytes\": %llu, \"tx_bytes\": %llu, "
+	    "\"rx_mpps\": %.6f, \"tx_mpps\": %.6f, \"rx_gbps\": %.6f, \"tx_gbps\": %.6f, "
+	    "\"cycles_per_packet\": %.2f, \"idle_poll_pct\": %.2f, \"rx_missed\": %llu, "
+	    "\"rx_nombuf\": %llu, \"tx_hangs\": %llu, \"drops\": {",
+	    (unsigned long long)d->rx_pkts, (unsigned long long)d->tx_pkts,
+	    (unsigned long long)d->rx_bytes, (unsigned long long)d->tx_bytes,
+	    ratio((double)d->rx_pkts, dt) / 1e6, ratio((double)d->tx_pkts, dt) / 1e6,
+	    ratio((double)d->rx_bytes * 8, dt) / 1e9, ratio((double)d->tx_bytes * 8, dt) / 1e9,
+	    ratio((double)d->cycles, (double)handled(ctx, d)), idle_share(ctx, d),
+	    (unsigned long long)d->rx_missed, (unsigned long long)d->rx_nombuf,
+	    (unsigned long long)d->tx_hangs);
+	for (unsigned i = 0; i < FWD_DROP_NR; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", fwd_drop_name((enum fwd_drop)i),
+			(unsigned long long)d->drops[i]);
+	fprintf(f, "}");
+}
+
+int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct fwd_result *r)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	double dt = r->end->t - r->start->t;
+	char lcores[256], map[1024];
+	struct fwd_port_snap d;
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (f == NULL)
+		return -errno;
+	fwd_cli_format_lcores(cfg, lcores, sizeof(lcores));
+	fwd_cli_format_map(ctx, map, sizeof(map));
+	fprintf(f, "{\n  \"tool\": \"tide-fwd\",\n  \"duration_s\": %.6f,\n  \"stopped_by\": ", dt);
+	json_str(f, r->stopped_by);
+	fprintf(f, ",\n  \"tsc_hz\": %.0f,\n  \"config\": {\"fwd\": ", fwd_tsc_hz());
+	json_str(f, ctx->engine->name);
+	fprintf(f, ", \"ports\": [");
+	for (unsigned i = 0; i < cfg->nspecs; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, cfg->specs[i]);
+	}
+	fprintf(f, "], \"lcores\": ");
+	json_str(f, lcores);
+	fprintf(f, ", \"map\": ");
+	json_str(f, map);
+	fprintf(f,
+		", \"burst\": %u, \"rxd\": %u, \"txd\": %u, \"pool\": %u, \"cache\": %u, "
+		"\"txfree\": \"%s\", \"rs\": \"%s\", \"rs_thresh\": %u, \"free_thresh\": %u, "
+		"\"fast_free\": %s, \"routes\": ",
+		cfg->burst, cfg->rxd, cfg->txd, ctx->pool_n, cfg->cache,
+		tide_txfree_name(cfg->txconf.txfree), tide_rs_name(cfg->txconf.rs),
+		cfg->txconf.rs_thresh, cfg->txconf.free_thresh,
+		cfg->txconf.flags & TIDE_TXQ_F_FAST_FREE ? "true" : "false");
+	if (cfg->routes)
+		json_str(f, cfg->routes);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"txonly_size\": %u, \"flows\": %u},\n  \"ports\": [\n", cfg->txonly_size,
+		cfg->flows);
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		sub_snap(&d, &r->end->port[p], &r->start->port[p]);
+		fprintf(f, "    {\"port\": %u, \"name\": ", p);
+		json_str(f, ctx->info[p].name);
+		fprintf(f, ", \"driver\": ");
+		json_str(f, ctx->info[p].driver);
+		fprintf(f, ", ");
+		json_port(f, ctx, &d, dt);
+		fprintf(f, "}%s\n", p + 1 < ctx->nports ? "," : "");
+	}
+	sub_snap(&d, &r->end->total, &r->start->total);
+	fprintf(f, "  ],\n  \"total\": {");
+	json_port(f, ctx, &d, dt);
+	fprintf(f, "},\n  \"buffers_outstanding\": %u\n}\n", r->outstanding);
+	rc = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}

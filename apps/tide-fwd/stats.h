@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* stats.h - live statistics, the final summary and its JSON form. */
+#ifndef TIDE_FWD_STATS_H
+#define TIDE_FWD_STATS_H
+
+#include <stdio.h>
+
+#include "fwd.h"
+
+struct fwd_port_snap {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, cycles;
+	uint64_t drops[FWD_DROP_NR];
+	uint64_t rx_missed, rx_nombuf, tx_hangs, ierrors, oerrors;
+	uint64_t rx_polls, rx_idle_polls, tx_polls, tx_idle_polls;
+};
+
+/* Counters of every port at one moment: the lcores' (summed) and the ports' own. */
+struct fwd_snap {
+	double t; /* seconds, CLOCK_MONOTONIC */
+	struct fwd_port_snap port[TIDE_MAX_PORTS];
+	struct fwd_port_snap total;
+};
+
+double fwd_now(void);
+
+/* Take a snapshot; safe while the lcores run (relaxed loads of their counters). */
+void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s);
+
+/* One line per port with the rates between @a and @b. */
+void fwd_stats_print_live(FILE *f, const struct fwd_ctx *ctx, const struct fwd_snap *a,
+			  const struct fwd_snap *b);
+
+/* What the run did between @a and @b, and how it ended. */
+struct fwd_result {
+	const struct fwd_snap *start, *end;
+	unsigned outstanding; /* pool buffers still in use after the ports stopped */
+	const char *stopped_by;
+};
+
+void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result *r);
+
+/* Returns 0 or -errno (the file could not be written). */
+int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct fwd_result *r);
+
+#endif
