@@ -3,9 +3,10 @@
 #   make test   - build and run every test (plus the sanitizer build)
 BUILD ?= build
 SAN_BUILD ?= build-san
+TSAN_BUILD ?= build-tsan
 MESON_OPTS ?=
 
-.PHONY: all deps build demo test test-unit test-san bench clean install
+.PHONY: all deps build demo test test-unit tsan bench clean install
 
 all: build
 
@@ -24,22 +25,31 @@ $(SAN_BUILD)/build.ninja:
 	CC=clang meson setup $(SAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug $(MESON_OPTS)
 
-# The README's test command: unit and driver tests, then the same under ASan+UBSan.
-test: build $(SAN_BUILD)/build.ninja
+$(TSAN_BUILD)/build.ninja:
+	@scripts/install-deps --check-or-install
+	CC=clang meson setup $(TSAN_BUILD) -Db_sanitize=thread -Db_lundef=false $(MESON_OPTS)
+
+# The README's test command: every test, then the unit tests under ASan+UBSan and under
+# ThreadSanitizer.
+test: build $(SAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
 	ninja -C $(SAN_BUILD)
-	scripts/run-tests $(BUILD) $(SAN_BUILD)
+	ninja -C $(TSAN_BUILD)
+	TSAN_OPTIONS=halt_on_error=1 scripts/run-tests $(BUILD) $(SAN_BUILD) $(TSAN_BUILD):unit
 
 test-unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
-tsan:
-	@scripts/install-deps --check-or-install
-	[ -f build-tsan/build.ninja ] || CC=clang meson setup build-tsan -Db_sanitize=thread -Db_lundef=false $(MESON_OPTS)
-	ninja -C build-tsan
-	TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --print-errorlogs
+tsan: $(TSAN_BUILD)/build.ninja
+	ninja -C $(TSAN_BUILD)
+	TSAN_OPTIONS=halt_on_error=1 scripts/run-tests $(TSAN_BUILD):unit
 
+# The quick start: l3fwd between the two ports of a simulated NIC whose device runs on its
+# own thread (on the last CPU), forwarding on lcore 0, live statistics and a summary.
+DEMO_SECONDS ?= 10
 demo: build
-	$(BUILD)/bench/tide-bench pool
+	$(BUILD)/apps/tide-fwd/tide-fwd --port simnic:ports=2,mode=thread,wire=gen,size=64 \
+		--lcores 0 --fwd l3fwd --rxd 1024 --txd 1024 --rs-thresh 32 --free-thresh 32 \
+		--duration $(DEMO_SECONDS)
 
 bench: build
 	$(BUILD)/bench/tide-bench ring
@@ -49,4 +59,4 @@ install: build
 	meson install -C $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) build-tsan
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)
