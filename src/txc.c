@@ -17,7 +17,7 @@ static void release_each(struct txc *t, struct tide_mbuf **m, unsigned n)
 }
 
 /* txfree=bulk: refcount-safe, grouped by pool (seed 003's "free in bulk after the loop"). */
-static void release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n)
+void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
 	(void)t;
 	tide_mbuf_free_bulk(m, n);
@@ -133,15 +133,17 @@ int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide
 		t->release = release_each;
 		break;
 	case TIDE_TXFREE_BULK:
-		t->release = release_bulk;
+		t->release = txc__release_bulk;
 		break;
 	case TIDE_TXFREE_FAST:
 		t->release = release_fast;
 		break;
 	case TIDE_TXFREE_RECYCLE:
 	case TIDE_TXFREE_AUTO:
-		/* What cannot be recycled is released as fast as the contract allows. */
-		t->release = fast ? release_fast : release_bulk;
+		/* Without the contract asserted, each packet is checked as it is sent (txc_fill);
+		 * buffers that keep it are released and recycled as if it had been. */
+		t->release = release_fast;
+		t->track = !fast;
 		t->auto_pair = true;
 		break;
 	}
@@ -169,6 +171,9 @@ unsigned txc_release_all(struct txc *t)
 	/* The next start begins at slot 0, like the device. */
 	t->tail = t->done = t->clean = t->gap = 0;
 	t->mark_head = t->mark_tail = 0;
+	t->unsafe_until = 0;
+	t->unsafe_acc = 0;
+	t->fast_pool = NULL; /* learned again: the next run may use another pool */
 	return n;
 }
 
@@ -188,8 +193,9 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 	idx = t->clean & t->mask;
 	src = &t->sw[idx];
 	first = t->size - idx < n ? t->size - idx : n;
-	if (t->release == release_fast) {
-		/* Contract asserted: one pool, refcnt 1. Only the pool must match. */
+	if (t->release == release_fast &&
+	    (!t->track || (int32_t)(t->unsafe_until - t->clean) <= 0)) {
+		/* Contract asserted, or checked when these were sent: only the pool must match. */
 		if (t->fast_pool == NULL)
 			t->fast_pool = src[0]->pool;
 		if (t->fast_pool != pool)

@@ -63,12 +63,16 @@ struct txc {
 	bool count_mode;     /* completions arrive as a count: no marks kept */
 	bool auto_pair;      /* pair with the Rx queue the sent packets came from */
 	bool o1;             /* slots never hold buffers: completion only moves an index */
+	bool track;          /* check the fast-free contract per packet (auto/recycle without
+				it asserted): slots before unsafe_until may break it */
+	uint8_t unsafe_acc;  /* this burst had a packet breaking the contract */
+	uint32_t unsafe_until; /* slots before this index may hold unsafe buffers */
 	struct tide_mbuf **sw;  /* one pointer per slot */
 	uint32_t *marks;        /* size entries */
 	txc_release_fn release;
 	txc_advance_fn advance;
 	void *drv;              /* the driver's queue, for `advance` */
-	struct tide_pool *fast_pool; /* learned from the first mbuf released (fast contract) */
+	struct tide_pool *fast_pool; /* learned from the first mbuf seen (fast contract) */
 	struct tide_txq *q;
 
 	/* Counters (owner thread writes; relaxed so others may read). */
@@ -206,26 +210,44 @@ TXC_INLINE void txc_advance_count(struct txc *t, unsigned n)
  * Release up to @max completed slots through the queue's release policy. With slots that
  * hold no buffers this only moves an index: O(1) however many completed (seed 004).
  */
+/* Release @n slots from `clean` with @fn, in at most two slices (the ring may wrap). */
+TXC_INLINE void txc__release_slots(struct txc *t, unsigned n, txc_release_fn fn)
+{
+	unsigned idx = t->clean & t->mask;
+	unsigned first = t->size - idx < n ? t->size - idx : n;
+
+	fn(t, &t->sw[idx], first);
+	if (n > first)
+		fn(t, &t->sw[0], n - first);
+	t->clean += n;
+}
+
+/* The refcount-safe release, for slots that may break the fast-free contract. */
+void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n);
+
 TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 {
-	unsigned n = t->done - t->clean, idx, first;
+	unsigned n = t->done - t->clean, total, unsafe;
 
 	if (n > max)
 		n = max;
 	if (n == 0)
 		return 0;
+	total = n;
 	if (t->o1) {
 		t->clean += n;
 		return n;
 	}
-	idx = t->clean & t->mask;
-	first = t->size - idx < n ? t->size - idx : n;
-	t->release(t, &t->sw[idx], first);
-	if (n > first)
-		t->release(t, &t->sw[0], n - first);
-	t->clean += n;
 	tide_stat_add(&t->released, n);
-	return n;
+	if (t->track && (int32_t)(t->unsafe_until - t->clean) > 0) {
+		/* Buffers that broke the contract go the safe way; the rest the fast way. */
+		unsafe = t->unsafe_until - t->clean < n ? t->unsafe_until - t->clean : n;
+		txc__release_slots(t, unsafe, txc__release_bulk);
+		n -= unsafe;
+	}
+	if (n)
+		txc__release_slots(t, n, t->release);
+	return total;
 }
 
 /*
@@ -271,10 +293,26 @@ TXC_INLINE unsigned txc_room_sync(struct txc *t, unsigned n)
 	return room;
 }
 
-/* Record a filled slot's buffer. */
+/* refcnt and nb_segs as one word (mbuf.h pins them together): 1 and 1 keep the contract. */
+#define TXC_REFCNT_SEGS_ONE (1u | 1u << 16)
+
+TXC_INLINE uint32_t txc__refcnt_segs(const struct tide_mbuf *m)
+{
+	return __atomic_load_n((const uint32_t *)(const void *)&m->refcnt, __ATOMIC_RELAXED);
+}
+
+/*
+ * Record a filled slot's buffer. When tracking, note whether it keeps the fast-free
+ * contract (its pool is the queue's, refcnt 1, one segment): the driver has just read the
+ * same header line, so the check costs a few instructions and no cache miss, and it lets
+ * txfree=auto release and recycle like txfree=fast without the application promising it.
+ */
 TXC_INLINE void txc_fill(struct txc *t, uint32_t idx, struct tide_mbuf *m)
 {
 	t->sw[idx & t->mask] = m;
+	if (t->track)
+		t->unsafe_acc |= (m->pool != t->fast_pool) |
+				 (txc__refcnt_segs(m) != TXC_REFCNT_SEGS_ONE);
 }
 
 /*
@@ -287,11 +325,54 @@ TXC_INLINE void txc_commit(struct txc *t, unsigned n)
 	struct tide_rxq *rq;
 	struct rxr_pairing *pr;
 
+	if (tide_unlikely(t->unsafe_acc)) {
+		t->unsafe_acc = 0;
+		t->unsafe_until = t->tail + n;
+		if (t->fast_pool == NULL && n != 0)
+			t->fast_pool = t->sw[t->tail & t->mask]->pool; /* learned once */
+	}
 	t->tail += n;
 	if (t->auto_pair && (rq = tide_last_rxq_) != NULL &&
 	    tide_last_rxq_gen_ == __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED) &&
 	    (pr = rq->refill) != NULL && pr->src != t && !pr->manual)
 		pr->src = t;
+}
+
+/*
+ * The same for a whole burst, with the ring pointer, mask, pool and the tracking flag held
+ * in locals (registers) across the driver's loop instead of reloaded from `t` after every
+ * store: begin, fill each slot, end, then commit.
+ */
+struct txc_burst {
+	struct tide_mbuf **sw;
+	uint32_t mask;
+	bool track;
+	uintptr_t unsafe; /* non-zero: a packet broke the contract */
+	const struct tide_pool *pool;
+};
+
+
+
+TXC_INLINE void txc_burst_begin(const struct txc *t, struct txc_burst *b)
+{
+	b->sw = t->sw;
+	b->mask = t->mask;
+	b->track = t->track;
+	b->unsafe = 0;
+	b->pool = t->fast_pool;
+}
+
+TXC_INLINE void txc_burst_fill(struct txc_burst *b, uint32_t idx, struct tide_mbuf *m)
+{
+	b->sw[idx & b->mask] = m;
+	if (b->track)
+		b->unsafe |= ((uintptr_t)m->pool ^ (uintptr_t)b->pool) |
+			     (txc__refcnt_segs(m) ^ TXC_REFCNT_SEGS_ONE);
+}
+
+TXC_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)
+{
+	t->unsafe_acc |= b->unsafe != 0;
 }
 
 /* Commit @n filled slots that the device has already completed. */

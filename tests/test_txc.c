@@ -330,6 +330,59 @@ static void test_recycle_refcnt(void **state)
 	fwd_close(&f);
 }
 
+/*
+ * txfree=auto without the contract: packets are checked as they are sent. A mix of packets
+ * that keep the contract and packets that break it (another pool, an extra reference) must
+ * release each the right way: held buffers are never recycled into an Rx ring while the
+ * application still owns them, and every pool comes back full.
+ */
+static void test_auto_mixed(void **state)
+{
+	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
+	struct tide_mbuf *pkts[64], *held[256];
+	struct tide_port_stats st;
+	struct tide_pool *other;
+	unsigned nheld = 0;
+	struct fwd f;
+
+	(void)state;
+	fwd_open(&f, "simnic:ports=2,mode=inline,wire=gen", 256, 2048, &tc);
+	assert_int_equal(tide_pktpool_create("other", 512, 0, 0, NULL, &other), 0);
+	assert_int_equal(tide_port_start(f.ports[0]), 0);
+	assert_int_equal(tide_port_start(f.ports[1]), 0);
+	for (int round = 0; round < 200; round++) {
+		uint16_t n = tide_rx_burst(tide_port_rxq(f.ports[0], 0), pkts, 32);
+
+		/* No buffer the application holds may come back from an Rx ring. */
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned h = 0; h < nheld; h++)
+				assert_ptr_not_equal(pkts[i], held[h]);
+		if (round % 5 == 1 && n > 0 && nheld < 256) {
+			tide_mbuf_refcnt_update(pkts[0], 1);
+			held[nheld++] = pkts[0];
+		}
+		if (round % 7 == 3 && n > 1) {
+			/* Swap one packet for a copy from another pool. */
+			struct tide_mbuf *m = tide_mbuf_alloc(other);
+
+			assert_non_null(m);
+			memcpy(tide_mbuf_append(m, pkts[1]->data_len), tide_mbuf_mtod(pkts[1], void *),
+			       pkts[1]->data_len);
+			tide_mbuf_free(pkts[1]);
+			pkts[1] = m;
+		}
+		assert_int_equal(tide_tx_burst(tide_port_txq(f.ports[1], 0), pkts, n), n);
+	}
+	tide_port_stats_get(f.ports[1], &st);
+	assert_true(st.tx_recycled > 0);
+	assert_int_equal(f.sink.errors, 0);
+	for (unsigned h = 0; h < nheld; h++)
+		tide_mbuf_free(held[h]);
+	fwd_close(&f);
+	assert_pool_full(other);
+	tide_pool_free(other);
+}
+
 /* Idle queue: done_cleanup reclaims what the device reported; stop returns the rest. */
 static void test_idle_cleanup(void **state)
 {
@@ -393,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_recycle_manual),
 		cmocka_unit_test(test_recycle_refcnt),
+		cmocka_unit_test(test_auto_mixed),
 		cmocka_unit_test(test_idle_cleanup),
 		cmocka_unit_test(test_thread_mode),
 	};

@@ -101,15 +101,18 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	unsigned room = txc_room_sync(t, n);
 	uint32_t first = t->tail;
 	uint64_t bytes = 0;
+	struct txc_burst b;
 
 	if (n > room)
 		n = (uint16_t)room;
+	txc_burst_begin(t, &b);
 	for (uint16_t i = 0; i < n; i++) {
-		txc_fill(t, first + i, pkts[i]);
+		txc_burst_fill(&b, first + i, pkts[i]);
 		bytes += pkts[i]->pkt_len;
 	}
+	txc_burst_end(t, &b);
 	txc_commit_done(t, n);
-		tide_stat_add(&pub->stats.packets, n);
+	tide_stat_add(&pub->stats.packets, n);
 	tide_stat_add(&pub->stats.bytes, bytes);
 	return n;
 }

@@ -277,6 +277,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	uint32_t first = t->tail;
 	struct pcap_pkthdr hdr;
 	struct timespec now;
+	struct txc_burst b;
 	uint64_t bytes = 0;
 
 	if (n > room)
@@ -286,6 +287,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	clock_gettime(CLOCK_REALTIME, &now);
 	hdr.ts.tv_sec = now.tv_sec;
 	hdr.ts.tv_usec = now.tv_nsec / 1000;
+	txc_burst_begin(t, &b);
 	for (uint16_t i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		const u_char *data = tide_mbuf_mtod(m, const u_char *);
@@ -298,11 +300,12 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 		}
 		pcap_dump((u_char *)q->dumper, &hdr, data);
 		bytes += m->pkt_len;
-		txc_fill(t, first + i, m);
+		txc_burst_fill(&b, first + i, m);
 	}
+	txc_burst_end(t, &b);
 	/* Written: the whole burst is complete and goes back in bulk, after the loop. */
 	txc_commit_done(t, n);
-		txc_reclaim(t, n);
+	txc_reclaim(t, n);
 	tide_stat_add(&pub->stats.packets, n);
 	tide_stat_add(&pub->stats.bytes, bytes);
 	return n;

@@ -118,7 +118,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 			bytes -= pkts[i]->pkt_len; /* not taken: still the caller's */
 	if (k) {
 		txc_commit_done(t, k);
-				tide_stat_add(&pub->stats.packets, k);
+		tide_stat_add(&pub->stats.packets, k);
 		tide_stat_add(&pub->stats.bytes, bytes);
 	}
 	return (uint16_t)k;

@@ -80,10 +80,12 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 	unsigned room = txc_make_room(t, wb_head ? tx_advance_head : tx_advance_dd);
 	uint32_t first = t->tail, used = 0;
 	uint64_t bytes = 0, dropped = 0;
+	struct txc_burst b;
 	uint16_t i;
 
 	if (n > room)
 		n = (uint16_t)room;
+	txc_burst_begin(t, &b);
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		struct simnic_tx_desc *d = &q->ring[(first + used) & q->mask];
@@ -99,10 +101,11 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 		d->cmd = SIMNIC_TXD_CMD_EOP;
 		if (!wb_head)
 			d->status = 0;
-		txc_fill(t, first + used, m);
+		txc_burst_fill(&b, first + used, m);
 		bytes += m->data_len;
 		used++;
 	}
+	txc_burst_end(t, &b);
 	if (used) {
 		txc_place_rs(t, first, used, tx_set_rs, q);
 		txc_commit(t, used);

@@ -45,19 +45,27 @@ struct tide_mbuf {
 	uint32_t pkt_len;        /* whole packet (first segment only) */
 	uint16_t data_len;       /* bytes in this segment */
 	uint16_t data_off;       /* data starts at buf_addr + data_off */
-	uint16_t buf_len;        /* headroom + data room */
 	uint16_t refcnt;         /* atomically updated when shared */
 	uint16_t nb_segs;        /* segments in the chain (first segment only) */
+	uint16_t buf_len;        /* headroom + data room */
 	uint16_t port;           /* input port, or TIDE_MBUF_PORT_NONE */
 	uint64_t ol_flags;       /* TIDE_MBUF_F_* */
 	uint32_t rss_hash;
 	uint32_t packet_type;    /* free for drivers and applications */
 };
 
+/* refcnt and nb_segs share one aligned 32-bit word: the fast-free contract (both 1) is
+ * checked with one load (src/txc.h). */
 #ifdef __cplusplus
 static_assert(sizeof(struct tide_mbuf) == 64, "mbuf header is one cache line");
+static_assert(offsetof(struct tide_mbuf, refcnt) % 4 == 0, "refcnt word aligned");
+static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf, refcnt) + 2,
+	      "nb_segs follows refcnt");
 #else
 _Static_assert(sizeof(struct tide_mbuf) == 64, "mbuf header is one cache line");
+_Static_assert(offsetof(struct tide_mbuf, refcnt) % 4 == 0, "refcnt word aligned");
+_Static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf, refcnt) + 2,
+	       "nb_segs follows refcnt");
 #endif
 
 /* Optional settings of tide_pktpool_create(); set sz = sizeof(struct tide_pktpool_opts). */
