@@ -1,0 +1,587 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* AF_XDP driver: spec, queue setup, sockets and UMEM, start/stop. Fast path: afxdp_rxtx.c. */
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/if_xdp.h>
+#include <linux/sockios.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "afxdp.h"
+#include "log.h"
+
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL 46
+#endif
+
+static struct afxdp_port *aport(const struct tide_port *p)
+{
+	return p->priv;
+}
+
+static void *zalloc_aligned(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, TIDE_CACHE_LINE, len) != 0)
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+/* ---- interface facts ---- */
+
+static int dev_ioctl(const char *dev, unsigned long req, struct ifreq *ifr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", dev);
+	rc = ioctl(fd, req, ifr) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* Rx queues of the device (ethtool channels), or -errno when the driver does not say. */
+static int dev_queues(const char *dev)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr = {.ifr_data = (void *)&ch};
+	int rc = dev_ioctl(dev, SIOCETHTOOL, &ifr);
+
+	if (rc < 0)
+		return rc;
+	return (int)(ch.combined_count + ch.rx_count);
+}
+
+/* ---- pool layout ---- */
+
+/*
+ * Can @pool be the UMEM? Frames are pool elements: a power of two of 2048 or 4096 bytes,
+ * starting at the page-aligned area base, mbuf header first, at least 192 bytes of headroom.
+ */
+static int check_pool(struct afxdp_port *ap, struct tide_pool *pool)
+{
+	struct tide_pool_mem mi;
+	unsigned hr = tide_pktpool_headroom(pool);
+	const char *why = NULL;
+
+	tide_pool_mem_info(pool, &mi);
+	if (mi.elt_size != 2048 && mi.elt_size != 4096)
+		why = "its elements are not 2048 or 4096 bytes";
+	else if (ap->frame && mi.elt_size != ap->frame)
+		why = "its element size differs from frame=";
+	else if (hr < TIDE_AFXDP_HEADROOM || hr + AFXDP_MBUF_HDR >= mi.elt_size)
+		why = "its mbuf headroom is below 192 bytes";
+	else if (mi.base != tide_pool_elt(pool, 0) || ((uintptr_t)mi.base & 4095) != 0)
+		why = "its elements do not start at a page-aligned area";
+	if (why == NULL)
+		return 0;
+	TIDE_LOG_ERR_(ap->port->name, "pool %s cannot be an AF_XDP UMEM: %s (element %u bytes, headroom %u); create it with tide_afxdp_pool_create(name, n, cache, 2048, &pool), or tide_pktpool_create(name, n, cache, 2048 - 64 - 192, &opts) with opts .elt_pow2 = 1, .headroom = 192",
+		      tide_pool_name(pool), why, mi.elt_size, hr);
+	return -EINVAL;
+}
+
+int tide_afxdp_pool_create(const char *name, unsigned n, unsigned cache, unsigned frame_size,
+			   struct tide_pool **out)
+{
+	struct tide_pktpool_opts o = {.sz = sizeof(o), .elt_pow2 = 1,
+				      .headroom = TIDE_AFXDP_HEADROOM};
+
+	if (frame_size == 0)
+		frame_size = 2048;
+	if (frame_size != 2048 && frame_size != 4096) {
+		TIDE_LOG_ERR_("afxdp", "%s: frame size %u must be 2048 or 4096", name, frame_size);
+		return -EINVAL;
+	}
+	return tide_pktpool_create(name, n, cache,
+				   frame_size - AFXDP_MBUF_HDR - TIDE_AFXDP_HEADROOM, &o, out);
+}
+
+/* ---- queues ---- */
+
+static int afxdp_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq)
+{
+	aport(p)->nb_rxq = nb_rxq;
+	aport(p)->nb_txq = nb_txq;
+	return 0;
+}
+
+static int afxdp_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			   struct tide_pool *pool, const struct tide_rxq_conf *conf,
+			   struct tide_rxq **out)
+{
+	struct afxdp_port *ap = aport(p);
+	struct afxdp_rxq *q;
+	int rc = check_pool(ap, pool);
+
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < AFXDP_MAX_QUEUES; i++) {
+		struct afxdp_rxq *o = (struct afxdp_rxq *)p->rxq[i];
+
+		if (o != NULL && i != qid && o->pool != pool) {
+			TIDE_LOG_ERR_(p->name, "Rx queue %u: pool %s differs from Rx queue %u's pool %s; the queues of a port share one UMEM",
+				      qid, tide_pool_name(pool), i, tide_pool_name(o->pool));
+			return -EINVAL;
+		}
+	}
+	q = zalloc_aligned(sizeof(*q));
+	if (q == NULL)
+		return -ENOMEM;
+	q->pool = pool;
+	q->nb_desc = nb_desc;
+	q->batch = conf->free_thresh;
+	q->ap = ap;
+	*out = &q->pub;
+	return 0;
+}
+
+static int afxdp_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			   const struct tide_txq_conf *conf, struct tide_txq **out)
+{
+	struct afxdp_port *ap = aport(p);
+	struct afxdp_txq *q = zalloc_aligned(sizeof(*q));
+	struct txc_drv d = {
+		.slots_empty = true, /* the completion ring names the frames */
+		.count_mode = true,
+		.walk_empty = ap->txc_walk,
+		.advance = afxdp_tx_advance,
+	};
+	int rc;
+
+	(void)qid;
+	if (q == NULL)
+		return -ENOMEM;
+	d.drv = q;
+	rc = txc_init(&q->txc, &q->pub, nb_desc, conf, &d);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	/* The engine's Rx pairing moves mbuf pointers out of its slots; these slots stay
+	 * empty. Recycling is this driver's: completion ring -> fill ring. */
+	q->txc.auto_pair = false;
+	q->recycle = conf->txfree == TIDE_TXFREE_AUTO || conf->txfree == TIDE_TXFREE_RECYCLE;
+	q->nb_desc = nb_desc;
+	q->ap = ap;
+	*out = &q->pub;
+	return 0;
+}
+
+static void afxdp_rxq_release(struct tide_rxq *pub)
+{
+	free(pub);
+}
+
+static void afxdp_txq_release(struct tide_txq *pub)
+{
+	struct afxdp_txq *q = (struct afxdp_txq *)pub;
+
+	txc_fini(&q->txc);
+	free(q);
+}
+
+/* ---- start / stop ---- */
+
+static unsigned pow2_at_least(unsigned v)
+{
+	unsigned r = 64;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+/* Give back every frame the kernel might still hold: the sockets are closed. */
+static void reclaim_frames(struct afxdp_port *ap)
+{
+	struct tide_pool_mem mi;
+
+	if (ap->owner == NULL)
+		return;
+	tide_pool_mem_info(ap->pool, &mi);
+	for (unsigned i = 0; i < mi.n; i++)
+		if (ap->owner[i]) {
+			ap->owner[i] = 0;
+			tide_pool_put(ap->pool, tide_pool_elt(ap->pool, i));
+		}
+}
+
+static void afxdp_stop(struct tide_port *p)
+{
+	struct afxdp_port *ap = aport(p);
+
+	/* Recycle targets in this port's fill rings become invalid. */
+	__atomic_fetch_add(&afxdp_gen, 1, __ATOMIC_RELAXED);
+	afxdp_lib_log_begin();
+	/* The first socket holds the UMEM's fd: delete it last. */
+	for (unsigned i = AFXDP_MAX_QUEUES; i-- > 0;) {
+		xsk_socket__delete(ap->sk[i].xsk);
+		ap->sk[i].xsk = NULL;
+	}
+	if (ap->umem)
+		xsk_umem__delete(ap->umem);
+	ap->umem = NULL;
+	afxdp_lib_log_end();
+	afxdp_prog_detach(ap);
+	for (unsigned i = 0; i < ap->nb_txq; i++)
+		if (p->txq[i])
+			txc_release_all(p->txq[i]->txc);
+	reclaim_frames(ap);
+	free(ap->owner);
+	ap->owner = NULL;
+	memset(ap->sk, 0, sizeof(ap->sk));
+	if (ap->own_pool) {
+		tide_pool_free(ap->own_pool);
+		ap->own_pool = NULL;
+	}
+	ap->pool = NULL;
+}
+
+/* Create the socket of queue index @k; EBUSY right after an earlier socket on the same queue
+ * closed is retried for up to about two seconds. */
+static int make_socket(struct afxdp_port *ap, unsigned k, struct afxdp_rxq *rq,
+		       struct afxdp_txq *tq, struct xsk_ring_prod *fill,
+		       struct xsk_ring_cons *comp)
+{
+	struct tide_port *p = ap->port;
+	struct xsk_socket_config cfg = {
+		.rx_size = rq ? rq->nb_desc : 0,
+		.tx_size = tq ? tq->nb_desc : 0,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	};
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	unsigned dq = ap->queue + k;
+	int rc, nq;
+
+	cfg.bind_flags = (ap->need_wakeup ? XDP_USE_NEED_WAKEUP : 0) |
+			 (ap->zc == AFXDP_ZC_YES ? XDP_ZEROCOPY : 0) |
+			 (ap->zc == AFXDP_ZC_NO ? XDP_COPY : 0);
+	for (unsigned tries = 0;; tries++) {
+		rc = xsk_socket__create_shared(&ap->sk[k].xsk, ap->dev, dq, ap->umem,
+					       rq ? &rq->rx : NULL, tq ? &tq->tx : NULL, fill,
+					       comp, &cfg);
+		if (rc != -EBUSY || tries == 40)
+			break;
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 100 * 1000 * 1000)
+			ts.tv_nsec *= 2;
+	}
+	if (rc == 0)
+		return 0;
+	ap->sk[k].xsk = NULL;
+	nq = dev_queues(ap->dev);
+	if (rc == -EINVAL && nq > 0 && dq >= (unsigned)nq)
+		TIDE_LOG_ERR_(p->name, "dev=%s has no queue %u (it has %d)", ap->dev, dq, nq);
+	else if (rc == -EOPNOTSUPP && ap->zc == AFXDP_ZC_YES)
+		TIDE_LOG_ERR_(p->name, "dev=%s queue %u: zero-copy not supported by the driver; use zero_copy=auto or no",
+			      ap->dev, dq);
+	else if (rc == -EPERM)
+		TIDE_LOG_ERR_(p->name, "dev=%s: AF_XDP sockets need root (CAP_NET_RAW)", ap->dev);
+	else
+		TIDE_LOG_ERR_(p->name, "dev=%s queue %u: cannot create the AF_XDP socket: %s",
+			      ap->dev, dq, strerror(-rc));
+	return rc;
+}
+
+static int start_sockets(struct afxdp_port *ap)
+{
+	struct tide_port *p = ap->port;
+	struct tide_pool_mem mi;
+	struct xsk_umem_config uc = {0};
+	unsigned nsock = ap->nb_rxq > ap->nb_txq ? ap->nb_rxq : ap->nb_txq;
+	unsigned max_rx = 0, max_tx = 0;
+	int rc;
+
+	for (unsigned i = 0; i < ap->nb_rxq; i++)
+		if (((struct afxdp_rxq *)p->rxq[i])->nb_desc > max_rx)
+			max_rx = ((struct afxdp_rxq *)p->rxq[i])->nb_desc;
+	for (unsigned i = 0; i < ap->nb_txq; i++)
+		if (((struct afxdp_txq *)p->txq[i])->nb_desc > max_tx)
+			max_tx = ((struct afxdp_txq *)p->txq[i])->nb_desc;
+	tide_pool_mem_info(ap->pool, &mi);
+	uc.fill_size = pow2_at_least(max_rx);
+	uc.comp_size = pow2_at_least(max_tx);
+	uc.frame_size = mi.elt_size;
+	uc.frame_headroom = tide_pktpool_headroom(ap->pool) - TIDE_AFXDP_HEADROOM;
+	for (unsigned k = 0; k < nsock; k++) {
+		struct afxdp_rxq *rq = k < ap->nb_rxq ? (struct afxdp_rxq *)p->rxq[k] : NULL;
+		struct afxdp_txq *tq = k < ap->nb_txq ? (struct afxdp_txq *)p->txq[k] : NULL;
+		struct xsk_ring_prod *fill = rq ? &rq->fill : &ap->sk[k].fill_spare;
+		struct xsk_ring_cons *comp = tq ? &tq->comp : &ap->sk[k].comp_spare;
+		int fd;
+
+		/* libxdp 1.3.1 leaves cached ring indices uninitialised: start from zero. */
+		memset(fill, 0, sizeof(*fill));
+		memset(comp, 0, sizeof(*comp));
+		if (rq)
+			memset(&rq->rx, 0, sizeof(rq->rx));
+		if (tq)
+			memset(&tq->tx, 0, sizeof(tq->tx));
+		if (k == 0) {
+			rc = xsk_umem__create(&ap->umem, mi.base, (uint64_t)mi.n * mi.elt_size, fill,
+					      comp, &uc);
+			if (rc < 0) {
+				TIDE_LOG_ERR_(p->name, "cannot register pool %s as UMEM: %s%s",
+					      tide_pool_name(ap->pool), strerror(-rc),
+					      rc == -EPERM ? " (needs root)" : "");
+				ap->umem = NULL;
+				return rc;
+			}
+		}
+		rc = make_socket(ap, k, rq, tq, fill, comp);
+		if (rc < 0)
+			return rc;
+		fd = xsk_socket__fd(ap->sk[k].xsk);
+		rc = xsk_socket__update_xskmap(ap->sk[k].xsk, ap->xsks_map_fd);
+		if (rc < 0) {
+			TIDE_LOG_ERR_(p->name, "cannot add the socket of queue %u to the XSKMAP: %s",
+				      ap->queue + k, strerror(-rc));
+			return rc;
+		}
+		if (ap->busy_poll &&
+		    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &ap->busy_poll,
+			       sizeof(ap->busy_poll)) < 0)
+			TIDE_LOG_WARN_(p->name, "busy_poll=%u: %s (ignored)", ap->busy_poll,
+				       strerror(errno));
+		if (k == 0) {
+			struct xdp_options xo;
+			socklen_t len = sizeof(xo);
+
+			ap->zero_copy = getsockopt(fd, SOL_XDP, XDP_OPTIONS, &xo, &len) == 0 &&
+					(xo.flags & XDP_OPTIONS_ZEROCOPY);
+		}
+		if (rq) {
+			rq->fd = fd;
+			rq->wakeup = ap->need_wakeup;
+		}
+		if (tq) {
+			tq->fd = fd;
+			tq->wakeup = ap->need_wakeup;
+		}
+	}
+	return 0;
+}
+
+static void view_init(struct afxdp_port *ap, struct afxdp_umem_view *u)
+{
+	struct tide_pool_mem mi;
+
+	tide_pool_mem_info(ap->pool, &mi);
+	u->base = mi.base;
+	u->owner = ap->owner;
+	u->pool = ap->pool;
+	u->frame_mask = ~((uint64_t)mi.elt_size - 1);
+	u->frame_shift = (uint32_t)__builtin_ctz(mi.elt_size);
+}
+
+static int afxdp_start(struct tide_port *p)
+{
+	struct afxdp_port *ap = aport(p);
+	struct tide_pool_mem mi;
+	int rc;
+
+	if (ap->nb_rxq) {
+		ap->pool = ((struct afxdp_rxq *)p->rxq[0])->pool;
+	} else {
+		char name[32];
+		unsigned n = 0;
+
+		for (unsigned i = 0; i < ap->nb_txq; i++)
+			n += 2 * ((struct afxdp_txq *)p->txq[i])->nb_desc;
+		snprintf(name, sizeof(name), "afxdp%d-tx", p->id);
+		rc = tide_afxdp_pool_create(name, n, 64, ap->frame, &ap->own_pool);
+		if (rc < 0)
+			return rc;
+		ap->pool = ap->own_pool;
+	}
+	tide_pool_mem_info(ap->pool, &mi);
+	ap->owner = calloc(mi.n, 1);
+	if (ap->owner == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	afxdp_lib_log_begin();
+	rc = afxdp_prog_attach(ap);
+	if (rc == 0)
+		rc = start_sockets(ap);
+	afxdp_lib_log_end();
+	if (rc < 0)
+		goto fail;
+	for (unsigned i = 0; i < ap->nb_rxq; i++) {
+		struct afxdp_rxq *q = (struct afxdp_rxq *)p->rxq[i];
+
+		view_init(ap, &q->u);
+		q->buf_len = (uint16_t)(mi.elt_size - AFXDP_MBUF_HDR);
+		q->port_id = (uint16_t)p->id;
+		afxdp_rx_refill(q);
+		q->pub.burst = afxdp_rx_burst;
+	}
+	for (unsigned i = 0; i < ap->nb_txq; i++) {
+		struct afxdp_txq *q = (struct afxdp_txq *)p->txq[i];
+
+		view_init(ap, &q->u);
+		q->copy_off = AFXDP_MBUF_HDR + tide_pktpool_headroom(ap->pool);
+		q->copy_room = mi.elt_size - q->copy_off;
+		q->kick_max = q->nb_desc / 32 + 1;
+		q->rcy = NULL;
+		q->pub.burst = afxdp_tx_burst;
+	}
+	TIDE_LOG_INFO_(p->name, "dev=%s queues %u..%u: XDP %s, %s, %u-byte frames from pool %s",
+		       ap->dev, ap->queue, ap->queue + ap->nq - 1, ap->attached_mode,
+		       ap->zero_copy ? "zero-copy" : "copy mode", mi.elt_size,
+		       tide_pool_name(ap->pool));
+	return 0;
+fail:
+	afxdp_stop(p);
+	return rc;
+}
+
+static void afxdp_close(struct tide_port *p)
+{
+	(void)p;
+}
+
+static int afxdp_link_get(struct tide_port *p, struct tide_link *out)
+{
+	struct afxdp_port *ap = aport(p);
+	struct ifreq ifr = {0};
+
+	out->up = 0;
+	out->speed_mbps = 0;
+	/* Gone, or replaced by another interface of the same name: down. */
+	if ((int)if_nametoindex(ap->dev) != ap->ifindex)
+		return 0;
+	if (dev_ioctl(ap->dev, SIOCGIFFLAGS, &ifr) == 0)
+		out->up = p->started && (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	return 0;
+}
+
+static void afxdp_stats_add(const struct tide_port *p, struct tide_port_stats *st)
+{
+	const struct afxdp_port *ap = aport(p);
+
+	for (unsigned i = 0; i < ap->nb_txq; i++) {
+		const struct afxdp_txq *q = (const struct afxdp_txq *)p->txq[i];
+
+		if (q)
+			st->oerrors += __atomic_load_n(&q->kick_errors, __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; p->started && i < ap->nb_rxq; i++) {
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+
+		if (ap->sk[i].xsk &&
+		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs,
+			       &len) == 0)
+			st->rx_missed += xs.rx_dropped + xs.rx_ring_full;
+	}
+}
+
+static const char *const modes[] = {"auto", "native", "generic", NULL};
+static const char *const zcs[] = {"auto", "yes", "no", NULL};
+
+static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
+{
+	static unsigned seq;
+	struct afxdp_port *ap;
+	struct tide_port *p;
+	const char *dev = tide_kvargs_get(kv, "dev"), *prog = tide_kvargs_get(kv, "prog");
+	uint64_t queue, nq, frame, busy;
+	unsigned mode, zc;
+	bool wake, walk;
+	char name[48];
+	int ifindex, devq, rc;
+
+	if (tide_kvargs_uint(kv, "queue", 0, 0, 1023, &queue) ||
+	    tide_kvargs_uint(kv, "queues", 1, 1, AFXDP_MAX_QUEUES, &nq) ||
+	    tide_kvargs_uint(kv, "frame", 0, 0, 4096, &frame) ||
+	    tide_kvargs_uint(kv, "busy_poll", 0, 0, 1000000, &busy) ||
+	    tide_kvargs_choice(kv, "mode", modes, 0, &mode) ||
+	    tide_kvargs_choice(kv, "zero_copy", zcs, 0, &zc) ||
+	    tide_kvargs_bool(kv, "need_wakeup", true, &wake) ||
+	    tide_kvargs_bool(kv, "txc_walk", false, &walk))
+		return -EINVAL;
+	if (dev == NULL || dev[0] == '\0' || strlen(dev) >= IF_NAMESIZE) {
+		TIDE_LOG_ERR_("afxdp", "dev=IFNAME is required (an interface name of at most %d characters)",
+			      IF_NAMESIZE - 1);
+		return -EINVAL;
+	}
+	if (frame != 0 && frame != 2048 && frame != 4096) {
+		TIDE_LOG_ERR_("afxdp", "frame=%u: must be 2048 or 4096", (unsigned)frame);
+		return -EINVAL;
+	}
+	if (prog != NULL && strlen(prog) >= sizeof(ap->prog_path)) {
+		TIDE_LOG_ERR_("afxdp", "prog=%s: path too long", prog);
+		return -EINVAL;
+	}
+	if (max < 1)
+		return -ENOSPC;
+	ifindex = (int)if_nametoindex(dev);
+	if (ifindex == 0) {
+		TIDE_LOG_ERR_("afxdp", "dev=%s: no such interface in this network namespace", dev);
+		return -ENODEV;
+	}
+	devq = dev_queues(dev);
+	if (devq > 0 && queue + nq > (unsigned)devq) {
+		TIDE_LOG_ERR_("afxdp", "queue=%u, queues=%u: dev=%s has only %d queue%s (ethtool -l %s)",
+			      (unsigned)queue, (unsigned)nq, dev, devq, devq == 1 ? "" : "s", dev);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "afxdp%u.%s", seq++, dev);
+	rc = tide_port_alloc(&tide_driver_afxdp, name, sizeof(*ap), &p);
+	if (rc < 0)
+		return rc;
+	ap = p->priv;
+	ap->port = p;
+	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
+	ap->ifindex = ifindex;
+	ap->queue = (unsigned)queue;
+	ap->nq = (unsigned)nq;
+	ap->mode = (enum afxdp_mode)mode;
+	ap->zc = (enum afxdp_zc)zc;
+	ap->need_wakeup = wake;
+	ap->txc_walk = walk;
+	ap->frame = (unsigned)frame;
+	ap->busy_poll = (unsigned)busy;
+	ap->link_fd = -1;
+	ap->xsks_map_fd = -1;
+	if (prog != NULL && strcmp(prog, "default") != 0)
+		snprintf(ap->prog_path, sizeof(ap->prog_path), "%s", prog);
+	p->info.max_rxq = ap->nq;
+	p->info.max_txq = ap->nq;
+	p->info.min_desc = 64;
+	p->info.max_desc = 8192;
+	p->info.count_completion = 1;
+	{
+		struct ifreq ifr = {0};
+
+		if (dev_ioctl(dev, SIOCGIFHWADDR, &ifr) == 0)
+			memcpy(p->info.mac, ifr.ifr_hwaddr.sa_data, 6);
+	}
+	ports[0] = p;
+	return 1;
+}
+
+const struct tide_driver tide_driver_afxdp = {
+	.name = "afxdp",
+	.keys = "dev, queue, queues, mode, zero_copy, need_wakeup, frame, prog, busy_poll, txc_walk",
+	.open = afxdp_open,
+	.configure = afxdp_configure,
+	.rxq_setup = afxdp_rxq_setup,
+	.txq_setup = afxdp_txq_setup,
+	.rxq_release = afxdp_rxq_release,
+	.txq_release = afxdp_txq_release,
+	.start = afxdp_start,
+	.stop = afxdp_stop,
+	.close = afxdp_close,
+	.link_get = afxdp_link_get,
+	.stats_add = afxdp_stats_add,
+};

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * AF_XDP driver internals. One AF_XDP socket per queue index k (device queue queue + k),
+ * carrying Rx queue k and Tx queue k; the port's sockets share one UMEM registered over the
+ * Rx pool's memory area (tide/afxdp.h has the frame layout).
+ *
+ * Ring ownership (libxdp rings: cached copies of the kernel's index, reserve/submit,
+ * peek/release):
+ *   fill  user produces frames for Rx    - written by the Rx burst (and by Tx completion
+ *                                           when it recycles, on the same thread)
+ *   rx    kernel produces received frames - read by the Rx burst
+ *   tx    user produces frames to send    - written by the Tx burst
+ *   comp  kernel produces sent frames     - read by Tx completion
+ *
+ * Frame ownership: `owner[frame]` is 1 while the kernel may hold the frame (posted to fill
+ * or tx and not yet seen on rx or comp), else 0. The kernel keeps frames it took from the
+ * fill ring out of sight; after the sockets close, stop gives every frame still marked back
+ * to the pool, so a stopped port holds nothing. One byte store per frame per transition.
+ */
+#ifndef TIDE_DRIVERS_AFXDP_H
+#define TIDE_DRIVERS_AFXDP_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <xdp/xsk.h>
+
+#include <tide/afxdp.h>
+#include <tide/port.h>
+
+#include "driver.h"
+#include "txc.h"
+
+#define AFXDP_MAX_QUEUES 16
+#define AFXDP_XDP_HEADROOM 256 /* XDP_PACKET_HEADROOM: where the kernel puts Rx data */
+#define AFXDP_MBUF_HDR 64
+
+enum afxdp_mode { AFXDP_MODE_AUTO, AFXDP_MODE_NATIVE, AFXDP_MODE_GENERIC };
+enum afxdp_zc { AFXDP_ZC_AUTO, AFXDP_ZC_YES, AFXDP_ZC_NO };
+
+/* What Rx descriptors and Tx completions need to turn an address into an mbuf. */
+struct afxdp_umem_view {
+	uint8_t *base;        /* area start = pool element 0 */
+	uint8_t *owner;       /* one byte per frame, see above */
+	struct tide_pool *pool;
+	uint64_t frame_mask;  /* ~(frame - 1) */
+	uint32_t frame_shift;
+};
+
+struct afxdp_port;
+
+struct afxdp_rxq {
+	struct tide_rxq pub; /* first */
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod fill;
+	struct afxdp_umem_view u;
+	uint32_t batch;       /* fill in bulk of this many frames */
+	uint16_t buf_len;     /* mbuf buf_len of the pool */
+	uint16_t port_id;
+	int fd;
+	bool wakeup;          /* need_wakeup: kick only when the fill ring asks */
+	unsigned nb_desc;
+	struct tide_pool *pool;
+	struct afxdp_port *ap;
+} TIDE_CACHE_ALIGNED;
+
+struct afxdp_txq {
+	struct tide_txq pub; /* first */
+	struct xsk_ring_prod tx;
+	struct xsk_ring_cons comp;
+	struct afxdp_umem_view u;
+	uint32_t copy_off;    /* data offset of a copied packet in its frame */
+	uint32_t copy_room;   /* longest packet a frame holds */
+	int fd;
+	bool wakeup;
+	bool recycle;         /* txfree=auto|recycle: completed frames may go to a fill ring */
+	uint32_t kick_max;    /* kicks per burst at most (copy mode sends 32 frames per kick) */
+	/* Recycle target: the afxdp Rx queue this thread last received from, and the
+	 * generations it was validated in. */
+	struct afxdp_rxq *rcy;
+	uint32_t rcy_gen, rcy_afxdp_gen;
+	uint64_t kicks, kick_again, kick_errors, copies;
+	unsigned nb_desc;
+	struct afxdp_port *ap;
+	struct txc txc;
+} TIDE_CACHE_ALIGNED;
+
+/* Per queue index: the socket and the rings it needs when only one direction is set up. */
+struct afxdp_sock {
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod fill_spare;
+	struct xsk_ring_cons comp_spare;
+};
+
+struct afxdp_port {
+	struct tide_port *port;
+	char dev[IF_NAMESIZE];
+	int ifindex;
+	unsigned queue, nq;
+	unsigned nb_rxq, nb_txq;
+	enum afxdp_mode mode;
+	enum afxdp_zc zc;
+	bool need_wakeup, txc_walk;
+	unsigned frame;        /* 0: the pool's */
+	unsigned busy_poll;
+	char prog_path[256];   /* empty: the embedded program */
+
+	/* Running state (between start and stop). */
+	struct tide_pool *pool;      /* the UMEM's pool */
+	struct tide_pool *own_pool;  /* made for a port without Rx queues */
+	uint8_t *owner;
+	struct xsk_umem *umem;
+	struct afxdp_sock sk[AFXDP_MAX_QUEUES];
+	void *bpf_obj;               /* struct bpf_object */
+	int link_fd, xsks_map_fd;
+	bool zero_copy;              /* what the sockets got */
+	const char *attached_mode;
+};
+
+extern const struct tide_driver tide_driver_afxdp;
+extern uint32_t afxdp_gen; /* bumped when an afxdp port stops: recycle targets revalidate */
+
+/* afxdp_xdp.c: the XDP program. Both log why they fail. */
+int afxdp_prog_attach(struct afxdp_port *ap);
+void afxdp_prog_detach(struct afxdp_port *ap);
+/* Route libbpf/libxdp messages to tide's log while tide calls them; returns a token. */
+void afxdp_lib_log_begin(void);
+void afxdp_lib_log_end(void);
+
+/* afxdp_rxtx.c: burst functions and the out-of-line completion check. */
+uint16_t afxdp_rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t afxdp_tx_burst(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+unsigned afxdp_tx_advance(struct txc *t);
+/* Post every whole batch of frames the fill ring has room for. */
+void afxdp_rx_refill(struct afxdp_rxq *q);
+
+#endif

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * AF_XDP fast path. Rx turns descriptors into mbufs in place (the address gives the frame,
+ * the frame starts with the mbuf header); Tx sends UMEM mbufs in place and copies others;
+ * Tx completion arrives as a count through the engine, and the completed frames go straight
+ * to a fill ring (recycle) or back to the pool in bulk.
+ */
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "afxdp.h"
+
+#define AFXDP_BULK 64
+
+/* ---- Rx ---- */
+
+void afxdp_rx_refill(struct afxdp_rxq *q)
+{
+	struct tide_mbuf *m[AFXDP_BULK];
+	uint32_t room = xsk_prod_nb_free(&q->fill, q->fill.size), idx = 0;
+
+	while (room >= q->batch) {
+		if (tide_pool_get_bulk(q->pool, (void **)m, q->batch) < 0) {
+			tide_stat_add(&q->pub.stats.nombuf, 1);
+			break;
+		}
+		xsk_ring_prod__reserve(&q->fill, q->batch, &idx);
+		for (uint32_t i = 0; i < q->batch; i++) {
+			uint64_t off = tide_pool_offset(q->pool, m[i]);
+
+			*xsk_ring_prod__fill_addr(&q->fill, idx + i) = off;
+			q->u.owner[off >> q->u.frame_shift] = 1;
+		}
+		/* Release store of the producer index inside submit: the kernel sees the
+		 * addresses before the index. */
+		xsk_ring_prod__submit(&q->fill, q->batch);
+		room -= q->batch;
+	}
+}
+
+uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct afxdp_rxq *q = (struct afxdp_rxq *)pub;
+	const struct afxdp_umem_view *u = &q->u;
+	uint64_t bytes = 0;
+	uint32_t idx;
+	unsigned got;
+
+	/* peek: acquire load of the kernel's producer index (pairs with its release). */
+	got = xsk_ring_cons__peek(&q->rx, n, &idx);
+	if (got == 0) {
+		if (xsk_prod_nb_free(&q->fill, q->batch) >= q->batch)
+			afxdp_rx_refill(q);
+		/* No syscall unless the kernel asked for one (need_wakeup on the fill ring). */
+		if (q->wakeup && xsk_ring_prod__needs_wakeup(&q->fill))
+			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		return 0;
+	}
+	for (unsigned i = 0; i < got; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+		uint64_t off = d->addr & u->frame_mask;
+		struct tide_mbuf *m = (struct tide_mbuf *)(u->base + off);
+
+		/* The whole header is written: the kernel may have used this space as XDP
+		 * headroom, and a frame recycled from Tx completion has a stale header. */
+		*m = (struct tide_mbuf){
+			.buf_addr = (char *)m + AFXDP_MBUF_HDR,
+			.iova = off + AFXDP_MBUF_HDR,
+			.pool = q->pool,
+			.pkt_len = d->len,
+			.data_len = (uint16_t)d->len,
+			.data_off = (uint16_t)(d->addr - off - AFXDP_MBUF_HDR),
+			.buf_len = q->buf_len,
+			.refcnt = 1,
+			.nb_segs = 1,
+			.port = q->port_id,
+		};
+		u->owner[off >> u->frame_shift] = 0;
+		bytes += d->len;
+		pkts[i] = m;
+	}
+	xsk_ring_cons__release(&q->rx, got);
+	afxdp_rx_refill(q);
+	tide_stat_add(&pub->stats.packets, got);
+	tide_stat_add(&pub->stats.bytes, bytes);
+	return (uint16_t)got;
+}
+
+/* ---- Tx completion ---- */
+
+/* Kick the kernel to send: copy mode needs one per 32 frames; EAGAIN, EBUSY and ENOBUFS
+ * mean "again later" (the frames stay in the ring and the next burst kicks again). */
+static void tx_kick(struct afxdp_txq *q)
+{
+	for (uint32_t k = 0; k < q->kick_max; k++) {
+		/* Pairs with the kernel's release of the consumer index. */
+		if (__atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE) == q->tx.cached_prod)
+			return;
+		if (q->wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
+			return;
+		if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0) {
+			if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
+			    errno == EINTR)
+				tide_stat_add(&q->kick_again, 1);
+			else
+				tide_stat_add(&q->kick_errors, 1);
+			return;
+		}
+		tide_stat_add(&q->kicks, 1);
+	}
+}
+
+/* The afxdp Rx queue that may take this queue's completed frames, or NULL. Valid while the
+ * queue generations have not moved since it was checked (see tide/port_core.h). */
+static inline struct afxdp_rxq *tx_recycle_target(struct afxdp_txq *q)
+{
+	struct tide_rxq *rq = tide_last_rxq_;
+	uint32_t gen = __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED);
+	uint32_t agen = __atomic_load_n(&afxdp_gen, __ATOMIC_RELAXED);
+
+	if (q->rcy != NULL && &q->rcy->pub == rq && q->rcy_gen == gen && q->rcy_afxdp_gen == agen)
+		return q->rcy;
+	q->rcy = NULL;
+	if (rq == NULL || tide_last_rxq_gen_ != gen || rq->port->drv != &tide_driver_afxdp ||
+	    rq->burst != afxdp_rx_burst || ((struct afxdp_rxq *)rq)->pool != q->u.pool)
+		return NULL;
+	q->rcy = (struct afxdp_rxq *)rq;
+	q->rcy_gen = gen;
+	q->rcy_afxdp_gen = agen;
+	return q->rcy;
+}
+
+/* Give @n completed frames at comp[idx..] back: to a fill ring when recycling, else to
+ * the pool in bulk. Frames sent from this queue were refcnt 1, one segment: no header is
+ * read. */
+static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n)
+{
+	const struct afxdp_umem_view *u = &q->u;
+	struct afxdp_rxq *rq = q->recycle ? tx_recycle_target(q) : NULL;
+	void *m[AFXDP_BULK];
+	unsigned i = 0, nb = 0;
+
+	if (rq != NULL) {
+		uint32_t k = xsk_prod_nb_free(&rq->fill, n), fidx = 0;
+
+		if (k > n)
+			k = n;
+		if (k > 0) {
+			xsk_ring_prod__reserve(&rq->fill, k, &fidx);
+			for (; i < k; i++) {
+				uint64_t off = *xsk_ring_cons__comp_addr(&q->comp, idx + i) &
+					       u->frame_mask;
+
+				*xsk_ring_prod__fill_addr(&rq->fill, fidx + i) = off;
+				u->owner[off >> u->frame_shift] = 0;
+				rq->u.owner[off >> u->frame_shift] = 1;
+			}
+			xsk_ring_prod__submit(&rq->fill, k);
+			tide_stat_add(&q->txc.recycled, k);
+		}
+	}
+	for (; i < n; i++) {
+		uint64_t off = *xsk_ring_cons__comp_addr(&q->comp, idx + i) & u->frame_mask;
+
+		u->owner[off >> u->frame_shift] = 0;
+		m[nb++] = u->base + off;
+		if (nb == AFXDP_BULK) {
+			tide_pool_put_bulk(u->pool, m, nb);
+			nb = 0;
+		}
+	}
+	if (nb)
+		tide_pool_put_bulk(u->pool, m, nb);
+	/* Recycled frames count as released too; the walking engine counts its own. */
+	if (q->txc.o1)
+		tide_stat_add(&q->txc.released, n);
+}
+
+/* Count-mode completion: the completion ring says how many, in submission order. */
+static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
+{
+	struct afxdp_txq *q = t->drv;
+	uint32_t idx;
+	unsigned n;
+
+	tx_kick(q); /* frames a refused kick left in the ring */
+	n = xsk_ring_cons__peek(&q->comp, q->comp.size, &idx);
+	if (n == 0)
+		return 0;
+	tx_complete(q, idx, n);
+	xsk_ring_cons__release(&q->comp, n);
+	txc_advance_count(t, n);
+	return n;
+}
+
+unsigned afxdp_tx_advance(struct txc *t)
+{
+	return tx_advance(t);
+}
+
+/* ---- Tx ---- */
+
+uint16_t afxdp_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct afxdp_txq *q = (struct afxdp_txq *)pub;
+	const struct afxdp_umem_view *u = &q->u;
+	struct txc *t = &q->txc;
+	struct tide_mbuf *done[AFXDP_BULK];
+	unsigned room = txc_make_room(t, tx_advance), used = 0, nd = 0, dropped = 0;
+	uint64_t bytes = 0;
+	uint32_t idx;
+	uint16_t i;
+
+	if (n > room)
+		n = (uint16_t)room;
+	if (n > AFXDP_BULK)
+		n = AFXDP_BULK;
+	/* The Tx ring has at least as much room as the engine: entries leave it before
+	 * their completion arrives. */
+	if (n == 0 || xsk_ring_prod__reserve(&q->tx, n, &idx) != n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i];
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + used);
+		uint64_t addr;
+		uint32_t len = m->pkt_len;
+
+		if (tide_likely(m->pool == u->pool && m->nb_segs == 1 &&
+				tide_mbuf_refcnt_read(m) == 1)) {
+			/* In place: the Tx queue owns the mbuf until its frame completes. */
+			addr = m->iova + m->data_off;
+		} else {
+			struct tide_mbuf *f;
+
+			if (tide_unlikely(len > q->copy_room)) {
+				done[nd++] = m;
+				dropped++;
+				continue;
+			}
+			if (tide_pool_get(u->pool, (void **)&f) < 0)
+				break;
+			addr = tide_pool_offset(u->pool, f) + q->copy_off;
+			tide_mbuf_read(m, 0, len, u->base + addr);
+			/* Freed after the loop, in bulk (seed 003). */
+			done[nd++] = m;
+			tide_stat_add(&q->copies, 1);
+		}
+		d->addr = addr;
+		d->len = len;
+		d->options = 0;
+		u->owner[addr >> u->frame_shift] = 1;
+		bytes += len;
+		used++;
+	}
+	/* Give back the descriptors reserved for dropped or unsent packets. */
+	q->tx.cached_prod -= n - used;
+	if (used) {
+		xsk_ring_prod__submit(&q->tx, used);
+		txc_commit(t, used);
+		tx_kick(q);
+		tide_stat_add(&pub->stats.packets, used);
+		tide_stat_add(&pub->stats.bytes, bytes);
+	}
+	if (nd)
+		tide_mbuf_free_bulk(done, nd);
+	if (tide_unlikely(dropped))
+		tide_stat_add(&pub->stats.errors, dropped);
+	return i;
+}

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * AF_XDP driver on veth pairs (run through tests/afxdp/netns-env, which makes and removes the
+ * namespace and the veths). The far ends live in the namespace; this test reaches them with
+ * AF_PACKET sockets opened by a thread that entered the namespace. Rates are low and bounded:
+ * counts and payloads are checked, never throughput.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <tide/afxdp.h>
+#include <tide/port.h>
+
+#include "testutil.h"
+
+#define ETHERTYPE_TDX 0x88b5
+#define MAGIC 0x74647801u
+#define NPKT 2000
+
+static const char *ns, *dev_a, *peer_a, *dev_b, *peer_b;
+
+/* ---- the namespace side ---- */
+
+struct ns_sock {
+	const char *ifname;
+	int fd, ifindex;
+};
+
+static void *ns_sock_thread(void *arg)
+{
+	struct ns_sock *s = arg;
+	char path[128];
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETHERTYPE_TDX)};
+	int nfd;
+
+	s->fd = -1;
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	nfd = open(path, O_RDONLY | O_CLOEXEC);
+	/* setns changes only this thread's network namespace. */
+	if (nfd < 0 || setns(nfd, CLONE_NEWNET) < 0)
+		return NULL;
+	close(nfd);
+	s->ifindex = (int)if_nametoindex(s->ifname);
+	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETHERTYPE_TDX));
+	sll.sll_ifindex = s->ifindex;
+	if (s->fd >= 0 && bind(s->fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	return NULL;
+}
+
+/* An AF_PACKET socket on interface @ifname of the namespace, for our ethertype only. */
+static struct ns_sock ns_open(const char *ifname)
+{
+	struct ns_sock s = {.ifname = ifname, .fd = -1};
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, ns_sock_thread, &s), 0);
+	pthread_join(t, NULL);
+	assert_true(s.fd >= 0);
+	return s;
+}
+
+static unsigned pkt_len(uint32_t seq)
+{
+	return 60 + (seq * 37) % 1400;
+}
+
+static unsigned pkt_make(uint8_t *buf, const uint8_t *dst, uint32_t seq)
+{
+	unsigned len = pkt_len(seq);
+	uint32_t v;
+
+	memcpy(buf, dst, 6);
+	memcpy(buf + 6, "\x02\x00\x00\x74\x64\x78", 6);
+	buf[12] = ETHERTYPE_TDX >> 8;
+	buf[13] = ETHERTYPE_TDX & 0xff;
+	v = htonl(MAGIC);
+	memcpy(buf + 14, &v, 4);
+	v = htonl(seq);
+	memcpy(buf + 18, &v, 4);
+	for (unsigned i = 22; i < len; i++)
+		buf[i] = (uint8_t)(seq + i);
+	return len;
+}
+
+/* Returns the sequence number, or -1 when the frame is not one of ours or is damaged. */
+static long pkt_check(const uint8_t *buf, unsigned len)
+{
+	uint32_t v, seq;
+
+	if (len < 22 || buf[12] != (ETHERTYPE_TDX >> 8) || buf[13] != (ETHERTYPE_TDX & 0xff))
+		return -1;
+	memcpy(&v, buf + 14, 4);
+	if (ntohl(v) != MAGIC)
+		return -1;
+	memcpy(&v, buf + 18, 4);
+	seq = ntohl(v);
+	if (len != pkt_len(seq))
+		return -1;
+	for (unsigned i = 22; i < len; i++)
+		if (buf[i] != (uint8_t)(seq + i))
+			return -1;
+	return seq;
+}
+
+static void ns_send(struct ns_sock *s, const uint8_t *dst, uint32_t seq)
+{
+	uint8_t buf[1600];
+	unsigned len = pkt_make(buf, dst, seq);
+
+	assert_int_equal(send(s->fd, buf, len, 0), (ssize_t)len);
+}
+
+/* Receive on the namespace side until @want frames of ours arrived or 2 s of silence. */
+static unsigned ns_recv(struct ns_sock *s, unsigned want, uint8_t *seen)
+{
+	uint8_t buf[2048];
+	unsigned got = 0;
+	struct pollfd pfd = {.fd = s->fd, .events = POLLIN};
+
+	while (got < want && poll(&pfd, 1, 2000) > 0) {
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t r = recvfrom(s->fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
+				     &fl);
+		long seq;
+
+		if (r <= 0 || from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		seq = pkt_check(buf, (unsigned)r);
+		assert_true(seq >= 0 && seq < NPKT);
+		assert_int_equal(seen[seq], 0);
+		seen[seq] = 1;
+		got++;
+	}
+	return got;
+}
+
+/* ---- the tide side ---- */
+
+static struct tide_pool *umem_pool(void)
+{
+	struct tide_pool *p;
+
+	assert_int_equal(tide_afxdp_pool_create("tdx", 4096, 64, 2048, &p), 0);
+	return p;
+}
+
+static struct tide_port *port_up(const char *spec, struct tide_pool *pool, unsigned nq)
+{
+	struct tide_port *p;
+
+	assert_int_equal(tide_port_open(spec, &p), 0);
+	assert_int_equal(tide_port_configure(p, pool ? nq : 0, nq), 0);
+	for (unsigned q = 0; q < nq; q++) {
+		if (pool)
+			assert_int_equal(tide_rxq_setup(p, q, 512, pool, NULL), 0);
+		assert_int_equal(tide_txq_setup(p, q, 512, NULL), 0);
+	}
+	assert_int_equal(tide_port_start(p), 0);
+	return p;
+}
+
+static int xdp_attached(const char *dev)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, qo);
+	int ifindex = (int)if_nametoindex(dev);
+
+	if (ifindex == 0 || bpf_xdp_query(ifindex, 0, &qo) < 0)
+		return 0;
+	return qo.attach_mode != XDP_ATTACHED_NONE;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Send NPKT frames from the namespace into @in (bursts of 16), poll @rxq, check them all. */
+static void rx_case(const char *mode)
+{
+	char spec[128];
+	struct tide_pool *pool = umem_pool();
+	struct tide_port *p;
+	struct tide_port_info info;
+	struct ns_sock s = ns_open(peer_a);
+	static uint8_t seen[NPKT];
+	unsigned got = 0, other = 0;
+
+	memset(seen, 0, sizeof(seen));
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s,mode=%s", dev_a, mode);
+	p = port_up(spec, pool, 1);
+	assert_true(xdp_attached(dev_a));
+	tide_port_info_get(p, &info);
+	for (uint32_t seq = 0; seq < NPKT; seq++) {
+		ns_send(&s, info.mac, seq);
+		if (seq % 16 == 15 || seq == NPKT - 1) {
+			for (int spin = 0; spin < 20000 && got < seq + 1; spin++) {
+				struct tide_mbuf *m[32];
+				uint16_t n = tide_rx_burst(tide_port_rxq(p, 0), m, 32);
+
+				for (uint16_t i = 0; i < n; i++) {
+					long sq = pkt_check(tide_mbuf_mtod(m[i], uint8_t *),
+							    m[i]->data_len);
+
+					if (sq < 0) {
+						other++;
+					} else {
+						assert_int_equal(seen[sq], 0);
+						assert_int_equal(m[i]->pkt_len, pkt_len((uint32_t)sq));
+						seen[sq] = 1;
+						got++;
+					}
+				}
+				tide_mbuf_free_bulk(m, n);
+				if (n == 0)
+					sleep_us(20);
+			}
+		}
+	}
+	assert_int_equal(got, NPKT);
+	assert_int_equal(other, 0);
+	tide_port_close(p);
+	assert_false(xdp_attached(dev_a));
+	close(s.fd);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+static void test_rx_native(void **state)
+{
+	(void)state;
+	rx_case("native");
+}
+
+static void test_rx_generic(void **state)
+{
+	(void)state;
+	rx_case("generic");
+}
+
+/* Send from tide: half the packets from the UMEM pool (in place), half from a plain pool
+ * (copied into frames); the namespace side checks every one. */
+static void tx_case(const char *extra, bool with_rx)
+{
+	char spec[160];
+	struct tide_pool *pool = umem_pool(), *plain;
+	struct tide_port *p;
+	struct ns_sock s = ns_open(peer_a);
+	static uint8_t seen[NPKT];
+	uint8_t dst[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct tide_port_stats st;
+	unsigned got = 0;
+
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(tide_pktpool_create("tdx-plain", 1024, 64, 0, NULL, &plain), 0);
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s%s", dev_a, extra);
+	p = port_up(spec, with_rx ? pool : NULL, 1);
+	for (uint32_t seq = 0; seq < NPKT; seq += 16) {
+		struct tide_mbuf *m[16];
+		uint16_t k = 0;
+
+		for (uint32_t i = 0; i < 16; i++) {
+			struct tide_pool *from = ((seq + i) & 1) && with_rx ? pool : plain;
+
+			m[i] = tide_mbuf_alloc(from);
+			assert_non_null(m[i]);
+			uint8_t *d = (uint8_t *)tide_mbuf_append(m[i], (uint16_t)pkt_len(seq + i));
+
+			assert_non_null(d);
+			pkt_make(d, dst, seq + i);
+		}
+		for (int spin = 0; k < 16 && spin < 100000; spin++) {
+			k += tide_tx_burst(tide_port_txq(p, 0), m + k, (uint16_t)(16 - k));
+			if (k < 16)
+				sleep_us(10);
+		}
+		assert_int_equal(k, 16);
+		got += ns_recv(&s, 16, seen);
+	}
+	got += ns_recv(&s, NPKT - got, seen);
+	assert_int_equal(got, NPKT);
+	tide_txq_done_cleanup(tide_port_txq(p, 0), 0);
+	assert_int_equal(tide_port_stats_get(p, &st), 0);
+	assert_int_equal(st.opackets, NPKT);
+	assert_int_equal(st.oerrors, 0);
+	tide_port_close(p);
+	close(s.fd);
+	assert_pool_full(plain);
+	assert_pool_full(pool);
+	tide_pool_free(plain);
+	tide_pool_free(pool);
+}
+
+static void test_tx(void **state)
+{
+	(void)state;
+	tx_case("", true);
+}
+
+static void test_tx_only_port(void **state)
+{
+	(void)state;
+	tx_case(",mode=generic,need_wakeup=no", false);
+}
+
+static void test_tx_walk(void **state)
+{
+	(void)state;
+	tx_case(",txc_walk=yes", true);
+}
+
+/* l2fwd through tide: namespace -> a -> tide -> b -> namespace. */
+static void fwd_case(const char *extra)
+{
+	char spec[160];
+	struct tide_pool *pool = umem_pool();
+	struct tide_port *pa, *pb;
+	struct ns_sock sa = ns_open(peer_a), sb = ns_open(peer_b);
+	static uint8_t seen[NPKT];
+	struct tide_port_info info;
+	struct tide_port_stats st;
+	unsigned got = 0, fwd = 0;
+
+	memset(seen, 0, sizeof(seen));
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s%s", dev_a, extra);
+	pa = port_up(spec, pool, 1);
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s%s", dev_b, extra);
+	pb = port_up(spec, pool, 1);
+	tide_port_info_get(pa, &info);
+	for (uint32_t seq = 0; seq < NPKT; seq++) {
+		ns_send(&sa, info.mac, seq);
+		if (seq % 16 != 15 && seq != NPKT - 1)
+			continue;
+		for (int spin = 0; spin < 20000 && fwd < seq + 1; spin++) {
+			struct tide_mbuf *m[32];
+			uint16_t n = tide_rx_burst(tide_port_rxq(pa, 0), m, 32), k = 0;
+
+			for (int t = 0; k < n && t < 10000; t++)
+				k += tide_tx_burst(tide_port_txq(pb, 0), m + k, (uint16_t)(n - k));
+			assert_int_equal(k, n);
+			fwd += n;
+			/* Keep b's Rx polled: its fill ring takes b's completed frames. */
+			tide_rx_burst(tide_port_rxq(pb, 0), m, 32);
+			if (n == 0)
+				sleep_us(20);
+		}
+		got += ns_recv(&sb, fwd - got, seen);
+	}
+	assert_int_equal(fwd, NPKT);
+	assert_int_equal(got, NPKT);
+	tide_txq_done_cleanup(tide_port_txq(pb, 0), 0);
+	tide_port_stats_get(pb, &st);
+	assert_int_equal(st.opackets, NPKT);
+	assert_int_equal(st.tx_released, NPKT);
+	assert_true(st.tx_recycled > 0); /* b's completed frames went to a's fill ring */
+	tide_port_close(pa);
+	tide_port_close(pb);
+	assert_false(xdp_attached(dev_a));
+	assert_false(xdp_attached(dev_b));
+	close(sa.fd);
+	close(sb.fd);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+static void test_fwd_native(void **state)
+{
+	(void)state;
+	fwd_case(",mode=native");
+}
+
+static void test_fwd_generic_walk(void **state)
+{
+	(void)state;
+	fwd_case(",mode=generic,txc_walk=yes");
+}
+
+/* Two queues on the two-queue veth: both sockets come up, and go. */
+static void test_two_queues(void **state)
+{
+	char spec[128];
+	struct tide_pool *pool = umem_pool();
+	struct tide_port *p;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s,queues=2", dev_b);
+	p = port_up(spec, pool, 2);
+	tide_port_stop(p);
+	assert_pool_full(pool);
+	assert_int_equal(tide_port_start(p), 0); /* sockets on the same queues again */
+	tide_port_close(p);
+	assert_false(xdp_attached(dev_b));
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+static void test_bad_specs(void **state)
+{
+	char spec[128];
+	struct tide_port *p, *p2;
+	struct tide_pool *pool = umem_pool(), *bad;
+
+	(void)state;
+	assert_int_equal(tide_port_open("afxdp:dev=tdx-no-such-if", &p), -ENODEV);
+	assert_int_equal(tide_port_open("afxdp:queue=0", &p), -EINVAL);
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s,queue=5", dev_a);
+	assert_int_equal(tide_port_open(spec, &p), -EINVAL);
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s,queue=1,queues=2", dev_b);
+	assert_int_equal(tide_port_open(spec, &p), -EINVAL);
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s,mode=fast", dev_a);
+	assert_int_equal(tide_port_open(spec, &p), -EINVAL);
+	assert_false(xdp_attached(dev_a));
+
+	/* A pool that cannot be a UMEM is refused at setup, with a message saying how. */
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev_a);
+	assert_int_equal(tide_port_open(spec, &p), 0);
+	assert_int_equal(tide_port_configure(p, 1, 1), 0);
+	assert_int_equal(tide_pktpool_create("tdx-bad", 256, 0, 0, NULL, &bad), 0);
+	assert_int_equal(tide_rxq_setup(p, 0, 512, bad, NULL), -EINVAL);
+	tide_pool_free(bad);
+
+	/* The interface already runs an XDP program: the second port fails to start and
+	 * leaves the first one's program alone. */
+	assert_int_equal(tide_rxq_setup(p, 0, 512, pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(p, 0, 512, NULL), 0);
+	assert_int_equal(tide_port_start(p), 0);
+	assert_int_equal(tide_port_open(spec, &p2), 0);
+	assert_int_equal(tide_port_configure(p2, 0, 1), 0);
+	assert_int_equal(tide_txq_setup(p2, 0, 512, NULL), 0);
+	assert_int_equal(tide_port_start(p2), -EBUSY);
+	tide_port_close(p2);
+	assert_true(xdp_attached(dev_a));
+	tide_port_close(p);
+	assert_false(xdp_attached(dev_a));
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+/* The interface disappears under a running port: link down, no crash, nothing leaks. */
+static void test_dev_removed(void **state)
+{
+	char cmd[160], dev[IF_NAMESIZE], spec[96];
+	struct tide_pool *pool = umem_pool(), *plain;
+	struct tide_port *p;
+	struct tide_link link;
+
+	(void)state;
+	snprintf(dev, sizeof(dev), "tdxr%s", getenv("TDX_ID"));
+	snprintf(cmd, sizeof(cmd), "ip link add %s type veth peer name tdxR%s && ip link set %s up && ip link set tdxR%s up",
+		 dev, getenv("TDX_ID"), dev, getenv("TDX_ID"));
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tide_pktpool_create("tdx-plain", 256, 0, 0, NULL, &plain), 0);
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev);
+	p = port_up(spec, pool, 1);
+	assert_int_equal(tide_port_link_get(p, &link), 0);
+	assert_int_equal(link.up, 1);
+	snprintf(cmd, sizeof(cmd), "ip link del %s", dev);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < 100; i++) {
+		struct tide_mbuf *m[8];
+		uint16_t n = tide_rx_burst(tide_port_rxq(p, 0), m, 8), k;
+
+		tide_mbuf_free_bulk(m, n);
+		for (unsigned j = 0; j < 8; j++) {
+			m[j] = tide_mbuf_alloc(j & 1 ? pool : plain);
+			tide_mbuf_append(m[j], 60);
+		}
+		k = tide_tx_burst(tide_port_txq(p, 0), m, 8);
+		tide_mbuf_free_bulk(m + k, 8u - k);
+	}
+	assert_int_equal(tide_port_link_get(p, &link), 0);
+	assert_int_equal(link.up, 0);
+	tide_port_close(p);
+	assert_pool_full(plain);
+	assert_pool_full(pool);
+	tide_pool_free(plain);
+	tide_pool_free(pool);
+}
+
+/* kill -9 leaves nothing attached: the program hangs on a BPF link owned by the process. */
+static void test_kill9(void **state)
+{
+	char spec[96];
+	int st;
+	pid_t pid;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev_b);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct tide_pool *pool;
+		struct tide_port *p;
+
+		if (tide_afxdp_pool_create("tdx-child", 1024, 0, 2048, &pool) < 0 ||
+		    tide_port_open(spec, &p) < 0 || tide_port_configure(p, 1, 1) < 0 ||
+		    tide_rxq_setup(p, 0, 256, pool, NULL) < 0 || tide_txq_setup(p, 0, 256, NULL) < 0 ||
+		    tide_port_start(p) < 0)
+			_exit(1);
+		raise(SIGKILL);
+		_exit(2);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	for (int i = 0; i < 100 && xdp_attached(dev_b); i++)
+		sleep_us(10000);
+	assert_false(xdp_attached(dev_b));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_specs),
+		cmocka_unit_test(test_rx_native),
+		cmocka_unit_test(test_rx_generic),
+		cmocka_unit_test(test_tx),
+		cmocka_unit_test(test_tx_only_port),
+		cmocka_unit_test(test_tx_walk),
+		cmocka_unit_test(test_fwd_native),
+		cmocka_unit_test(test_fwd_generic_walk),
+		cmocka_unit_test(test_two_queues),
+		cmocka_unit_test(test_dev_removed),
+		cmocka_unit_test(test_kill9),
+	};
+	int fd;
+
+	ns = getenv("TDX_NS");
+	dev_a = getenv("TDX_A");
+	peer_a = getenv("TDX_A_PEER");
+	dev_b = getenv("TDX_B");
+	peer_b = getenv("TDX_B_PEER");
+	if (!ns || !dev_a || !peer_a || !dev_b || !peer_b || !getenv("TDX_ID")) {
+		printf("skip: run through tests/afxdp/netns-env\n");
+		return 77;
+	}
+	fd = socket(AF_XDP, SOCK_RAW, 0);
+	if (fd < 0) {
+		printf("skip: no AF_XDP sockets in this kernel (%s)\n", strerror(errno));
+		return 77;
+	}
+	close(fd);
+	if (getenv("TDX_FILTER"))
+		cmocka_set_test_filter(getenv("TDX_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
