@@ -293,7 +293,9 @@ int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct f
 		json_str(f, ctx->info[p].name);
 		fprintf(f, ", \"driver\": ");
 		json_str(f, ctx->info[p].driver);
-		fprintf(f, ", ");
+		fprintf(f, ", \"mac\": \"%02x:%02x:%02x:%02x:%02x:%02x\", ", ctx->info[p].mac[0],
+			ctx->info[p].mac[1], ctx->info[p].mac[2], ctx->info[p].mac[3],
+			ctx->info[p].mac[4], ctx->info[p].mac[5]);
 		json_port(f, ctx, &d, dt);
 		fprintf(f, "}%s\n", p + 1 < ctx->nports ? "," : "");
 	}
