@@ -156,6 +156,25 @@ static unsigned rate_allow(struct simnic_dev *d, struct simnic_rxq *q, unsigned 
 	return (unsigned)n;
 }
 
+/*
+ * Take up to @want packets from the port's count= budget. Atomic: in inline mode the queues
+ * of one port may be stepped from several threads.
+ */
+static unsigned gen_reserve(struct simnic_port *sp, unsigned want)
+{
+	uint64_t left = __atomic_load_n(&sp->hw.gen_budget, __ATOMIC_RELAXED);
+
+	do {
+		if (left == UINT64_MAX)
+			return want; /* no limit */
+		if (want > left)
+			want = (unsigned)left;
+	} while (want != 0 &&
+		 !__atomic_compare_exchange_n(&sp->hw.gen_budget, &left, left - want, 0,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return want;
+}
+
 unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget)
 {
 	struct simnic_port *sp = q->sp;
@@ -170,8 +189,7 @@ unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget)
 	tail = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
 	if (budget > tail - q->hw.head)
 		budget = tail - q->hw.head;
-	if (budget > sp->hw.gen_budget)
-		budget = (unsigned)sp->hw.gen_budget;
+	budget = gen_reserve(sp, budget);
 	for (unsigned i = 0; i < budget; i++) {
 		struct simnic_rx_desc *desc = &q->ring[q->hw.head & q->mask];
 		uint8_t *buf = (uint8_t *)(uintptr_t)desc->addr;
@@ -192,9 +210,7 @@ unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget)
 				 __ATOMIC_RELEASE);
 		q->hw.head++;
 	}
-	if (sp->hw.gen_budget != UINT64_MAX)
-		sp->hw.gen_budget -= budget;
-	__atomic_store_n(&sp->hw.gen_packets, sp->hw.gen_packets + budget, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sp->hw.gen_packets, budget, __ATOMIC_RELAXED);
 	return budget;
 }
 
@@ -211,13 +227,10 @@ static void deliver(struct simnic_txq *q, const uint8_t *data, unsigned len)
 	case SIMNIC_WIRE_GEN:
 		/* The sink reads the packet, as a NIC's DMA would. */
 		if (sp->verify && sp->verify(sp->verify_arg, sp->idx, data, len) != 0)
-			__atomic_store_n(&sp->hw.verify_failed, sp->hw.verify_failed + 1,
-					 __ATOMIC_RELAXED);
+			__atomic_fetch_add(&sp->hw.verify_failed, 1, __ATOMIC_RELAXED);
 		else
 			(void)*(const volatile uint8_t *)data;
-		__atomic_store_n(&sp->hw.sink_packets, sp->hw.sink_packets + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&sp->hw.sink_bytes, sp->hw.sink_bytes + len, __ATOMIC_RELAXED);
-		return;
+		return; /* counted by the caller, once per step */
 	case SIMNIC_WIRE_LOOP:
 		dst = sp;
 		break;
@@ -239,6 +252,7 @@ static void deliver(struct simnic_txq *q, const uint8_t *data, unsigned len)
 unsigned simnic_hw_tx_step(struct simnic_txq *q, unsigned budget)
 {
 	uint32_t head, start, tail, wb = 0;
+	uint64_t bytes = 0;
 	bool wrote = false;
 	unsigned ondie = q->sp->dev->ondie;
 
@@ -254,6 +268,7 @@ unsigned simnic_hw_tx_step(struct simnic_txq *q, unsigned budget)
 		uint16_t cmd = d->cmd;
 
 		deliver(q, (const uint8_t *)(uintptr_t)d->addr, d->len);
+		bytes += d->len;
 		head++;
 		if (cmd & SIMNIC_TXD_CMD_RS) {
 			q->hw.gap = 0;
@@ -276,6 +291,11 @@ unsigned simnic_hw_tx_step(struct simnic_txq *q, unsigned budget)
 	q->hw.head = head;
 	if (wrote)
 		__atomic_store_n(&q->head_wb, wb, __ATOMIC_RELEASE);
+	if (q->sp->dev->wire == SIMNIC_WIRE_GEN && head != start) {
+		/* Atomic: in inline mode several threads may transmit on one port's queues. */
+		__atomic_fetch_add(&q->sp->hw.sink_packets, head - start, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&q->sp->hw.sink_bytes, bytes, __ATOMIC_RELAXED);
+	}
 	return head - start;
 }
 

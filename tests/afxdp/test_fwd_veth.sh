@@ -1,0 +1,59 @@
+#!/bin/sh
+# tide-fwd forwards between two veth pairs through AF_XDP (run by netns-env, which made the
+# pairs and removes them): frames sent into pair a's namespace end must come out of pair b's
+# namespace end, every one, intact; tide-fwd must end with no buffer outstanding.
+#   test_fwd_veth.sh TIDE_FWD
+set -u
+fwd=$1
+n=2000
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+for mode in native generic; do
+	"$fwd" --port "afxdp:dev=$TDX_A,mode=$mode" --port "afxdp:dev=$TDX_B,mode=$mode" \
+		--fwd io --duration 8 --quiet --json "$out/$mode.json" >"$out/$mode.log" 2>&1 &
+	pid=$!
+	sleep 2
+	# Sender on a's peer, receiver on b's peer, both in the namespace.
+	nsenter --net="/run/netns/$TDX_NS" python3 - "$TDX_A_PEER" "$TDX_B_PEER" "$n" \
+		>"$out/$mode.py" 2>&1 <<'PY'
+import socket, struct, sys, time
+a, b, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88b5))
+rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+rx.bind((b, 0))
+rx.settimeout(0.2)
+tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+tx.bind((a, 0))
+def frame(i):
+    body = struct.pack('!I', i) + bytes((i + k) & 0xff for k in range(46 + i % 200))
+    return b'\xff' * 6 + b'\x02\x00\x00\x00\x00\x01' + b'\x88\xb5' + body
+for i in range(n):
+    tx.send(frame(i))
+    if i % 64 == 0:
+        time.sleep(0.002)
+got, bad, end = set(), 0, time.time() + 4
+while time.time() < end and len(got) < n:
+    try:
+        d = rx.recv(4096)
+    except socket.timeout:
+        continue
+    i = struct.unpack('!I', d[14:18])[0]
+    if i >= n or d[:len(frame(i))] != frame(i):
+        bad += 1
+    got.add(i)
+print(f"sent {n} received {len(got)} bad {bad}")
+sys.exit(0 if len(got) == n and bad == 0 else 1)
+PY
+	py=$?
+	wait "$pid"
+	rc=$?
+	cat "$out/$mode.py"
+	if [ "$py" -ne 0 ] || [ "$rc" -ne 0 ]; then
+		echo "FAIL ($mode): receiver status $py, tide-fwd status $rc"
+		cat "$out/$mode.log"
+		exit 1
+	fi
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/$mode.json" || exit 1
+	echo "ok: $mode"
+done
