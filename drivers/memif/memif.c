@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memif driver: spec, port and queue operations, queue resync, and the tide/memif.h
+ * extras. The spec keys are documented in include/tide/memif.h; the design (threads,
+ * control plane, data paths) in memif.h and docs/memif.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "memif.h"
+
+#define MEMIF_DEFAULT_SOCKET "/run/memif.sock"
+
+static void *zalloc_aligned(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, TIDE_CACHE_LINE, len) != 0)
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+/* ---- queue resync (worker thread, slow path of a burst) ---- */
+
+bool memif_rxq_resync(struct memif_rxq *q, uint32_t live)
+{
+	if (q->seen != MEMIF_SEEN_NONE) {
+		/* The old connection's buffers come home (zero-copy: posted to the peer). */
+		if (q->rxr_ok)
+			rxr_release_all(&q->rxr);
+		q->seen = MEMIF_SEEN_NONE;
+	}
+	if (live == 0 || __atomic_load_n(&q->fault, __ATOMIC_RELAXED) != NULL)
+		return false;
+	q->cons = q->peer = q->head = 0;
+	if (q->mp->role == MEMIF_ROLE_CLIENT && !q->mp->zc) {
+		/* Copy mode: every slot's buffer is posted from the start ([S2C-head]). */
+		q->head = q->r.size;
+		memif_publish(&q->r.ring->head, q->head);
+	}
+	q->seen = live;
+	return true;
+}
+
+bool memif_txq_resync(struct memif_txq *q, uint32_t live)
+{
+	if (q->seen != MEMIF_SEEN_NONE) {
+		/* In-flight buffers of the old connection will never complete. */
+		txc_release_all(&q->txc);
+		q->seen = MEMIF_SEEN_NONE;
+	}
+	if (live == 0 || __atomic_load_n(&q->fault, __ATOMIC_RELAXED) != NULL)
+		return false;
+	q->head = q->peer = 0;
+	q->seen = live;
+	return true;
+}
+
+void memif_rxq_flush(struct memif_rxq *q)
+{
+	if (q->rxr_ok)
+		rxr_release_all(&q->rxr);
+	q->seen = MEMIF_SEEN_NONE;
+	q->fault = NULL;
+}
+
+void memif_txq_flush(struct memif_txq *q)
+{
+	txc_release_all(&q->txc);
+	q->seen = MEMIF_SEEN_NONE;
+	q->fault = NULL;
+}
+
+/* ---- queues ---- */
+
+static int memif_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			   struct tide_pool *pool, const struct tide_rxq_conf *conf,
+			   struct tide_rxq **out)
+{
+	struct memif_port *mp = mport(p);
+	struct memif_rxq *q = zalloc_aligned(sizeof(*q));
+	unsigned room = tide_pktpool_data_room(pool);
+
+	(void)qid;
+	if (q == NULL)
+		return -ENOMEM;
+	if (room == 0 || room > UINT16_MAX) {
+		TIDE_LOG_ERR_(p->name, "Rx queue %u: pool data room %u unusable", qid, room);
+		free(q);
+		return -EINVAL;
+	}
+	q->mp = mp;
+	q->pool = pool;
+	q->nb_desc = nb_desc;
+	q->headroom = (uint16_t)tide_pktpool_headroom(pool);
+	q->dataroom = (uint16_t)room;
+	q->seen = MEMIF_SEEN_NONE;
+	if (mp->zc) {
+		int rc = rxr_init(&q->rxr, &q->pub, nb_desc, pool, conf, memif_zc_rx_post_ool, q);
+
+		if (rc < 0) {
+			free(q);
+			return rc;
+		}
+		q->rxr_ok = true;
+	}
+	*out = &q->pub;
+	return 0;
+}
+
+static int memif_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			   const struct tide_txq_conf *conf, struct tide_txq **out)
+{
+	struct memif_port *mp = mport(p);
+	struct memif_txq *q = zalloc_aligned(sizeof(*q));
+	struct txc_drv d = {.slots_empty = !mp->zc, .count_mode = true,
+			    .advance = memif_tx_advance_ool};
+	bool fast = conf->flags & TIDE_TXQ_F_FAST_FREE;
+	int rc;
+
+	(void)qid;
+	if (q == NULL)
+		return -ENOMEM;
+	d.drv = q;
+	rc = txc_init(&q->txc, &q->pub, nb_desc, conf, &d);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	q->mp = mp;
+	q->nb_desc = nb_desc;
+	q->seen = MEMIF_SEEN_NONE;
+	if (mp->txfree_loop)
+		q->free_mode = MEMIF_FREE_LOOP;
+	else if (fast && conf->txfree != TIDE_TXFREE_EACH && conf->txfree != TIDE_TXFREE_BULK)
+		q->free_mode = MEMIF_FREE_FAST;
+	else
+		q->free_mode = MEMIF_FREE_BULK;
+	*out = &q->pub;
+	return 0;
+}
+
+static void memif_rxq_release(struct tide_rxq *pub)
+{
+	struct memif_rxq *q = (struct memif_rxq *)pub;
+
+	if (q->rxr_ok)
+		rxr_fini(&q->rxr);
+	free(q);
+}
+
+static void memif_txq_release(struct tide_txq *pub)
+{
+	struct memif_txq *q = (struct memif_txq *)pub;
+
+	txc_fini(&q->txc);
+	free(q);
+}
+
+/* ---- port ---- */
+
+static int zc_check(struct tide_port *p)
+{
+	struct memif_port *mp = mport(p);
+
+	if (p->nb_rxq == 0) {
+		TIDE_LOG_ERR_(p->name, "zero_copy=yes needs an Rx queue (its pool is the packet memory)");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < p->nb_rxq; i++) {
+		struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
+		struct tide_pool_mem mi;
+
+		tide_pool_mem_info(q->pool, &mi);
+		if (mi.fd < 0) {
+			TIDE_LOG_ERR_(p->name, "zero_copy=yes: Rx queue %u's pool '%s' is not shared (create it with TIDE_POOL_F_SHARED)",
+				      i, tide_pool_name(q->pool));
+			return -EINVAL;
+		}
+		if (mi.len > UINT32_MAX) {
+			TIDE_LOG_ERR_(p->name, "zero_copy=yes: pool '%s' is above 4 GiB (descriptor offsets are 32-bit)",
+				      tide_pool_name(q->pool));
+			return -EINVAL;
+		}
+		if (q->nb_desc != (1u << mp->log2)) {
+			TIDE_LOG_ERR_(p->name, "zero_copy=yes: Rx queue %u has %u descriptors; it must equal ring_size=%u",
+				      i, q->nb_desc, 1u << mp->log2);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int memif_start(struct tide_port *p)
+{
+	struct memif_port *mp = mport(p);
+	int rc;
+
+	if (mp->zc && (rc = zc_check(p)) < 0)
+		return rc;
+	for (unsigned i = 0; i < p->nb_rxq; i++) {
+		struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
+
+		q->live = 0;
+		q->seen = MEMIF_SEEN_NONE;
+		q->fault = NULL;
+		q->port_id = (uint16_t)p->id;
+	}
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		struct memif_txq *q = (struct memif_txq *)p->txq[i];
+
+		q->live = 0;
+		q->seen = MEMIF_SEEN_NONE;
+		q->fault = NULL;
+	}
+	rc = memif_ctl_start(mp);
+	if (rc < 0)
+		return rc;
+	/* Role and mode are fixed by the spec: one burst function each, no per-packet test. */
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		p->rxq[i]->burst = mp->zc ? memif_zc_rx_fn() : memif_copy_rx_fn(mp);
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		p->txq[i]->burst = mp->zc ? memif_zc_tx_fn()
+					  : memif_copy_tx_fn(mp, ((struct memif_txq *)p->txq[i])->free_mode);
+	return 0;
+}
+
+static void memif_stop(struct tide_port *p)
+{
+	struct memif_port *mp = mport(p);
+
+	memif_ctl_stop(mp);
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		memif_rxq_flush((struct memif_rxq *)p->rxq[i]);
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		memif_txq_flush((struct memif_txq *)p->txq[i]);
+}
+
+static void memif_close(struct tide_port *p)
+{
+	(void)p; /* stop released everything; the port frees the private state */
+}
+
+static int memif_link_get(struct tide_port *p, struct tide_link *out)
+{
+	out->up = __atomic_load_n(&mport(p)->up, __ATOMIC_RELAXED);
+	out->speed_mbps = 0;
+	return 0;
+}
+
+static int memif_poll_ctl(struct tide_port *p)
+{
+	return memif_ctl_poll(mport(p));
+}
+
+static void memif_stats_add(const struct tide_port *p, struct tide_port_stats *st)
+{
+	st->ierrors += __atomic_load_n(&mport(p)->ctl_errors, __ATOMIC_RELAXED);
+}
+
+static int parse_uint(struct tide_kvargs *kv, const char *key, uint64_t def, uint64_t min,
+		      uint64_t max, uint64_t *out)
+{
+	return tide_kvargs_uint(kv, key, def, min, max, out);
+}
+
+static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
+{
+	static const char *const roles[] = {"server", "client", "master", "slave", NULL};
+	const char *sock = tide_kvargs_get(kv, "socket");
+	const char *secret = tide_kvargs_get(kv, "secret");
+	const char *name = tide_kvargs_get(kv, "name");
+	uint64_t id, rings, rsize, buf;
+	unsigned role;
+	bool zc, loop, abstract;
+	struct memif_port *mp;
+	struct tide_port *p;
+	char pname[64];
+	int rc;
+
+	(void)max;
+	if (tide_kvargs_choice(kv, "role", roles, 1, &role) ||
+	    parse_uint(kv, "id", 0, 0, UINT32_MAX, &id) ||
+	    parse_uint(kv, "rings", 1, 1, MEMIF_MAX_QP, &rings) ||
+	    parse_uint(kv, "ring_size", 1024, 2, 1u << MEMIF_LOG2_RING_SIZE_MAX, &rsize) ||
+	    parse_uint(kv, "buffer", MEMIF_BUFFER_SIZE_DEFAULT, 128, UINT16_MAX, &buf) ||
+	    tide_kvargs_bool(kv, "zero_copy", false, &zc) ||
+	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
+	    tide_kvargs_bool(kv, "abstract", false, &abstract))
+		return -EINVAL;
+	role = role % 2; /* master = server, slave = client */
+	if (!tide_is_pow2(rsize)) {
+		TIDE_LOG_ERR_("memif", "ring_size=%u: must be a power of two", (unsigned)rsize);
+		return -EINVAL;
+	}
+	if (sock == NULL)
+		sock = MEMIF_DEFAULT_SOCKET;
+	if (sock[0] == '@') {
+		abstract = true;
+		sock++;
+	}
+	if (sock[0] == '\0' || strlen(sock) >= sizeof(mp->path) - 1) {
+		TIDE_LOG_ERR_("memif", "socket=%s: need a path of 1..%zu characters", sock,
+			      sizeof(mp->path) - 2);
+		return -EINVAL;
+	}
+	if (secret != NULL && strlen(secret) > MEMIF_SECRET_LEN) {
+		TIDE_LOG_ERR_("memif", "secret: at most %d characters", MEMIF_SECRET_LEN);
+		return -EINVAL;
+	}
+	if (name != NULL && strlen(name) >= MEMIF_NAME_LEN) {
+		TIDE_LOG_ERR_("memif", "name=%s: at most %d characters", name, MEMIF_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	if (zc && role == 0) {
+		TIDE_LOG_ERR_("memif", "zero_copy=yes: only the client can (the client owns the memory)");
+		return -EINVAL;
+	}
+	snprintf(pname, sizeof(pname), "memif_%s%u", role == 0 ? "s" : "c", (unsigned)id);
+	rc = tide_port_alloc(&tide_driver_memif, pname, sizeof(*mp), &p);
+	if (rc < 0)
+		return rc;
+	mp = p->priv;
+	mp->port = p;
+	mp->role = role == 0 ? MEMIF_ROLE_SERVER : MEMIF_ROLE_CLIENT;
+	snprintf(mp->path, sizeof(mp->path), "%s", sock);
+	mp->abstract = abstract;
+	mp->id = (uint32_t)id;
+	snprintf(mp->secret, sizeof(mp->secret), "%s", secret ? secret : "");
+	snprintf(mp->ifname, sizeof(mp->ifname), "%s", name ? name : "tide");
+	mp->rings = (unsigned)rings;
+	mp->log2 = (uint8_t)__builtin_ctzll(rsize);
+	mp->bufsize = (uint32_t)buf;
+	mp->zc = zc;
+	mp->txfree_loop = loop;
+	mp->lfd = mp->cfd = -1;
+	for (unsigned i = 0; i < MEMIF_MAX_REGIONS; i++)
+		mp->reg[i].fd = -1;
+	for (unsigned d = 0; d < 2; d++)
+		for (unsigned i = 0; i < MEMIF_MAX_RINGS; i++)
+			mp->ring[d][i].efd = -1;
+	p->info.max_rxq = mp->rings;
+	p->info.max_txq = mp->rings;
+	p->info.min_desc = 64;
+	p->info.max_desc = 1u << MEMIF_LOG2_RING_SIZE_MAX;
+	p->info.count_completion = 1;
+	p->info.mac[0] = 0x02;
+	p->info.mac[1] = 0xfe;
+	p->info.mac[2] = mp->role == MEMIF_ROLE_SERVER ? 0 : 1;
+	p->info.mac[3] = (uint8_t)(id >> 16);
+	p->info.mac[4] = (uint8_t)(id >> 8);
+	p->info.mac[5] = (uint8_t)id;
+	ports[0] = p;
+	return 1;
+}
+
+const struct tide_driver tide_driver_memif = {
+	.name = "memif",
+	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name",
+	.open = memif_open,
+	.rxq_setup = memif_rxq_setup,
+	.txq_setup = memif_txq_setup,
+	.rxq_release = memif_rxq_release,
+	.txq_release = memif_txq_release,
+	.start = memif_start,
+	.stop = memif_stop,
+	.close = memif_close,
+	.link_get = memif_link_get,
+	.poll_ctl = memif_poll_ctl,
+	.stats_add = memif_stats_add,
+};
+
+/* ---- tide/memif.h ---- */
+
+static struct memif_port *memif_of(struct tide_port *p)
+{
+	return p != NULL && p->drv == &tide_driver_memif ? mport(p) : NULL;
+}
+
+int tide_memif_info_get(struct tide_port *p, struct tide_memif_info *out)
+{
+	struct memif_port *mp = memif_of(p);
+
+	if (mp == NULL || out == NULL)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->connected = __atomic_load_n(&mp->up, __ATOMIC_RELAXED);
+	out->server = mp->role == MEMIF_ROLE_SERVER;
+	out->zero_copy = mp->zc;
+	if (out->connected) {
+		out->c2s_rings = mp->n_c2s;
+		out->s2c_rings = mp->n_s2c;
+		out->ring_size = mp->ring[MEMIF_DIR_C2S][0].present
+					 ? 1u << mp->ring[MEMIF_DIR_C2S][0].log2
+					 : 0;
+	}
+	out->connects = mp->connects;
+	out->disconnects = __atomic_load_n(&mp->disconnects, __ATOMIC_RELAXED);
+	out->violations = __atomic_load_n(&mp->violations, __ATOMIC_RELAXED);
+	snprintf(out->reason, sizeof(out->reason), "%s", mp->reason);
+	snprintf(out->peer_name, sizeof(out->peer_name), "%s", mp->peer_name);
+	return 0;
+}
+
+static struct memif_rxq *rxq_of(struct tide_port *p, unsigned qid)
+{
+	struct memif_port *mp = memif_of(p);
+
+	if (mp == NULL || qid >= p->nb_rxq || p->rxq[qid] == NULL)
+		return NULL;
+	return (struct memif_rxq *)p->rxq[qid];
+}
+
+int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid)
+{
+	struct memif_rxq *q = rxq_of(p, qid);
+
+	if (q == NULL)
+		return -EINVAL;
+	if (__atomic_load_n(&q->live, __ATOMIC_ACQUIRE) == 0)
+		return -ENOTCONN;
+	return q->r.efd >= 0 ? q->r.efd : -ENOTCONN;
+}
+
+int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable)
+{
+	struct memif_rxq *q = rxq_of(p, qid);
+
+	if (q == NULL)
+		return -EINVAL;
+	if (__atomic_load_n(&q->live, __ATOMIC_ACQUIRE) == 0)
+		return -ENOTCONN;
+	/* The reader of a ring owns its flags; the peer only reads them. */
+	if (enable)
+		__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
+				   __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_or(&q->r.ring->flags, MEMIF_RING_FLAG_MASK_INT, __ATOMIC_RELEASE);
+	return 0;
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memif driver: internal structures shared by the control plane (memif_ctl.c), the port
+ * operations (memif.c) and the data paths (memif_copy.c, memif_zc.c).
+ *
+ * Threads. The control plane runs in tide_port_poll_ctl() on the application's control
+ * thread; bursts run on worker threads at the same time. They share each queue through
+ * three words:
+ *
+ *   live   written by the control thread: the connection generation the queue may use,
+ *          0 while the link is down. Ring pointers, sizes and region tables are written
+ *          before `live` is stored (release) and only while the queue is quiescent.
+ *   busy   written by the worker: 1 from the start of a burst until its end.
+ *   fault  written by the worker: the reason of a violation it found in shared memory.
+ *
+ * Bringing a queue down (disconnect): the control thread stores live = 0, runs
+ * membarrier() (a full barrier on every thread of the process, so the worker needs only a
+ * compiler barrier between its store of busy and its load of live), then waits until busy
+ * is 0. After that no burst can touch the old mappings, and the control thread unmaps them.
+ * A burst costs two plain stores to a line the worker owns, and no fence.
+ *
+ * Buffers a queue holds (zero-copy Rx buffers posted to the peer, zero-copy Tx buffers in
+ * flight) are owned by the worker: a burst that sees its generation gone gives them back
+ * (the queue's "resync"), and so does port stop (bursts are stopped then). The control
+ * thread never touches a queue's Rx refill or Tx engine while the port is started.
+ */
+#ifndef TIDE_MEMIF_H_INTERNAL
+#define TIDE_MEMIF_H_INTERNAL
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include <tide/memif.h>
+
+#include "driver.h"
+#include "memif_desc.h"
+#include "memif_msg.h"
+#include "rxr.h"
+#include "txc.h"
+
+#define MEMIF_MAX_QP	   16		  /* queue pairs per port (TIDE_MAX_QUEUES) */
+#define MEMIF_SEEN_NONE	   UINT32_MAX	  /* a queue that adopted no connection */
+#define MEMIF_SEEN_FAULT   (UINT32_MAX - 1) /* its connection broke a rule */
+#define MEMIF_MAX_CHAIN	   64		  /* descriptors one packet may span */
+#define MEMIF_RETRY_NS	   (50 * 1000000) /* client: pause between connection attempts */
+#define MEMIF_MAX_ZC_POOLS 4		  /* zero-copy: distinct pools exposed as regions */
+
+extern const struct tide_driver tide_driver_memif;
+
+struct memif_port;
+
+/* Tx free policy of the copy paths (after the copy loop in bulk, seed 003; or in the loop). */
+enum memif_txfree {
+	MEMIF_FREE_BULK,  /* tide_mbuf_free_bulk() after the loop (default) */
+	MEMIF_FREE_FAST,  /* fast-free contract: one bulk pool put after the loop */
+	MEMIF_FREE_LOOP,  /* tide_mbuf_free() right after each packet's copy (txfree_loop=yes) */
+};
+
+/*
+ * One shared ring as a queue uses it. Written by the control thread while the queue is
+ * quiescent; read-only for the worker.
+ */
+struct memif_qring {
+	struct memif_ring *ring;
+	uint16_t size, mask;
+	int efd;	     /* the ring's interrupt eventfd (the client made it) */
+	/* Copy mode, client: slot j's buffer (local address and offset in region 0). */
+	uint8_t *buf0;
+	uint32_t boff0;
+	/* Every mapped region (server: the peer's; client: ours), for descriptor checks. */
+	uint8_t *const *rbase;
+	struct memif_desc_limits lim;
+};
+
+struct memif_rxq {
+	struct tide_rxq pub; /* first: the handle */
+	/* Worker-owned, hot. */
+	uint32_t busy;
+	uint32_t seen;	     /* generation adopted, or MEMIF_SEEN_NONE */
+	uint16_t cons;	     /* next slot to read */
+	uint16_t peer;	     /* last accepted index of the peer (server: head, client: tail) */
+	uint16_t head;	     /* client: head we published (buffers posted) */
+	uint16_t headroom;
+	uint16_t dataroom;
+	uint16_t port_id;
+	struct memif_qring r;
+	struct tide_pool *pool;
+	struct rxr rxr;	     /* zero-copy only */
+	bool rxr_ok;
+	uint16_t zreg;	     /* zero-copy: region index of the Rx pool */
+	unsigned nb_desc;
+	struct memif_port *mp;
+	/* Shared with the control thread. */
+	uint32_t live TIDE_CACHE_ALIGNED;
+	const char *fault;
+};
+
+struct memif_txq {
+	struct tide_txq pub; /* first: the handle */
+	uint32_t busy;
+	uint32_t seen;
+	uint16_t head;	     /* client: next slot we fill (published head); server: our tail */
+	uint16_t peer;	     /* last accepted index of the peer (client: tail, server: head) */
+	enum memif_txfree free_mode;
+	struct tide_pool *fast_pool;
+	struct memif_qring r;
+	struct txc txc;
+	unsigned nb_desc;
+	/* Zero-copy: pools exposed as regions 1..n (region = index + 1). */
+	struct tide_pool *zpool[MEMIF_MAX_ZC_POOLS];
+	unsigned nzpool;
+	struct memif_port *mp;
+	uint32_t live TIDE_CACHE_ALIGNED;
+	const char *fault;
+};
+
+struct memif_region {
+	uint8_t *addr;
+	uint64_t size;
+	int fd;
+	bool mapped;	/* we mapped it (not a pool's own memory) */
+};
+
+/* What the client asked for in add_ring (server) or made (client). */
+struct memif_ringinfo {
+	bool present;
+	uint16_t region;
+	uint32_t offset;
+	uint8_t log2;
+	int efd;
+	uint64_t boff; /* client, copy mode: the ring's first buffer in region 0 */
+};
+
+struct memif_port {
+	/* Configuration (spec). */
+	enum memif_role role;
+	char path[108];
+	bool abstract;
+	uint32_t id;
+	char secret[MEMIF_SECRET_LEN + 1];
+	unsigned rings;	    /* queue pairs at most */
+	uint8_t log2;	    /* client: ring size */
+	uint32_t bufsize;   /* copy buffer size; longest descriptor accepted */
+	bool zc;
+	bool txfree_loop;
+	char ifname[MEMIF_NAME_LEN];
+	struct tide_port *port;
+
+	/* Control plane (control thread only). */
+	int lfd;	    /* server: listening socket */
+	int cfd;	    /* the control connection, -1 when none */
+	bool started;
+	struct memif_conn conn;
+	uint16_t next_msg;  /* client: position in its message plan */
+	uint16_t n_c2s, n_s2c;
+	uint64_t retry_at;  /* client: next connection attempt (ns, CLOCK_MONOTONIC) */
+	struct memif_region reg[MEMIF_MAX_REGIONS];
+	uint8_t *rbase[MEMIF_MAX_REGIONS];
+	uint64_t rsize[MEMIF_MAX_REGIONS];
+	uint16_t nreg;
+	struct memif_ringinfo ring[2][MEMIF_MAX_RINGS];
+	uint32_t gen;
+	char peer_name[MEMIF_NAME_LEN + 1];
+
+	/* Shared with other threads (relaxed). */
+	int up;
+	uint64_t connects, disconnects, violations, ctl_errors;
+	char reason[MEMIF_REASON_LEN + 1];
+};
+
+static inline struct memif_port *mport(const struct tide_port *p)
+{
+	return p->priv;
+}
+
+/* ---- control plane (memif_ctl.c) ---- */
+
+int memif_ctl_start(struct memif_port *mp);
+void memif_ctl_stop(struct memif_port *mp);
+int memif_ctl_poll(struct memif_port *mp);
+/* Why a link goes down: the port or the peer closed it, or the peer broke a rule. */
+#define MEMIF_DISC_NORMAL 0
+#define MEMIF_DISC_CTL	  1 /* in a control message (counted in ierrors) */
+#define MEMIF_DISC_DATA	  2 /* in shared memory (already counted by the queue) */
+
+/* Bring the link down: queues quiesced, reason recorded, disconnect sent if @send. */
+void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, bool send);
+uint64_t memif_now_ns(void);
+
+/* ---- data paths ---- */
+
+/* Burst functions for the port's role and mode (set at start, constant afterwards). */
+tide_rx_burst_fn memif_copy_rx_fn(const struct memif_port *mp);
+tide_tx_burst_fn memif_copy_tx_fn(const struct memif_port *mp, enum memif_txfree f);
+tide_rx_burst_fn memif_zc_rx_fn(void);
+tide_tx_burst_fn memif_zc_tx_fn(void);
+unsigned memif_tx_advance_ool(struct txc *t);
+void memif_zc_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
+
+/*
+ * Resync (slow path of a burst, worker thread): give back what the queue holds from an old
+ * connection, adopt the generation in @live. Returns true when the queue is up now.
+ */
+bool memif_rxq_resync(struct memif_rxq *q, uint32_t live);
+bool memif_txq_resync(struct memif_txq *q, uint32_t live);
+
+/* The release/drop of everything a stopped queue holds (port stop, control thread). */
+void memif_rxq_flush(struct memif_rxq *q);
+void memif_txq_flush(struct memif_txq *q);
+
+/*
+ * Burst entry and exit. Entry publishes `busy` and then reads `live`; the control thread's
+ * membarrier() stands in for the full fence this store-then-load would otherwise need
+ * (pair: memif_quiesce() in memif_ctl.c). `live` is loaded with acquire: it pairs with the
+ * control thread's release store that published the queue's ring pointers.
+ */
+static inline __attribute__((always_inline)) uint32_t memif_enter(uint32_t *busy,
+								   const uint32_t *live)
+{
+	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(live, __ATOMIC_ACQUIRE);
+}
+
+/* Release: every access to shared memory of this burst happens before busy reads 0. */
+static inline __attribute__((always_inline)) void memif_leave(uint32_t *busy)
+{
+	__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+}
+
+/* A worker found the peer breaking a rule: record it; the control thread disconnects. */
+static inline void memif_fault(const char **fault, uint64_t *errors, const char *why)
+{
+	tide_stat_add(errors, 1);
+	if (__atomic_load_n(fault, __ATOMIC_RELAXED) == NULL)
+		__atomic_store_n(fault, why, __ATOMIC_RELEASE);
+}
+
+/* Store a ring index as one aligned 16-bit store (release: the slots it covers are written). */
+static inline void memif_publish(uint16_t *idx, uint16_t v)
+{
+	__atomic_store_n(idx, v, __ATOMIC_RELEASE);
+}
+
+/* Ring an interrupt after publishing, unless the reader masked it (it polls). */
+static inline void memif_kick(const struct memif_qring *r)
+{
+	uint64_t one = 1;
+
+	if (tide_unlikely(!(__atomic_load_n(&r->ring->flags, __ATOMIC_RELAXED) &
+			    MEMIF_RING_FLAG_MASK_INT)) &&
+	    r->efd >= 0) {
+		ssize_t rc = write(r->efd, &one, sizeof(one));
+
+		(void)rc; /* a full counter already wakes the reader */
+	}
+}
+
+static inline void memif_rx_fault(struct memif_rxq *q, const char *why)
+{
+	memif_fault(&q->fault, &q->pub.stats.errors, why);
+	q->seen = MEMIF_SEEN_FAULT;
+}
+
+static inline void memif_tx_fault(struct memif_txq *q, const char *why)
+{
+	memif_fault(&q->fault, &q->pub.stats.errors, why);
+	q->seen = MEMIF_SEEN_FAULT;
+}
+
+/*
+ * Client Tx: the server's tail on the C2S ring reports completions as a count. It may
+ * move no further than the head we published.
+ */
+static inline __attribute__((always_inline)) unsigned memif_tx_advance_client(struct txc *t)
+{
+	struct memif_txq *q = t->drv;
+	/* [C2S-tail] acquire: pairs with the server's release store of tail. */
+	uint16_t tail = __atomic_load_n(&q->r.ring->tail, __ATOMIC_ACQUIRE);
+	uint16_t moved = (uint16_t)(tail - q->peer);
+
+	if (tide_unlikely(moved > (uint16_t)(q->head - q->peer))) {
+		memif_tx_fault(q, "ring tail moved beyond the published head");
+		return 0;
+	}
+	q->peer = tail;
+	txc_advance_count(t, moved);
+	return moved;
+}
+
+#endif

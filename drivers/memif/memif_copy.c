@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memif copy-mode data path, both roles. Packets are copied between mbufs and the ring's
+ * buffers; no mbuf is ever visible to the peer.
+ *
+ *   client Tx -> C2S ring: fill [head, ...) from our own buffers, publish head; completion
+ *                          is the server's tail moving (count mode, O(1): slots hold nothing)
+ *   client Rx <- S2C ring: read [cons, tail), copy out, re-post the same slots (head)
+ *   server Rx <- C2S ring: read [tail, head) wherever the descriptors point, publish tail
+ *   server Tx -> S2C ring: write into the buffers posted in [tail, head), publish tail
+ *
+ * Index pairs (acquire load <- release store by the other side):
+ *   [C2S-head] server's load of C2S head  <- client's memif_publish() of C2S head
+ *   [C2S-tail] client's load of C2S tail  <- server's memif_publish() of C2S tail
+ *   [S2C-head] server's load of S2C head  <- client's memif_publish() of S2C head
+ *   [S2C-tail] client's load of S2C tail  <- server's memif_publish() of S2C tail
+ * Each side keeps a cached copy of the other side's index (`peer`), checks how far a new
+ * value moved against what is legal, and only then trusts the slots it covers. Every
+ * descriptor is copied to a local (memif_desc_fetch) before it is checked and used. The
+ * client never reads region or offset back from a descriptor: in copy mode the buffers of
+ * a slot are fixed, and it uses its own record of them.
+ *
+ * Tx frees the burst after the copy loop in bulk (seed 003), or, with txfree_loop=yes,
+ * each packet right after its copy (the comparison the seed measured).
+ */
+#include <string.h>
+
+#include "memif.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* Inline check of a local descriptor copy (same rules as memif_desc_check()). */
+ALWAYS_INLINE bool desc_ok(const struct memif_desc *d, const struct memif_desc_limits *lim)
+{
+	return d->region < lim->n_regions && d->length <= lim->buffer_size &&
+	       (uint64_t)d->offset + d->length <= lim->region_size[d->region];
+}
+
+/*
+ * Append @len bytes at @src to packet @m, whose last segment is @*cur, taking more
+ * segments from @q's pool as needed. Returns 0, or -1 when the pool ran dry.
+ */
+static int rx_append(struct memif_rxq *q, struct tide_mbuf *m, struct tide_mbuf **cur,
+		     const uint8_t *src, uint32_t len)
+{
+	struct tide_mbuf *c = *cur;
+
+	while (len > 0) {
+		uint32_t room = q->dataroom - c->data_len, k;
+
+		if (room == 0) {
+			struct tide_mbuf *n = tide_mbuf_alloc(q->pool);
+
+			if (n == NULL)
+				return -1;
+			c->next = n;
+			c = n;
+			m->nb_segs++;
+			continue;
+		}
+		k = len < room ? len : room;
+		memcpy(tide_mbuf_mtod_offset(c, uint8_t *, c->data_len), src, k);
+		c->data_len = (uint16_t)(c->data_len + k);
+		m->pkt_len += k;
+		src += k;
+		len -= k;
+	}
+	*cur = c;
+	return 0;
+}
+
+/*
+ * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
+ * of descriptor k are. Returns 0, or -1 (pool empty: @m is whole again, only its first
+ * segment, the caller still owns it).
+ */
+static int rx_chain(struct memif_rxq *q, struct tide_mbuf *m, const struct memif_desc *d,
+		    uint8_t *const *src, unsigned nd)
+{
+	struct tide_mbuf *cur = m;
+
+	for (unsigned k = 0; k < nd; k++)
+		if (rx_append(q, m, &cur, src[k], d[k].length) < 0) {
+			tide_mbuf_free(m->next);
+			tide_mbuf_reset(m);
+			return -1;
+		}
+	return 0;
+}
+
+ALWAYS_INLINE void rx_done(struct memif_rxq *q, unsigned k, uint64_t bytes)
+{
+	if (k) {
+		tide_stat_add(&q->pub.stats.packets, k);
+		tide_stat_add(&q->pub.stats.bytes, bytes);
+	}
+	memif_leave(&q->busy);
+}
+
+/*
+ * One receive loop for both roles. @server: descriptors may point anywhere in the peer's
+ * regions (checked); client: the slot's own buffer.
+ */
+ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
+			       const bool server)
+{
+	struct memif_rxq *q = (struct memif_rxq *)pub;
+	uint32_t live = memif_enter(&q->busy, &q->live);
+	struct memif_ring *ring;
+	struct memif_desc d[MEMIF_MAX_CHAIN];
+	uint8_t *src[MEMIF_MAX_CHAIN];
+	uint16_t idx, avail, moved, cons, mask, i = 0;
+	uint64_t bytes = 0;
+	unsigned nb;
+
+	if (tide_unlikely(live != q->seen) && !memif_rxq_resync(q, live)) {
+		memif_leave(&q->busy);
+		return 0;
+	}
+	ring = q->r.ring;
+	mask = q->r.mask;
+	cons = q->cons;
+	if (server) {
+		/* [C2S-head] acquire */
+		idx = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+		moved = (uint16_t)(idx - q->peer);
+		if (tide_unlikely(moved > (uint16_t)(q->r.size - (uint16_t)(q->peer - cons)))) {
+			memif_rx_fault(q, "ring head moved more than the ring size");
+			rx_done(q, 0, 0);
+			return 0;
+		}
+	} else {
+		/* [S2C-tail] acquire */
+		idx = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+		moved = (uint16_t)(idx - q->peer);
+		if (tide_unlikely(moved > (uint16_t)(q->head - q->peer))) {
+			memif_rx_fault(q, "ring tail moved beyond the posted buffers");
+			rx_done(q, 0, 0);
+			return 0;
+		}
+	}
+	q->peer = idx;
+	avail = (uint16_t)(idx - cons);
+	if (avail == 0) {
+		rx_done(q, 0, 0);
+		return 0;
+	}
+	nb = avail < n ? avail : n;
+	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
+		tide_stat_add(&pub->stats.nombuf, 1);
+		rx_done(q, 0, 0);
+		return 0;
+	}
+	while (i < nb && cons != idx) {
+		uint16_t slot = cons & mask;
+		struct tide_mbuf *m = pkts[i];
+		int nd = 1;
+
+		memif_desc_fetch(&ring->desc[slot], &d[0]);
+		tide_mbuf_reset(m);
+		if (tide_likely(!(d[0].flags & MEMIF_DESC_FLAG_NEXT))) {
+			if (tide_unlikely(!desc_ok(&d[0], &q->r.lim))) {
+				memif_rx_fault(q, d[0].length > q->r.lim.buffer_size
+						    ? "descriptor length exceeds buffer size"
+						    : "descriptor outside its region");
+				break;
+			}
+			src[0] = server ? q->r.rbase[d[0].region] + d[0].offset
+					: q->r.buf0 + (size_t)slot * q->r.lim.buffer_size;
+			if (tide_likely(d[0].length <= q->dataroom)) {
+				memcpy(tide_mbuf_mtod(m, uint8_t *), src[0], d[0].length);
+				m->data_len = (uint16_t)d[0].length;
+				m->pkt_len = d[0].length;
+			} else if (rx_chain(q, m, d, src, 1) < 0) {
+				tide_stat_add(&pub->stats.nombuf, 1);
+				break;
+			}
+		} else {
+			const char *why = "bad descriptor chain";
+
+			nd = memif_desc_chain_read(ring->desc, mask, cons, (uint16_t)(idx - cons),
+						   &q->r.lim, d, &why);
+			if (nd <= 0) {
+				memif_rx_fault(q, why);
+				break;
+			}
+			for (int k = 0; k < nd; k++)
+				src[k] = server ? q->r.rbase[d[k].region] + d[k].offset
+						: q->r.buf0 + (size_t)((cons + k) & mask) *
+								  q->r.lim.buffer_size;
+			if (rx_chain(q, m, d, src, (unsigned)nd) < 0) {
+				tide_stat_add(&pub->stats.nombuf, 1);
+				break;
+			}
+		}
+		m->port = q->port_id;
+		bytes += m->pkt_len;
+		cons = (uint16_t)(cons + nd);
+		i++;
+	}
+	if (i < nb)
+		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+	if (server) {
+		/* [C2S-tail] release: we are done reading the buffers the client may now reuse. */
+		memif_publish(&ring->tail, cons);
+	} else if (cons != q->cons) {
+		/* Re-post the slots just read, with our own record of their buffers. */
+		uint16_t h = q->head, k = (uint16_t)(cons - q->cons);
+
+		for (uint16_t j = 0; j < k; j++) {
+			uint16_t s = (uint16_t)(h + j) & mask;
+			struct memif_desc *dd = &ring->desc[s];
+
+			dd->flags = 0;
+			dd->region = 0;
+			dd->length = q->r.lim.buffer_size;
+			dd->offset = q->r.boff0 + (uint32_t)s * q->r.lim.buffer_size;
+		}
+		q->head = (uint16_t)(h + k);
+		/* [S2C-head] release: the rewritten descriptors are visible first. */
+		memif_publish(&ring->head, q->head);
+	}
+	q->cons = cons;
+	rx_done(q, i, bytes);
+	return i;
+}
+
+static uint16_t rx_copy_server(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return rx_copy(q, pkts, n, true);
+}
+
+static uint16_t rx_copy_client(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return rx_copy(q, pkts, n, false);
+}
+
+tide_rx_burst_fn memif_copy_rx_fn(const struct memif_port *mp)
+{
+	return mp->role == MEMIF_ROLE_SERVER ? rx_copy_server : rx_copy_client;
+}
+
+/* ---- Tx ---- */
+
+/* Out-of-line completion check for the engine (done_cleanup, recycling). */
+unsigned memif_tx_advance_ool(struct txc *t)
+{
+	struct memif_txq *q = t->drv;
+	uint32_t live = memif_enter(&q->busy, &q->live);
+	unsigned n = 0;
+
+	if (live == q->seen && q->mp->role == MEMIF_ROLE_CLIENT)
+		n = memif_tx_advance_client(t);
+	memif_leave(&q->busy);
+	return n;
+}
+
+ALWAYS_INLINE void tx_free(struct memif_txq *q, struct tide_mbuf **pkts, unsigned k,
+			   const enum memif_txfree f)
+{
+	if (k == 0)
+		return;
+	if (f == MEMIF_FREE_BULK) {
+		tide_mbuf_free_bulk(pkts, k);
+	} else if (f == MEMIF_FREE_FAST) {
+		/* Contract asserted: one pool, refcnt 1, one segment; learned once. */
+		if (tide_unlikely(q->fast_pool == NULL))
+			q->fast_pool = pkts[0]->pool;
+		tide_pool_put_bulk(q->fast_pool, (void **)pkts, k);
+	}
+}
+
+/*
+ * Copy packet @m into @need slots from @first on: client, our own buffers (each holds
+ * buffer_size); server, the posted buffers described by @d (lengths checked).
+ * Writes each descriptor's length and flags (and, client, region and offset).
+ */
+ALWAYS_INLINE void tx_copy_pkt(struct memif_txq *q, struct tide_mbuf *m, uint16_t first,
+			       unsigned need, const struct memif_desc *d, const bool server)
+{
+	struct memif_ring *ring = q->r.ring;
+	const uint32_t bs = q->r.lim.buffer_size;
+	const uint8_t *src = tide_mbuf_mtod(m, const uint8_t *);
+	uint32_t sleft = m->data_len, k = 0;
+
+	for (;;) {
+		uint16_t slot = (uint16_t)(first + k) & q->r.mask;
+		uint32_t cap = server ? d[k].length : bs, used = 0;
+		uint8_t *dst = server ? q->r.rbase[d[k].region] + d[k].offset
+				      : q->r.buf0 + (size_t)slot * bs;
+		struct memif_desc *dd = &ring->desc[slot];
+
+		while (used < cap) {
+			uint32_t c;
+
+			while (sleft == 0 && m->next != NULL) {
+				m = m->next;
+				src = tide_mbuf_mtod(m, const uint8_t *);
+				sleft = m->data_len;
+			}
+			if (sleft == 0)
+				break;
+			c = sleft < cap - used ? sleft : cap - used;
+			memcpy(dst + used, src, c);
+			used += c;
+			src += c;
+			sleft -= c;
+		}
+		while (sleft == 0 && m->next != NULL) {
+			m = m->next;
+			src = tide_mbuf_mtod(m, const uint8_t *);
+			sleft = m->data_len;
+		}
+		if (!server) {
+			dd->region = 0;
+			dd->offset = q->r.boff0 + (uint32_t)slot * bs;
+		}
+		dd->length = used;
+		/* The slot count was reserved from pkt_len: never write past it. */
+		if (sleft == 0 || k + 1 == need) {
+			dd->flags = 0;
+			return;
+		}
+		dd->flags = MEMIF_DESC_FLAG_NEXT;
+		k++;
+	}
+}
+
+ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+			       const bool server, const enum memif_txfree f)
+{
+	struct memif_txq *q = (struct memif_txq *)pub;
+	uint32_t live = memif_enter(&q->busy, &q->live);
+	struct memif_desc d[MEMIF_MAX_CHAIN];
+	struct txc *t = &q->txc;
+	struct memif_ring *ring;
+	uint64_t bytes = 0, dropped = 0;
+	unsigned room, used = 0;
+	uint16_t i, k = 0;
+
+	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
+		memif_leave(&q->busy);
+		return 0;
+	}
+	ring = q->r.ring;
+	if (server) {
+		/* [S2C-head] acquire: the client posted the buffers up to head. */
+		uint16_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+		uint16_t moved = (uint16_t)(head - q->peer);
+
+		if (tide_unlikely(moved > (uint16_t)(q->r.size - (uint16_t)(q->peer - q->head)))) {
+			memif_tx_fault(q, "ring head moved more than the ring size");
+			memif_leave(&q->busy);
+			return 0;
+		}
+		q->peer = head;
+		room = txc_room_sync(t, n);
+		if (room > (uint16_t)(head - q->head))
+			room = (uint16_t)(head - q->head);
+	} else {
+		unsigned rr;
+
+		room = txc_make_room(t, memif_tx_advance_client);
+		rr = (uint16_t)(q->r.size - (uint16_t)(q->head - q->peer));
+		if (rr < room)
+			room = rr;
+	}
+	for (i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i];
+		uint16_t first = (uint16_t)(q->head + used);
+		unsigned need;
+
+		if (server) {
+			uint32_t have = 0;
+
+			need = 0;
+			do {
+				if (need == room - used || need == q->r.lim.max_chain)
+					break;
+				memif_desc_fetch(&ring->desc[(uint16_t)(first + need) & q->r.mask],
+						 &d[need]);
+				if (tide_unlikely(!desc_ok(&d[need], &q->r.lim) ||
+						  d[need].length == 0)) {
+					memif_tx_fault(q, d[need].length == 0
+							    ? "empty buffer posted"
+							    : "posted buffer outside its region");
+					goto out;
+				}
+				have += d[need++].length;
+			} while (have < m->pkt_len);
+			if (have < m->pkt_len) {
+				if (need < q->r.lim.max_chain)
+					break; /* ring full: the caller keeps the rest */
+				/* Too long for the posted buffers at all: drop it. */
+				tide_mbuf_free(m);
+				dropped++;
+				pkts[i] = NULL;
+				continue;
+			}
+		} else {
+			need = m->pkt_len <= q->r.lim.buffer_size
+				       ? 1
+				       : (m->pkt_len + q->r.lim.buffer_size - 1) / q->r.lim.buffer_size;
+			if (need > room - used)
+				break;
+		}
+		if (tide_likely(m->nb_segs == 1 && need == 1)) {
+			uint16_t slot = first & q->r.mask;
+			struct memif_desc *dd = &ring->desc[slot];
+			uint8_t *dst = server ? q->r.rbase[d[0].region] + d[0].offset
+					      : q->r.buf0 + (size_t)slot * q->r.lim.buffer_size;
+
+			memcpy(dst, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
+			if (!server) {
+				dd->region = 0;
+				dd->offset = q->r.boff0 + (uint32_t)slot * q->r.lim.buffer_size;
+			}
+			dd->length = m->data_len;
+			dd->flags = 0;
+		} else {
+			tx_copy_pkt(q, m, first, need, d, server);
+		}
+		used += need;
+		bytes += m->pkt_len;
+		if (f == MEMIF_FREE_LOOP)
+			tide_mbuf_free(m);
+	}
+out:
+	k = i;
+	if (used) {
+		q->head = (uint16_t)(q->head + used);
+		/* [C2S-head] / [S2C-tail] release: descriptors and buffers are written. */
+		memif_publish(server ? &ring->tail : &ring->head, q->head);
+		if (server)
+			txc_commit_done(t, used);
+		else
+			txc_commit(t, used);
+		memif_kick(&q->r);
+	}
+	if (tide_unlikely(dropped)) {
+		tide_stat_add(&pub->stats.errors, dropped);
+		/* Dropped packets were freed in place; free the others around them. */
+		for (uint16_t j = 0; j < k; j++)
+			if (pkts[j] != NULL && f != MEMIF_FREE_LOOP)
+				tide_mbuf_free(pkts[j]);
+	} else {
+		tx_free(q, pkts, k, f);
+	}
+	if (k) {
+		tide_stat_add(&pub->stats.packets, k - dropped);
+		tide_stat_add(&pub->stats.bytes, bytes);
+	}
+	memif_leave(&q->busy);
+	return k;
+}
+
+#define TX_FN(name, server, f)                                                                     \
+	static uint16_t name(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)             \
+	{                                                                                          \
+		return tx_copy(q, pkts, n, server, f);                                             \
+	}
+
+TX_FN(tx_server_bulk, true, MEMIF_FREE_BULK)
+TX_FN(tx_server_fast, true, MEMIF_FREE_FAST)
+TX_FN(tx_server_loop, true, MEMIF_FREE_LOOP)
+TX_FN(tx_client_bulk, false, MEMIF_FREE_BULK)
+TX_FN(tx_client_fast, false, MEMIF_FREE_FAST)
+TX_FN(tx_client_loop, false, MEMIF_FREE_LOOP)
+
+tide_tx_burst_fn memif_copy_tx_fn(const struct memif_port *mp, enum memif_txfree f)
+{
+	static const tide_tx_burst_fn fns[2][3] = {
+		{tx_client_bulk, tx_client_fast, tx_client_loop},
+		{tx_server_bulk, tx_server_fast, tx_server_loop},
+	};
+
+	return fns[mp->role == MEMIF_ROLE_SERVER][f];
+}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memif zero-copy data path (client only). The Rx pools' memory areas are regions 1..n;
+ * descriptors point straight into mbufs, so nothing is copied:
+ *
+ *   Rx (S2C ring): the Rx refill (rxr.h) posts empty mbufs as descriptors {pool region,
+ *       offset of the data room, data room} and publishes head; the server writes packets
+ *       into them and publishes tail; we hand the same mbufs to the application. Only the
+ *       length and the "continues" flag are read back, and the length is checked against
+ *       the data room we posted: the mbuf of a slot is ours, never taken from the peer.
+ *   Tx (C2S ring): each segment becomes one descriptor pointing at its data; the Tx engine
+ *       holds the mbufs until the server's tail passes them (count-mode completion), then
+ *       releases them through the queue's policy (bulk, fast or recycled into an Rx refill).
+ *       A packet from a pool that is not a region is copied into an mbuf of one that is.
+ *
+ * Index pairs: [S2C-head] and [C2S-head] are published here (release), [S2C-tail] and
+ * [C2S-tail] loaded (acquire); see memif_copy.c for the table.
+ */
+#include <string.h>
+
+#include "memif.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE void zc_post(void *ctx, uint32_t first, unsigned n)
+{
+	struct memif_rxq *q = ctx;
+	struct memif_ring *ring = q->r.ring;
+
+	for (unsigned k = 0; k < n; k++) {
+		uint32_t i = first + k;
+		const struct tide_mbuf *m = q->rxr.sw[i & q->rxr.mask];
+		struct memif_desc *d = &ring->desc[i & q->r.mask];
+
+		d->flags = 0;
+		d->region = q->zreg;
+		d->offset = (uint32_t)(m->iova + q->headroom);
+		d->length = q->dataroom;
+	}
+}
+
+ALWAYS_INLINE void zc_doorbell(void *ctx, uint32_t refill)
+{
+	struct memif_rxq *q = ctx;
+
+	q->head = (uint16_t)refill;
+	/* [S2C-head] release: the posted descriptors are written. */
+	memif_publish(&q->r.ring->head, q->head);
+}
+
+void memif_zc_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell)
+{
+	struct memif_rxq *q = r->drv;
+	uint32_t live = memif_enter(&q->busy, &q->live);
+
+	/* Recycled buffers land in the refill slots even while the link is down: they
+	 * are posted by the first burst after the link comes up. */
+	if (live == q->seen) {
+		zc_post(q, first, n);
+		if (doorbell)
+			zc_doorbell(q, first + n);
+	}
+	memif_leave(&q->busy);
+}
+
+/*
+ * A chain cut short by a violation: its segments stay in the refill ring's slots, each
+ * released there on its own, so they must not point at each other.
+ */
+static void zc_unlink(struct tide_mbuf *m)
+{
+	while (m != NULL) {
+		struct tide_mbuf *nx = m->next;
+
+		m->next = NULL;
+		m->nb_segs = 1;
+		m = nx;
+	}
+}
+
+static uint16_t zc_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct memif_rxq *q = (struct memif_rxq *)pub;
+	uint32_t live = memif_enter(&q->busy, &q->live);
+	struct rxr *r = &q->rxr;
+	struct memif_ring *ring;
+	uint32_t next;
+	uint16_t tail, moved, avail, i = 0;
+	uint64_t bytes = 0;
+
+	if (tide_unlikely(live != q->seen) && !memif_rxq_resync(q, live)) {
+		memif_leave(&q->busy);
+		return 0;
+	}
+	ring = q->r.ring;
+	if (rxr_empty_slots(r) >= r->batch)
+		rxr_refill(r, zc_post, zc_doorbell, q);
+	/* [S2C-tail] acquire */
+	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	moved = (uint16_t)(tail - q->peer);
+	if (tide_unlikely(moved > (uint16_t)(q->head - q->peer))) {
+		memif_rx_fault(q, "ring tail moved beyond the posted buffers");
+		memif_leave(&q->busy);
+		return 0;
+	}
+	q->peer = tail;
+	next = r->next;
+	avail = (uint16_t)(tail - (uint16_t)next);
+	while (i < n && avail > 0) {
+		struct tide_mbuf *m = NULL, *last = NULL;
+		unsigned nd = 0;
+		struct memif_desc d;
+
+		do {
+			struct tide_mbuf *s;
+
+			if (nd == avail || nd == q->r.lim.max_chain) {
+				zc_unlink(m);
+				memif_rx_fault(q, nd == avail ? "descriptor chain not terminated"
+							      : "descriptor chain too long");
+				goto out;
+			}
+			memif_desc_fetch(&ring->desc[(next + nd) & q->r.mask], &d);
+			if (tide_unlikely(d.length > q->dataroom)) {
+				zc_unlink(m);
+				memif_rx_fault(q, "descriptor length exceeds buffer size");
+				goto out;
+			}
+			s = rxr_take(r, next + nd);
+			tide_mbuf_reset(s);
+			s->data_len = (uint16_t)d.length;
+			if (m == NULL) {
+				m = s;
+			} else {
+				last->next = s;
+				m->nb_segs++;
+			}
+			m->pkt_len += d.length;
+			last = s;
+			nd++;
+		} while (d.flags & MEMIF_DESC_FLAG_NEXT);
+		m->port = q->port_id;
+		bytes += m->pkt_len;
+		pkts[i++] = m;
+		next += nd;
+		avail = (uint16_t)(avail - nd);
+	}
+out:
+	r->next = next;
+	q->cons = (uint16_t)next;
+	if (i) {
+		tide_stat_add(&pub->stats.packets, i);
+		tide_stat_add(&pub->stats.bytes, bytes);
+	}
+	memif_leave(&q->busy);
+	return i;
+}
+
+tide_rx_burst_fn memif_zc_rx_fn(void)
+{
+	return zc_rx;
+}
+
+/* Region of @p (1..nzpool), or 0 when it is not exposed. */
+ALWAYS_INLINE uint16_t zc_region(const struct memif_txq *q, const struct tide_pool *p)
+{
+	for (unsigned k = 0; k < q->nzpool; k++)
+		if (q->zpool[k] == p)
+			return (uint16_t)(k + 1);
+	return 0;
+}
+
+/* A packet from a pool the peer cannot see: copy it into one it can. NULL if impossible. */
+static struct tide_mbuf *zc_bounce(struct memif_txq *q, struct tide_mbuf *m)
+{
+	struct tide_mbuf *c;
+
+	if (q->nzpool == 0 || m->pkt_len > tide_pktpool_data_room(q->zpool[0]))
+		return NULL;
+	c = tide_mbuf_alloc(q->zpool[0]);
+	if (c == NULL)
+		return NULL;
+	tide_mbuf_read(m, 0, m->pkt_len, tide_mbuf_mtod(c, void *));
+	c->data_len = (uint16_t)m->pkt_len;
+	c->pkt_len = m->pkt_len;
+	tide_mbuf_free(m);
+	return c;
+}
+
+static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct memif_txq *q = (struct memif_txq *)pub;
+	uint32_t live = memif_enter(&q->busy, &q->live);
+	struct txc *t = &q->txc;
+	struct memif_ring *ring;
+	unsigned room, rr, used = 0;
+	uint64_t bytes = 0, dropped = 0;
+	uint16_t i;
+
+	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
+		memif_leave(&q->busy);
+		return 0;
+	}
+	ring = q->r.ring;
+	room = txc_make_room(t, memif_tx_advance_client);
+	rr = (uint16_t)(q->r.size - (uint16_t)(q->head - q->peer));
+	if (rr < room)
+		room = rr;
+	for (i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i], *s;
+		uint32_t len = m->pkt_len;
+		uint16_t reg;
+
+		if (m->nb_segs > room - used || m->nb_segs > q->r.lim.max_chain)
+			break;
+		for (s = m; s != NULL; s = s->next)
+			if (zc_region(q, s->pool) == 0)
+				break;
+		if (tide_unlikely(s != NULL)) {
+			struct tide_mbuf *c = zc_bounce(q, m);
+
+			if (c == NULL) {
+				tide_mbuf_free(m);
+				dropped++;
+				continue;
+			}
+			m = c;
+		}
+		/* Each segment is its own descriptor and its own engine slot. */
+		for (s = m; s != NULL;) {
+			struct tide_mbuf *nx = s->next;
+			uint16_t slot = (uint16_t)(q->head + used) & q->r.mask;
+			struct memif_desc *d = &ring->desc[slot];
+
+			reg = zc_region(q, s->pool);
+			d->region = reg;
+			d->offset = (uint32_t)(s->iova + s->data_off);
+			d->length = s->data_len;
+			d->flags = nx != NULL ? MEMIF_DESC_FLAG_NEXT : 0;
+			s->next = NULL;
+			s->nb_segs = 1;
+			txc_fill(t, t->tail + used, s);
+			used++;
+			s = nx;
+		}
+		bytes += len;
+	}
+	if (used) {
+		q->head = (uint16_t)(q->head + used);
+		/* [C2S-head] release: descriptors are written, the data was written earlier. */
+		memif_publish(&ring->head, q->head);
+		txc_commit(t, used);
+		memif_kick(&q->r);
+	}
+	if (dropped)
+		tide_stat_add(&pub->stats.errors, dropped);
+	if (i) {
+		tide_stat_add(&pub->stats.packets, i - dropped);
+		tide_stat_add(&pub->stats.bytes, bytes);
+	}
+	memif_leave(&q->busy);
+	return i;
+}
+
+tide_tx_burst_fn memif_zc_tx_fn(void)
+{
+	return zc_tx;
+}

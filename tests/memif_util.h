@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Helpers of the memif tests: ports, packets with sequence numbers and checked payloads. */
+#ifndef TIDE_TEST_MEMIF_UTIL_H
+#define TIDE_TEST_MEMIF_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tide/memif.h>
+#include <tide/port.h>
+
+#define MT_CHECK(c)                                                                                \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static inline double mt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static inline struct tide_port *mt_port(const char *spec, unsigned nq, unsigned desc,
+					struct tide_pool *pool)
+{
+	struct tide_port *p;
+
+	MT_CHECK(tide_port_open(spec, &p) == 0);
+	MT_CHECK(tide_port_configure(p, nq, nq) == 0);
+	for (unsigned q = 0; q < nq; q++) {
+		MT_CHECK(tide_rxq_setup(p, q, desc, pool, NULL) == 0);
+		MT_CHECK(tide_txq_setup(p, q, desc, NULL) == 0);
+	}
+	MT_CHECK(tide_port_start(p) == 0);
+	return p;
+}
+
+/* Poll the control plane until the link is @up or @secs pass. Returns 1 on success. */
+static inline int mt_wait_link(struct tide_port *p, int up, double secs)
+{
+	double end = mt_now() + secs;
+	struct tide_link l;
+
+	for (;;) {
+		tide_port_poll_ctl(p);
+		tide_port_link_get(p, &l);
+		if (l.up == up)
+			return 1;
+		if (mt_now() > end)
+			return 0;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static inline uint8_t mt_byte(uint32_t q, uint64_t seq, uint32_t off)
+{
+	return (uint8_t)(seq * 7 + off + q * 13);
+}
+
+/* A packet of @len bytes (chained when above the data room): queue, seq, pattern. */
+static inline struct tide_mbuf *mt_pkt(struct tide_pool *pool, uint32_t q, uint64_t seq,
+				       uint32_t len)
+{
+	struct tide_mbuf *head = NULL, *last = NULL;
+	uint32_t off = 0;
+	unsigned room = tide_pktpool_data_room(pool);
+
+	while (off < len || head == NULL) {
+		struct tide_mbuf *m = tide_mbuf_alloc(pool);
+		uint32_t k = len - off < room ? len - off : room;
+		uint8_t *d;
+
+		if (m == NULL) {
+			tide_mbuf_free(head);
+			return NULL;
+		}
+		d = (uint8_t *)tide_mbuf_append(m, (uint16_t)k);
+		for (uint32_t i = 0; i < k; i++)
+			d[i] = mt_byte(q, seq, off + i);
+		if (head == NULL) {
+			head = m;
+			memcpy(d, &q, 4);
+			memcpy(d + 4, &seq, 8);
+		} else {
+			MT_CHECK(tide_mbuf_chain(head, m) == 0);
+		}
+		last = m;
+		off += k;
+	}
+	(void)last;
+	return head;
+}
+
+/* Check a received packet; returns its sequence number. */
+static inline uint64_t mt_check_pkt(const struct tide_mbuf *m, uint32_t q, uint32_t len)
+{
+	static uint8_t buf[16384];
+	uint32_t qq;
+	uint64_t seq;
+
+	MT_CHECK(m->pkt_len == len);
+	MT_CHECK(tide_mbuf_read(m, 0, len, buf) == 0);
+	memcpy(&qq, buf, 4);
+	memcpy(&seq, buf + 4, 8);
+	MT_CHECK(qq == q);
+	for (uint32_t i = 12; i < len; i++)
+		if (buf[i] != mt_byte(q, seq, i)) {
+			fprintf(stderr, "payload mismatch q %u seq %llu off %u\n", q,
+				(unsigned long long)seq, i);
+			exit(1);
+		}
+	return seq;
+}
+
+#endif

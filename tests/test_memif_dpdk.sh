@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# memif interoperability with DPDK: tide client <-> dpdk-testpmd server and tide server <->
+# dpdk-testpmd client, testpmd in io forwarding (it sends back what it receives). tide sends
+# COUNT packets with checked payloads; the counts must agree from both sides: testpmd's
+# RX-packets equals what tide sent, and what tide received equals testpmd's TX-packets
+# (read from its per-period port stats lines: a disconnect zeroes them).
+#
+# usage: test_memif_dpdk.sh PATH/TO/memif_peer      exit 77 (skip) without dpdk-testpmd
+set -u
+peer=$1
+testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed"; exit 77; }
+dir=$(mktemp -d /tmp/tide-memif-dpdk-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+count=20000 # testpmd io drops what does not fit in a full ring; both sides count it alike
+fail=0
+
+run() { # $1 testpmd role, $2 tide role, $3 size
+	sock=$dir/$1-$3.sock
+	log=$dir/testpmd-$1-$3.log
+	timeout 16 "$testpmd" --no-huge -m 512 --no-pci --file-prefix="tide$$$1$3" \
+		--lcores='0@0,1@0' \
+		--vdev="net_memif,role=$1,socket=$sock,socket-abstract=no,id=3" \
+		-- --total-num-mbufs=32768 --forward-mode=io --stats-period 1 >"$log" 2>&1 &
+	tp=$!
+	[ "$1" = server ] && sleep 2.5
+	out=$("$peer" "memif:socket=$sock,role=$2,id=3" 7 "$count" "$3")
+	sleep 2.5
+	kill "$tp" 2>/dev/null
+	wait "$tp" 2>/dev/null
+	tp_rx=$(awk '/RX-packets:.*RX-missed:/ {if ($2 > m) m = $2} END {print m + 0}' "$log")
+	tp_tx=$(awk '/TX-packets:.*TX-errors:/ {if ($2 > m) m = $2} END {print m + 0}' "$log")
+	echo "tide $2 <-> testpmd $1, $3 bytes: tide $out; testpmd rx=$tp_rx tx=$tp_tx"
+	tx=$(echo "$out" | sed -n 's/.* tx=\([0-9]*\).*/\1/p')
+	rx=$(echo "$out" | sed -n 's/.* rx=\([0-9]*\).*/\1/p')
+	bad=$(echo "$out" | sed -n 's/.* bad=\([0-9]*\).*/\1/p')
+	if [ "${tx:-0}" -ne "$count" ] || [ "$tp_rx" -ne "$count" ] || [ "${rx:-0}" -ne "$tp_tx" ] ||
+		[ "${rx:-0}" -lt $((count * 9 / 10)) ] || [ "${bad:-1}" -ne 0 ]; then
+		echo "FAIL"; tail -n 20 "$log"; fail=1
+	fi
+}
+
+run server client 64
+run client server 64
+run server client 1500
+run client server 1500
+exit $fail
