@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memif driver: spec, port and queue operations, queue resync, and the tide/memif.h
- * extras. The spec keys are documented in include/tide/memif.h; the design (threads,
- * control plane, data paths) in memif.h and docs/memif.md.
+ * extras. The spec keys are documented in include/tide/memif.h; the design (threads and
+ * the control plane) in memif.h, the data paths at the top of memif_copy.c and memif_zc.c.
  */
 #include <errno.h>
 #include <stdio.h>
