@@ -176,11 +176,12 @@ static int map_streams(struct fwd_ctx *ctx, char *err, size_t errlen)
 	return 0;
 }
 
-/* Room for every Rx and Tx ring, every lcore's cache and bursts in hand, plus a margin. */
 /*
- * AF_XDP receives into the pool's memory itself (the pool is the UMEM): its buffers must be
- * 2 KiB frames, shareable, with the data at frame + 256. That layout suits every driver, but
- * it trims the data room to 1792 bytes, so it is used only when an afxdp port is open.
+ * The pool is always memfd-backed (shareable): a memif client in zero-copy mode exposes it to
+ * its peer as a region. AF_XDP receives into the pool's memory itself (the pool is the UMEM):
+ * its buffers must be 2 KiB frames with the data at frame + 256. That layout suits every
+ * driver, but it trims the data room to 1792 bytes, so it is used only when an afxdp port is
+ * open.
  */
 static const struct tide_pktpool_opts *pool_layout(const struct fwd_config *cfg,
 						    unsigned *data_room)
@@ -192,14 +193,21 @@ static const struct tide_pktpool_opts *pool_layout(const struct fwd_config *cfg,
 		.elt_pow2 = 1,
 	};
 
+	static const struct tide_pktpool_opts shared = {
+		.sz = sizeof(shared),
+		.pool_flags = TIDE_POOL_F_SHARED,
+	};
+
 	*data_room = 0; /* the default */
 	for (unsigned i = 0; i < cfg->nspecs; i++)
 		if (strncmp(cfg->specs[i], "afxdp:", 6) == 0) {
 			*data_room = 2048 - 64 - 192;
 			return &afxdp;
 		}
-	return NULL;
+	return &shared;
 }
+
+/* Room for every Rx and Tx ring, every lcore's cache and bursts in hand, plus a margin. */
 
 static unsigned pool_size(const struct fwd_ctx *ctx)
 {
