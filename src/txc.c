@@ -147,6 +147,7 @@ int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide
 		t->auto_pair = true;
 		break;
 	}
+	t->policy = t->release;
 	if (d->slots_empty)
 		t->release = release_walk;
 	return 0;

@@ -69,7 +69,8 @@ struct txc {
 	uint32_t unsafe_until; /* slots before this index may hold unsafe buffers */
 	struct tide_mbuf **sw;  /* one pointer per slot */
 	uint32_t *marks;        /* size entries */
-	txc_release_fn release;
+	txc_release_fn release;  /* for completed slots: the policy, or the benchmark's walk */
+	txc_release_fn policy;   /* the release policy itself (txc_release_burst) */
 	txc_advance_fn advance;
 	void *drv;              /* the driver's queue, for `advance` */
 	struct tide_pool *fast_pool; /* learned from the first mbuf seen (fast contract) */
@@ -373,6 +374,33 @@ TXC_INLINE void txc_burst_fill(struct txc_burst *b, uint32_t idx, struct tide_mb
 TXC_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)
 {
 	t->unsafe_acc |= b->unsafe != 0;
+}
+
+/*
+ * Copy-mode drivers: a burst whose packets were copied out is free right away. Release it
+ * with the queue's policy, in one go after the copy loop (seed 003). With txfree=auto the
+ * burst is checked against the fast-free contract first (the driver has just read every
+ * header): all keep it -> the fast way, otherwise the bulk way. No NULL entries.
+ */
+TXC_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsigned n)
+{
+	if (n == 0)
+		return;
+	tide_stat_add(&t->released, n);
+	if (t->track) {
+		uintptr_t bad = 0;
+
+		if (tide_unlikely(t->fast_pool == NULL))
+			t->fast_pool = pkts[0]->pool;
+		for (unsigned i = 0; i < n; i++)
+			bad |= ((uintptr_t)pkts[i]->pool ^ (uintptr_t)t->fast_pool) |
+			       (txc__refcnt_segs(pkts[i]) ^ TXC_REFCNT_SEGS_ONE);
+		if (bad) {
+			txc__release_bulk(t, pkts, n);
+			return;
+		}
+	}
+	t->policy(t, pkts, n);
 }
 
 /* Commit @n filled slots that the device has already completed. */

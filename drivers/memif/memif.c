@@ -119,7 +119,6 @@ static int memif_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	struct memif_txq *q = zalloc_aligned(sizeof(*q));
 	struct txc_drv d = {.slots_empty = !mp->zc, .count_mode = true,
 			    .advance = memif_tx_advance_ool};
-	bool fast = conf->flags & TIDE_TXQ_F_FAST_FREE;
 	int rc;
 
 	(void)qid;
@@ -134,12 +133,7 @@ static int memif_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->mp = mp;
 	q->nb_desc = nb_desc;
 	q->seen = MEMIF_SEEN_NONE;
-	if (mp->txfree_loop)
-		q->free_mode = MEMIF_FREE_LOOP;
-	else if (fast && conf->txfree != TIDE_TXFREE_EACH && conf->txfree != TIDE_TXFREE_BULK)
-		q->free_mode = MEMIF_FREE_FAST;
-	else
-		q->free_mode = MEMIF_FREE_BULK;
+	q->free_mode = mp->txfree_loop ? MEMIF_FREE_LOOP : MEMIF_FREE_AFTER;
 	*out = &q->pub;
 	return 0;
 }

@@ -52,8 +52,7 @@ struct memif_port;
 
 /* Tx free policy of the copy paths (after the copy loop in bulk, seed 003; or in the loop). */
 enum memif_txfree {
-	MEMIF_FREE_BULK,  /* tide_mbuf_free_bulk() after the loop (default) */
-	MEMIF_FREE_FAST,  /* fast-free contract: one bulk pool put after the loop */
+	MEMIF_FREE_AFTER, /* the queue's release policy, on the whole burst after the loop */
 	MEMIF_FREE_LOOP,  /* tide_mbuf_free() right after each packet's copy (txfree_loop=yes) */
 };
 
@@ -103,7 +102,6 @@ struct memif_txq {
 	uint16_t head;	     /* client: next slot we fill (published head); server: our tail */
 	uint16_t peer;	     /* last accepted index of the peer (client: tail, server: head) */
 	enum memif_txfree free_mode;
-	struct tide_pool *fast_pool;
 	struct memif_qring r;
 	struct txc txc;
 	unsigned nb_desc;

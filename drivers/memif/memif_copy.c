@@ -255,21 +255,6 @@ unsigned memif_tx_advance_ool(struct txc *t)
 	return n;
 }
 
-ALWAYS_INLINE void tx_free(struct memif_txq *q, struct tide_mbuf **pkts, unsigned k,
-			   const enum memif_txfree f)
-{
-	if (k == 0)
-		return;
-	if (f == MEMIF_FREE_BULK) {
-		tide_mbuf_free_bulk(pkts, k);
-	} else if (f == MEMIF_FREE_FAST) {
-		/* Contract asserted: one pool, refcnt 1, one segment; learned once. */
-		if (tide_unlikely(q->fast_pool == NULL))
-			q->fast_pool = pkts[0]->pool;
-		tide_pool_put_bulk(q->fast_pool, (void **)pkts, k);
-	}
-}
-
 /*
  * Copy packet @m into @need slots from @first on: client, our own buffers (each holds
  * buffer_size); server, the posted buffers described by @d (lengths checked).
@@ -437,15 +422,20 @@ out:
 			txc_commit(t, used);
 		memif_kick(&q->r);
 	}
-	if (tide_unlikely(dropped)) {
-		tide_stat_add(&pub->stats.errors, dropped);
-		/* Dropped packets were freed in place; free the others around them. */
-		for (uint16_t j = 0; j < k; j++)
-			if (pkts[j] != NULL && f != MEMIF_FREE_LOOP)
-				tide_mbuf_free(pkts[j]);
-	} else {
-		tx_free(q, pkts, k, f);
+	if (f == MEMIF_FREE_AFTER) {
+		unsigned nfree = k;
+
+		if (tide_unlikely(dropped)) {
+			/* Dropped packets were freed in place: close the gaps they left. */
+			nfree = 0;
+			for (uint16_t j = 0; j < k; j++)
+				if (pkts[j] != NULL)
+					pkts[nfree++] = pkts[j];
+		}
+		txc_release_burst(t, pkts, nfree);
 	}
+	if (tide_unlikely(dropped))
+		tide_stat_add(&pub->stats.errors, dropped);
 	if (k) {
 		tide_stat_add(&pub->stats.packets, k - dropped);
 		tide_stat_add(&pub->stats.bytes, bytes);
@@ -460,18 +450,16 @@ out:
 		return tx_copy(q, pkts, n, server, f);                                             \
 	}
 
-TX_FN(tx_server_bulk, true, MEMIF_FREE_BULK)
-TX_FN(tx_server_fast, true, MEMIF_FREE_FAST)
+TX_FN(tx_server_after, true, MEMIF_FREE_AFTER)
 TX_FN(tx_server_loop, true, MEMIF_FREE_LOOP)
-TX_FN(tx_client_bulk, false, MEMIF_FREE_BULK)
-TX_FN(tx_client_fast, false, MEMIF_FREE_FAST)
+TX_FN(tx_client_after, false, MEMIF_FREE_AFTER)
 TX_FN(tx_client_loop, false, MEMIF_FREE_LOOP)
 
 tide_tx_burst_fn memif_copy_tx_fn(const struct memif_port *mp, enum memif_txfree f)
 {
-	static const tide_tx_burst_fn fns[2][3] = {
-		{tx_client_bulk, tx_client_fast, tx_client_loop},
-		{tx_server_bulk, tx_server_fast, tx_server_loop},
+	static const tide_tx_burst_fn fns[2][2] = {
+		{tx_client_after, tx_client_loop},
+		{tx_server_after, tx_server_loop},
 	};
 
 	return fns[mp->role == MEMIF_ROLE_SERVER][f];
