@@ -129,6 +129,9 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	/* Counters before anything moves: a short run (a small capture) may be over before
+	 * this thread gets to look, and every packet must count. */
+	fwd_snap_take(&ctx, &start);
 	rc = fwd_start(&ctx, err, sizeof(err));
 	if (rc < 0) {
 		report("start", err);
@@ -148,7 +151,7 @@ int main(int argc, char **argv)
 		printf("tide-fwd: %s on %u port%s, %u lcore%s; Ctrl-C stops\n", ctx.engine->name,
 		       ctx.nports, ctx.nports == 1 ? "" : "s", ctx.nlcores,
 		       ctx.nlcores == 1 ? "" : "s");
-	fwd_snap_take(&ctx, &start);
+	start.t = fwd_now(); /* rates count from the start of forwarding */
 	res.stopped_by = run(&ctx, &start);
 	t_stop = fwd_now();
 	fwd_stop(&ctx);
