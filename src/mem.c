@@ -4,6 +4,7 @@
 #include <linux/memfd.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -87,6 +88,16 @@ int tide_mem_alloc(struct tide_mem *m, size_t len, unsigned flags, const char *n
 			tmp.huge ? "2 MiB pages" : "4 KiB pages", shared ? ", memfd" : "");
 	*m = tmp;
 	return 0;
+}
+
+void *tide_zalloc_aligned(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, 64, len) != 0)
+		return NULL;
+	memset(p, 0, len);
+	return p;
 }
 
 void tide_mem_free(struct tide_mem *m)

@@ -24,6 +24,9 @@ struct tide_mem {
 /* Map an area of at least @len bytes. Returns 0 or -errno; on error *@m is untouched. */
 int tide_mem_alloc(struct tide_mem *m, size_t len, unsigned flags, const char *name);
 
+/* Zeroed, cache-line aligned heap memory (queue structures, descriptor rings); free(). */
+void *tide_zalloc_aligned(size_t len);
+
 /* Unmap an area and close its fd. Safe on a zeroed struct with fd -1. */
 void tide_mem_free(struct tide_mem *m);
 

@@ -161,6 +161,12 @@ void txc_fini(struct txc *t)
 	t->marks = NULL;
 }
 
+void txc_txq_release(struct tide_txq *q)
+{
+	txc_fini(q->txc);
+	free(q);
+}
+
 unsigned txc_release_all(struct txc *t)
 {
 	unsigned n;

@@ -102,6 +102,10 @@ int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide
 /* Free the engine's memory (buffers must have been released first: txc_release_all). */
 void txc_fini(struct txc *t);
 
+/* driver.h txq_release for Tx queues that are one allocation with the handle first and
+ * the engine inside: frees both. */
+void txc_txq_release(struct tide_txq *q);
+
 /* Release every buffer still held (in flight or completed): the device is stopped. */
 unsigned txc_release_all(struct txc *t);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mem.h"
 #include "afxdp.h"
 #include "log.h"
 
@@ -22,16 +23,6 @@
 static struct afxdp_port *aport(const struct tide_port *p)
 {
 	return p->priv;
-}
-
-static void *zalloc_aligned(size_t len)
-{
-	void *p;
-
-	if (posix_memalign(&p, TIDE_CACHE_LINE, len) != 0)
-		return NULL;
-	memset(p, 0, len);
-	return p;
 }
 
 /* ---- interface facts ---- */
@@ -132,7 +123,7 @@ static int afxdp_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			return -EINVAL;
 		}
 	}
-	q = zalloc_aligned(sizeof(*q));
+	q = tide_zalloc_aligned(sizeof(*q));
 	if (q == NULL)
 		return -ENOMEM;
 	q->pool = pool;
@@ -147,7 +138,7 @@ static int afxdp_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			   const struct tide_txq_conf *conf, struct tide_txq **out)
 {
 	struct afxdp_port *ap = aport(p);
-	struct afxdp_txq *q = zalloc_aligned(sizeof(*q));
+	struct afxdp_txq *q = tide_zalloc_aligned(sizeof(*q));
 	struct txc_drv d = {
 		.slots_empty = true, /* the completion ring names the frames */
 		.count_mode = true,
@@ -178,14 +169,6 @@ static int afxdp_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 static void afxdp_rxq_release(struct tide_rxq *pub)
 {
 	free(pub);
-}
-
-static void afxdp_txq_release(struct tide_txq *pub)
-{
-	struct afxdp_txq *q = (struct afxdp_txq *)pub;
-
-	txc_fini(&q->txc);
-	free(q);
 }
 
 /* ---- start / stop ---- */
@@ -578,7 +561,7 @@ const struct tide_driver tide_driver_afxdp = {
 	.rxq_setup = afxdp_rxq_setup,
 	.txq_setup = afxdp_txq_setup,
 	.rxq_release = afxdp_rxq_release,
-	.txq_release = afxdp_txq_release,
+	.txq_release = txc_txq_release,
 	.start = afxdp_start,
 	.stop = afxdp_stop,
 	.close = afxdp_close,

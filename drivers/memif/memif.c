@@ -9,20 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "log.h"
 #include "memif.h"
 
 #define MEMIF_DEFAULT_SOCKET "/run/memif.sock"
-
-static void *zalloc_aligned(size_t len)
-{
-	void *p;
-
-	if (posix_memalign(&p, TIDE_CACHE_LINE, len) != 0)
-		return NULL;
-	memset(p, 0, len);
-	return p;
-}
 
 /* ---- queue resync (worker thread, slow path of a burst) ---- */
 
@@ -82,7 +73,7 @@ static int memif_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			   struct tide_rxq **out)
 {
 	struct memif_port *mp = mport(p);
-	struct memif_rxq *q = zalloc_aligned(sizeof(*q));
+	struct memif_rxq *q = tide_zalloc_aligned(sizeof(*q));
 	unsigned room = tide_pktpool_data_room(pool);
 
 	(void)qid;
@@ -116,7 +107,7 @@ static int memif_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			   const struct tide_txq_conf *conf, struct tide_txq **out)
 {
 	struct memif_port *mp = mport(p);
-	struct memif_txq *q = zalloc_aligned(sizeof(*q));
+	struct memif_txq *q = tide_zalloc_aligned(sizeof(*q));
 	struct txc_drv d = {.slots_empty = !mp->zc, .count_mode = true,
 			    .advance = memif_tx_advance_ool};
 	int rc;
@@ -144,14 +135,6 @@ static void memif_rxq_release(struct tide_rxq *pub)
 
 	if (q->rxr_ok)
 		rxr_fini(&q->rxr);
-	free(q);
-}
-
-static void memif_txq_release(struct tide_txq *pub)
-{
-	struct memif_txq *q = (struct memif_txq *)pub;
-
-	txc_fini(&q->txc);
 	free(q);
 }
 
@@ -359,7 +342,7 @@ const struct tide_driver tide_driver_memif = {
 	.rxq_setup = memif_rxq_setup,
 	.txq_setup = memif_txq_setup,
 	.rxq_release = memif_rxq_release,
-	.txq_release = memif_txq_release,
+	.txq_release = txc_txq_release,
 	.start = memif_start,
 	.stop = memif_stop,
 	.close = memif_close,

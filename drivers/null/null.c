@@ -172,14 +172,6 @@ static void null_rxq_release(struct tide_rxq *q)
 	free(q);
 }
 
-static void null_txq_release(struct tide_txq *pub)
-{
-	struct null_txq *q = (struct null_txq *)pub;
-
-	txc_fini(&q->txc);
-	free(q);
-}
-
 static int null_start(struct tide_port *p)
 {
 	struct null_port *np = p->priv;
@@ -299,7 +291,7 @@ const struct tide_driver tide_driver_null = {
 	.rxq_setup = null_rxq_setup,
 	.txq_setup = null_txq_setup,
 	.rxq_release = null_rxq_release,
-	.txq_release = null_txq_release,
+	.txq_release = txc_txq_release,
 	.start = null_start,
 	.stop = null_stop,
 	.close = null_close,

@@ -243,14 +243,6 @@ static void ring_rxq_release(struct tide_rxq *pub)
 	free(pub);
 }
 
-static void ring_txq_release(struct tide_txq *pub)
-{
-	struct ring_txq *q = (struct ring_txq *)pub;
-
-	txc_fini(&q->txc);
-	free(q);
-}
-
 static int ring_start(struct tide_port *p)
 {
 	struct ring_port *rp = rport(p);
@@ -418,7 +410,7 @@ const struct tide_driver tide_driver_ring = {
 	.rxq_setup = ring_rxq_setup,
 	.txq_setup = ring_txq_setup,
 	.rxq_release = ring_rxq_release,
-	.txq_release = ring_txq_release,
+	.txq_release = txc_txq_release,
 	.start = ring_start,
 	.stop = ring_stop,
 	.close = ring_close,

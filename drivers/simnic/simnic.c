@@ -8,20 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "log.h"
 #include "simnic.h"
 
 extern const struct tide_driver tide_driver_simnic;
-
-static void *zalloc_aligned(size_t len)
-{
-	void *p;
-
-	if (posix_memalign(&p, TIDE_CACHE_LINE, len) != 0)
-		return NULL;
-	memset(p, 0, len);
-	return p;
-}
 
 static struct simnic_port *sport(const struct tide_port *p)
 {
@@ -233,12 +224,12 @@ static int simnic_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			    struct tide_rxq **out)
 {
 	struct simnic_port *sp = sport(p);
-	struct simnic_rxq *q = zalloc_aligned(sizeof(*q));
+	struct simnic_rxq *q = tide_zalloc_aligned(sizeof(*q));
 	int rc;
 
 	if (q == NULL)
 		return -ENOMEM;
-	q->ring = zalloc_aligned(nb_desc * sizeof(*q->ring));
+	q->ring = tide_zalloc_aligned(nb_desc * sizeof(*q->ring));
 	rc = q->ring ? rxr_init(&q->rxr, &q->pub, nb_desc, pool, conf, rx_post_ool, q) : -ENOMEM;
 	if (rc < 0) {
 		free(q->ring);
@@ -259,7 +250,7 @@ static int simnic_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			    const struct tide_txq_conf *conf, struct tide_txq **out)
 {
 	struct simnic_port *sp = sport(p);
-	struct simnic_txq *q = zalloc_aligned(sizeof(*q));
+	struct simnic_txq *q = tide_zalloc_aligned(sizeof(*q));
 	struct txc_drv d = {0};
 	int rc;
 
@@ -269,7 +260,7 @@ static int simnic_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	d.count_mode = q->wb_head;
 	d.advance = q->wb_head ? tx_advance_head_ool : tx_advance_dd_ool;
 	d.drv = q;
-	q->ring = zalloc_aligned(nb_desc * sizeof(*q->ring));
+	q->ring = tide_zalloc_aligned(nb_desc * sizeof(*q->ring));
 	rc = q->ring ? txc_init(&q->txc, &q->pub, nb_desc, conf, &d) : -ENOMEM;
 	if (rc < 0) {
 		free(q->ring);
