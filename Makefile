@@ -6,7 +6,7 @@ SAN_BUILD ?= build-san
 TSAN_BUILD ?= build-tsan
 MESON_OPTS ?=
 
-.PHONY: all deps build demo test test-unit tsan bench clean install
+.PHONY: all deps build demo test test-unit tsan bench bench-afxdp clean install
 
 all: build
 
@@ -54,6 +54,10 @@ demo: build
 bench: build
 	$(BUILD)/bench/tide-bench ring
 	$(BUILD)/bench/tide-bench pool
+
+# AF_XDP on veth beside the kernel's XDP and DPDK, and the seed 004 row (root; results/afxdp.*).
+bench-afxdp: build
+	bench/afxdp/run --build $(BUILD) $(BENCH_AFXDP_OPTS)
 
 install: build
 	meson install -C $(BUILD)
