@@ -6,7 +6,7 @@ SAN_BUILD ?= build-san
 TSAN_BUILD ?= build-tsan
 MESON_OPTS ?=
 
-.PHONY: all deps build demo test test-unit tsan bench bench-afxdp clean install
+.PHONY: all deps build demo test test-unit tsan bench bench-seeds bench-peers bench-afxdp clean install
 
 all: build
 
@@ -54,6 +54,13 @@ demo: build
 bench: build
 	$(BUILD)/bench/tide-bench ring
 	$(BUILD)/bench/tide-bench pool
+
+# The seed experiments side by side (results/seeds.*, plots) and tide vs DPDK (results/peers.*).
+bench-seeds: build
+	bench/seeds/run --build $(BUILD) $(BENCH_SEEDS_OPTS)
+
+bench-peers: build
+	bench/peers/run --build $(BUILD) $(BENCH_PEERS_OPTS)
 
 # AF_XDP on veth beside the kernel's XDP and DPDK, and the seed 004 row (root; results/afxdp.*).
 bench-afxdp: build
