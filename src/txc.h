@@ -256,16 +256,23 @@ TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 }
 
 /*
- * Make room before a burst: when fewer than free_thresh slots are free, check completion
- * and release what is done. @advance_inline is the driver's inline completion check.
- * Returns the free slots.
+ * Make room before a burst of @want packets: when fewer than free_thresh slots, or fewer
+ * than @want, are free, check completion and release what is done. One check covers one
+ * bucket, and with bursts longer than rs_thresh several buckets may have completed since
+ * the last burst: check until there is room or nothing more is done. @advance_inline is the
+ * driver's inline completion check. Returns the free slots.
  */
-TXC_INLINE unsigned txc_make_room(struct txc *t, unsigned (*advance_inline)(struct txc *t))
+TXC_INLINE unsigned txc_make_room(struct txc *t, unsigned want,
+				  unsigned (*advance_inline)(struct txc *t))
 {
 	unsigned free_slots = txc_free_slots(t);
+	unsigned need = want > t->free_thresh ? want : t->free_thresh;
 
-	if (free_slots < t->free_thresh) {
-		advance_inline(t);
+	if (free_slots < need) {
+		if (need > t->size)
+			need = t->size;
+		while (advance_inline(t) != 0 && t->size - (t->tail - t->done) < need)
+			;
 		txc_reclaim(t, UINT32_MAX);
 		free_slots = txc_free_slots(t);
 	}
@@ -289,7 +296,7 @@ unsigned txc_advance_none_ool(struct txc *t);
  * so reclaim it all. Returns the slots free for a burst of @n. */
 TXC_INLINE unsigned txc_room_sync(struct txc *t, unsigned n)
 {
-	unsigned room = txc_make_room(t, txc_advance_none);
+	unsigned room = txc_make_room(t, n, txc_advance_none);
 
 	if (tide_unlikely(n > room)) {
 		txc_reclaim(t, UINT32_MAX);

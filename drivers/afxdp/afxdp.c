@@ -197,12 +197,17 @@ static void reclaim_frames(struct afxdp_port *ap)
 		}
 }
 
+static uint64_t live_missed(const struct afxdp_port *ap);
+
 static void afxdp_stop(struct tide_port *p)
 {
 	struct afxdp_port *ap = aport(p);
 
 	/* Recycle targets in this port's fill rings become invalid. */
 	__atomic_fetch_add(&afxdp_gen, 1, __ATOMIC_RELAXED);
+	/* The sockets' drop counters die with them: keep what they counted. */
+	ap->missed_saved += live_missed(ap) - ap->missed_base;
+	ap->missed_base = 0;
 	afxdp_lib_log_begin();
 	/* The first socket holds the UMEM's fd: delete it last. */
 	for (unsigned i = AFXDP_MAX_QUEUES; i-- > 0;) {
@@ -447,6 +452,23 @@ static int afxdp_link_get(struct tide_port *p, struct tide_link *out)
 	return 0;
 }
 
+/* Drops the kernel counted on the open sockets (Rx ring full, no fill frame). */
+static uint64_t live_missed(const struct afxdp_port *ap)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < ap->nb_rxq; i++) {
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+
+		if (ap->sk[i].xsk &&
+		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs,
+			       &len) == 0)
+			sum += xs.rx_dropped + xs.rx_ring_full;
+	}
+	return sum;
+}
+
 static void afxdp_stats_add(const struct tide_port *p, struct tide_port_stats *st)
 {
 	const struct afxdp_port *ap = aport(p);
@@ -457,15 +479,15 @@ static void afxdp_stats_add(const struct tide_port *p, struct tide_port_stats *s
 		if (q)
 			st->oerrors += __atomic_load_n(&q->kick_errors, __ATOMIC_RELAXED);
 	}
-	for (unsigned i = 0; p->started && i < ap->nb_rxq; i++) {
-		struct xdp_statistics xs;
-		socklen_t len = sizeof(xs);
+	st->rx_missed += ap->missed_saved + live_missed(ap) - ap->missed_base;
+}
 
-		if (ap->sk[i].xsk &&
-		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs,
-			       &len) == 0)
-			st->rx_missed += xs.rx_dropped + xs.rx_ring_full;
-	}
+static void afxdp_stats_reset(struct tide_port *p)
+{
+	struct afxdp_port *ap = aport(p);
+
+	ap->missed_saved = 0;
+	ap->missed_base = live_missed(ap);
 }
 
 static const char *const modes[] = {"auto", "native", "generic", NULL};
@@ -567,4 +589,5 @@ const struct tide_driver tide_driver_afxdp = {
 	.close = afxdp_close,
 	.link_get = afxdp_link_get,
 	.stats_add = afxdp_stats_add,
+	.stats_reset = afxdp_stats_reset,
 };

@@ -61,6 +61,10 @@ struct afxdp_rxq {
 	unsigned nb_desc;
 	struct tide_pool *pool;
 	struct afxdp_port *ap;
+	/* The afxdp Tx queue (same thread) whose completed frames refill this fill ring
+	 * first, and the afxdp generation it was paired in (see afxdp_gen). */
+	struct afxdp_txq *src;
+	uint32_t src_gen;
 } TIDE_CACHE_ALIGNED;
 
 struct afxdp_txq {
@@ -114,6 +118,8 @@ struct afxdp_port {
 	int link_fd, xsks_map_fd;
 	bool zero_copy;              /* what the sockets got */
 	const char *attached_mode;
+	/* rx_missed of sockets closed by stop, and the count at the last stats reset. */
+	uint64_t missed_saved, missed_base;
 };
 
 extern const struct tide_driver tide_driver_afxdp;
@@ -130,6 +136,8 @@ void afxdp_lib_log_end(void);
 uint16_t afxdp_rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t afxdp_tx_burst(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 unsigned afxdp_tx_advance(struct txc *t);
+/* Move completed frames of Tx queue @q straight into @rq's fill ring (same thread). */
+void afxdp_tx_reap(struct afxdp_txq *q, struct afxdp_rxq *rq);
 /* Post every whole batch of frames the fill ring has room for. */
 void afxdp_rx_refill(struct afxdp_rxq *q);
 

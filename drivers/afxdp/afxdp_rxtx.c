@@ -46,11 +46,18 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 	uint32_t idx;
 	unsigned got;
 
+	/* Refill first, for the frames the previous burst took: from the paired Tx queue's
+	 * completed frames (recycling; it has had a burst's time to complete them), then from
+	 * the pool. */
+	if (xsk_prod_nb_free(&q->fill, q->batch) >= q->batch) {
+		if (q->src != NULL &&
+		    q->src_gen == __atomic_load_n(&afxdp_gen, __ATOMIC_RELAXED))
+			afxdp_tx_reap(q->src, q);
+		afxdp_rx_refill(q);
+	}
 	/* peek: acquire load of the kernel's producer index (pairs with its release). */
 	got = xsk_ring_cons__peek(&q->rx, n, &idx);
 	if (got == 0) {
-		if (xsk_prod_nb_free(&q->fill, q->batch) >= q->batch)
-			afxdp_rx_refill(q);
 		/* No syscall unless the kernel asked for one (need_wakeup on the fill ring). */
 		if (q->wakeup && xsk_ring_prod__needs_wakeup(&q->fill))
 			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
@@ -80,7 +87,6 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 		pkts[i] = m;
 	}
 	xsk_ring_cons__release(&q->rx, got);
-	afxdp_rx_refill(q);
 	tide_stat_add(&pub->stats.packets, got);
 	tide_stat_add(&pub->stats.bytes, bytes);
 	return (uint16_t)got;
@@ -127,16 +133,19 @@ static inline struct afxdp_rxq *tx_recycle_target(struct afxdp_txq *q)
 	q->rcy = (struct afxdp_rxq *)rq;
 	q->rcy_gen = gen;
 	q->rcy_afxdp_gen = agen;
+	/* ...and that Rx queue pulls from here when it refills (afxdp_rx_burst). */
+	q->rcy->src = q;
+	q->rcy->src_gen = agen;
 	return q->rcy;
 }
 
 /* Give @n completed frames at comp[idx..] back: to a fill ring when recycling, else to
  * the pool in bulk. Frames sent from this queue were refcnt 1, one segment: no header is
  * read. */
-static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n)
+static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
+			       struct afxdp_rxq *rq)
 {
 	const struct afxdp_umem_view *u = &q->u;
-	struct afxdp_rxq *rq = q->recycle ? tx_recycle_target(q) : NULL;
 	void *m[AFXDP_BULK];
 	unsigned i = 0, nb = 0;
 
@@ -187,10 +196,23 @@ static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
 	n = xsk_ring_cons__peek(&q->comp, q->comp.size, &idx);
 	if (n == 0)
 		return 0;
-	tx_complete(q, idx, n);
+	tx_complete(q, idx, n, q->recycle ? tx_recycle_target(q) : NULL);
 	xsk_ring_cons__release(&q->comp, n);
 	txc_advance_count(t, n);
 	return n;
+}
+
+void afxdp_tx_reap(struct afxdp_txq *q, struct afxdp_rxq *rq)
+{
+	uint32_t room = xsk_prod_nb_free(&rq->fill, rq->fill.size), idx;
+	/* Only what the fill ring can take: the rest stays for the Tx side's own reclaim. */
+	unsigned n = xsk_ring_cons__peek(&q->comp, room, &idx);
+
+	if (n == 0)
+		return;
+	tx_complete(q, idx, n, rq);
+	xsk_ring_cons__release(&q->comp, n);
+	txc_advance_count(&q->txc, n);
 }
 
 unsigned afxdp_tx_advance(struct txc *t)
@@ -206,7 +228,7 @@ uint16_t afxdp_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t 
 	const struct afxdp_umem_view *u = &q->u;
 	struct txc *t = &q->txc;
 	struct tide_mbuf *done[AFXDP_BULK];
-	unsigned room = txc_make_room(t, tx_advance), used = 0, nd = 0, dropped = 0;
+	unsigned room = txc_make_room(t, n, tx_advance), used = 0, nd = 0, dropped = 0;
 	uint64_t bytes = 0;
 	uint32_t idx;
 	uint16_t i;

@@ -345,7 +345,7 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 	} else {
 		unsigned rr;
 
-		room = txc_make_room(t, memif_tx_advance_client);
+		room = txc_make_room(t, n, memif_tx_advance_client);
 		rr = (uint16_t)(q->r.size - (uint16_t)(q->head - q->peer));
 		if (rr < room)
 			room = rr;

@@ -202,7 +202,7 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 		return 0;
 	}
 	ring = q->r.ring;
-	room = txc_make_room(t, memif_tx_advance_client);
+	room = txc_make_room(t, n, memif_tx_advance_client);
 	rr = (uint16_t)(q->r.size - (uint16_t)(q->head - q->peer));
 	if (rr < room)
 		room = rr;

@@ -68,7 +68,7 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 {
 	struct simnic_txq *q = (struct simnic_txq *)pub;
 	struct txc *t = &q->txc;
-	unsigned room = txc_make_room(t, wb_head ? tx_advance_head : tx_advance_dd);
+	unsigned room = txc_make_room(t, n, wb_head ? tx_advance_head : tx_advance_dd);
 	uint32_t first = t->tail, used = 0;
 	uint64_t bytes = 0, dropped = 0;
 	struct txc_burst b;
