@@ -31,6 +31,24 @@ static inline int tide_is_pow2(uint64_t v)
 	return v != 0 && (v & (v - 1)) == 0;
 }
 
+/*
+ * Copy @n pointers between arrays that do not overlap, four at a time: all loads of a group
+ * before its stores lets the compiler use vector moves (it cannot prove the arrays apart).
+ */
+static inline void tide_copy_ptrs(void **dst, void *const *src, size_t n)
+{
+	for (size_t q = n / 4; q > 0; q--, dst += 4, src += 4) {
+		void *a = src[0], *b = src[1], *c = src[2], *d = src[3];
+
+		dst[0] = a;
+		dst[1] = b;
+		dst[2] = c;
+		dst[3] = d;
+	}
+	for (size_t r = n % 4; r > 0; r--)
+		*dst++ = *src++;
+}
+
 /* Busy-wait hint for spin loops. */
 static inline void tide_pause(void)
 {

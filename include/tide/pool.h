@@ -91,7 +91,6 @@ static inline int tide_pool_get_bulk(struct tide_pool *p, void **objs, unsigned 
 {
 	unsigned idx = tide_thread_index();
 	struct tide_pool_cache *c;
-	unsigned i;
 	int rc = 0;
 
 	if (tide_unlikely(idx >= TIDE_MAX_THREADS || n > p->cache_size)) {
@@ -105,10 +104,9 @@ static inline int tide_pool_get_bulk(struct tide_pool *p, void **objs, unsigned 
 		} else {
 			c->hits++;
 		}
-		/* LIFO: hand out the most recently freed (cache-warm) objects first. */
-		for (i = 0; i < n; i++)
-			objs[i] = c->objs[c->len - 1 - i];
+		/* LIFO: hand out the most recently freed (cache-warm) objects: the top n. */
 		c->len -= n;
+		tide_copy_ptrs(objs, &c->objs[c->len], n);
 		c->gets += n;
 	}
 	if (tide_unlikely(p->debug_state != NULL) && rc == 0)
@@ -124,7 +122,6 @@ static inline void tide_pool_put_bulk(struct tide_pool *p, void *const *objs, un
 {
 	unsigned idx = tide_thread_index();
 	struct tide_pool_cache *c;
-	unsigned i;
 
 	if (tide_unlikely(p->debug_state != NULL) && tide_pool__debug_check(p, objs, n, 0) < 0)
 		return;
@@ -135,8 +132,7 @@ static inline void tide_pool_put_bulk(struct tide_pool *p, void *const *objs, un
 		return;
 	}
 	c = &p->cache[idx];
-	for (i = 0; i < n; i++)
-		c->objs[c->len + i] = objs[i];
+	tide_copy_ptrs(&c->objs[c->len], objs, n);
 	c->len += n;
 	c->puts += n;
 	if (c->len > c->size)

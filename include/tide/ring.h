@@ -98,17 +98,15 @@ static inline void tide_ring__publish(struct tide_ring_headtail *ht, uint32_t ol
 static inline unsigned tide_ring__enqueue(struct tide_ring *r, void *const *objs, unsigned n,
 					  int fixed, unsigned *free_space)
 {
-	uint32_t old, i, idx, first;
+	uint32_t old, idx, first;
 	uint32_t got = tide_ring__reserve(&r->prod, &r->cons, r->size, n, fixed, &old, free_space);
 
 	if (got == 0)
 		return 0;
 	idx = old & r->mask;
 	first = r->size - idx < got ? r->size - idx : got;
-	for (i = 0; i < first; i++)
-		r->slots[idx + i] = objs[i];
-	for (; i < got; i++)
-		r->slots[i - first] = objs[i];
+	tide_copy_ptrs(&r->slots[idx], objs, first);
+	tide_copy_ptrs(&r->slots[0], objs + first, got - first);
 	tide_ring__publish(&r->prod, old, got);
 	return got;
 }
@@ -116,17 +114,15 @@ static inline unsigned tide_ring__enqueue(struct tide_ring *r, void *const *objs
 static inline unsigned tide_ring__dequeue(struct tide_ring *r, void **objs, unsigned n,
 					  int fixed, unsigned *available)
 {
-	uint32_t old, i, idx, first;
+	uint32_t old, idx, first;
 	uint32_t got = tide_ring__reserve(&r->cons, &r->prod, 0, n, fixed, &old, available);
 
 	if (got == 0)
 		return 0;
 	idx = old & r->mask;
 	first = r->size - idx < got ? r->size - idx : got;
-	for (i = 0; i < first; i++)
-		objs[i] = r->slots[idx + i];
-	for (; i < got; i++)
-		objs[i] = r->slots[i - first];
+	tide_copy_ptrs(objs, &r->slots[idx], first);
+	tide_copy_ptrs(objs + first, &r->slots[0], got - first);
 	tide_ring__publish(&r->cons, old, got);
 	return got;
 }
