@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <tide/simnic.h>
+
 #include "cli.h"
 #include "stats.h"
 
@@ -52,6 +54,7 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		struct fwd_port_snap *ps = &s->port[p];
 		struct tide_port_stats st;
+		struct tide_simnic_stats ss;
 
 		for (unsigned i = 0; i < ctx->nlcores; i++) {
 			const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];
@@ -74,6 +77,11 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 			ps->rx_idle_polls = st.rx_idle_polls;
 			ps->tx_polls = st.tx_polls;
 			ps->tx_idle_polls = st.tx_idle_polls;
+		}
+		/* A simulated NIC's device thread: is it, or the forwarding core, the limit? */
+		if (tide_simnic_stats_get(ctx->ports[p], &ss) == 0) {
+			ps->dev_polls = ss.device_polls;
+			ps->dev_idle = ss.device_idle;
 		}
 		add_snap(&s->total, ps);
 	}
@@ -204,6 +212,10 @@ void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_resu
 	sub_snap(&d, &r->end->total, &r->start->total);
 	drop_row(f, "total", &d);
 	fprintf(f, "tx hangs: %llu\n", (unsigned long long)d.tx_hangs);
+	if (d.dev_polls != 0)
+		fprintf(f, "simnic device model idle in %.1f%% of its loop iterations "
+			   "(forwarding cores idle in %.1f%% of their polls)\n",
+			100.0 * (double)d.dev_idle / (double)d.dev_polls, idle_share(ctx, &d));
 	fprintf(f, "buffers outstanding after stop: %u of %u%s\n", r->outstanding, ctx->pool_n,
 		r->outstanding ? "  <-- LEAK" : "");
 	fflush(f);
@@ -244,7 +256,11 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 	for (unsigned i = 0; i < FWD_DROP_NR; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", fwd_drop_name((enum fwd_drop)i),
 			(unsigned long long)d->drops[i]);
-	fprintf(f, "}");
+	fprintf(f, "}, \"device_idle_pct\": ");
+	if (d->dev_polls != 0)
+		fprintf(f, "%.2f", 100.0 * (double)d->dev_idle / (double)d->dev_polls);
+	else
+		fprintf(f, "null");
 }
 
 int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct fwd_result *r)
