@@ -140,7 +140,7 @@ int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide
 		break;
 	case TIDE_TXFREE_RECYCLE:
 	case TIDE_TXFREE_AUTO:
-		/* Without the contract asserted, each packet is checked as it is sent (txc_fill);
+		/* Without the contract asserted, each packet is checked as it is sent (txc_burst_fill);
 		 * buffers that keep it are released and recycled as if it had been. */
 		t->release = release_fast;
 		t->track = !fast;

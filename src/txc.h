@@ -128,11 +128,6 @@ static inline unsigned txc_free_slots(const struct txc *t)
 	return t->size - (t->tail - t->clean);
 }
 
-static inline unsigned txc_in_flight(const struct txc *t)
-{
-	return t->tail - t->done;
-}
-
 /* ---- RS placement ---- */
 
 TXC_INLINE void txc__mark(struct txc *t, uint32_t idx, void (*set_rs)(void *ctx, uint32_t slot),
@@ -313,19 +308,6 @@ TXC_INLINE uint32_t txc__refcnt_segs(const struct tide_mbuf *m)
 	return __atomic_load_n((const uint32_t *)(const void *)&m->refcnt, __ATOMIC_RELAXED);
 }
 
-/*
- * Record a filled slot's buffer. When tracking, note whether it keeps the fast-free
- * contract (its pool is the queue's, refcnt 1, one segment): the driver has just read the
- * same header line, so the check costs a few instructions and no cache miss, and it lets
- * txfree=auto release and recycle like txfree=fast without the application promising it.
- */
-TXC_INLINE void txc_fill(struct txc *t, uint32_t idx, struct tide_mbuf *m)
-{
-	t->sw[idx & t->mask] = m;
-	if (t->track)
-		t->unsafe_acc |= (m->pool != t->fast_pool) |
-				 (txc__refcnt_segs(m) != TXC_REFCNT_SEGS_ONE);
-}
 
 /*
  * After a burst: pair with the Rx queue the packets came from (txfree=auto/recycle), so
@@ -351,9 +333,14 @@ TXC_INLINE void txc_commit(struct txc *t, unsigned n)
 }
 
 /*
- * The same for a whole burst, with the ring pointer, mask, pool and the tracking flag held
- * in locals (registers) across the driver's loop instead of reloaded from `t` after every
- * store: begin, fill each slot, end, then commit.
+ * Filling slots: a driver's Tx burst does begin, fill for each slot, end, then commit. The
+ * burst view holds the ring pointer, mask, pool and tracking flag in locals (registers)
+ * across the driver's loop instead of reloading them from `t` after every store.
+ *
+ * When tracking, fill notes whether each buffer keeps the fast-free contract (its pool is
+ * the queue's, refcnt 1, one segment): the driver has just read the same header line, so
+ * the check costs a few instructions and no cache miss, and it lets txfree=auto release and
+ * recycle like txfree=fast without the application promising it.
  */
 struct txc_burst {
 	struct tide_mbuf **sw;
@@ -362,8 +349,6 @@ struct txc_burst {
 	uintptr_t unsafe; /* non-zero: a packet broke the contract */
 	const struct tide_pool *pool;
 };
-
-
 
 TXC_INLINE void txc_burst_begin(const struct txc *t, struct txc_burst *b)
 {

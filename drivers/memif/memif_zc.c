@@ -195,6 +195,7 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 	struct memif_ring *ring;
 	unsigned room, rr, used = 0;
 	uint64_t bytes = 0, dropped = 0;
+	struct txc_burst b;
 	uint16_t i;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
@@ -206,6 +207,7 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 	rr = (uint16_t)(q->r.size - (uint16_t)(q->head - q->peer));
 	if (rr < room)
 		room = rr;
+	txc_burst_begin(t, &b);
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i], *s;
 		uint32_t len = m->pkt_len;
@@ -239,12 +241,13 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 			d->flags = nx != NULL ? MEMIF_DESC_FLAG_NEXT : 0;
 			s->next = NULL;
 			s->nb_segs = 1;
-			txc_fill(t, t->tail + used, s);
+			txc_burst_fill(&b, t->tail + used, s);
 			used++;
 			s = nx;
 		}
 		bytes += len;
 	}
+	txc_burst_end(t, &b);
 	if (used) {
 		q->head = (uint16_t)(q->head + used);
 		/* [C2S-head] release: descriptors are written, the data was written earlier. */
