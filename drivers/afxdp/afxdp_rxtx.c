@@ -87,8 +87,7 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 		pkts[i] = m;
 	}
 	xsk_ring_cons__release(&q->rx, got);
-	tide_stat_add(&pub->stats.packets, got);
-	tide_stat_add(&pub->stats.bytes, bytes);
+	tide_stat_burst(&pub->stats, got, bytes);
 	return (uint16_t)got;
 }
 
@@ -280,8 +279,7 @@ uint16_t afxdp_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t 
 		xsk_ring_prod__submit(&q->tx, used);
 		txc_commit(t, used);
 		tx_kick(q);
-		tide_stat_add(&pub->stats.packets, used);
-		tide_stat_add(&pub->stats.bytes, bytes);
+		tide_stat_burst(&pub->stats, used, bytes);
 	}
 	if (nd)
 		tide_mbuf_free_bulk(done, nd);

@@ -90,10 +90,7 @@ static int rx_chain(struct memif_rxq *q, struct tide_mbuf *m, const struct memif
 
 ALWAYS_INLINE void rx_done(struct memif_rxq *q, unsigned k, uint64_t bytes)
 {
-	if (k) {
-		tide_stat_add(&q->pub.stats.packets, k);
-		tide_stat_add(&q->pub.stats.bytes, bytes);
-	}
+	tide_stat_burst(&q->pub.stats, k, bytes);
 	memif_leave(&q->busy);
 }
 
@@ -436,10 +433,7 @@ out:
 	}
 	if (tide_unlikely(dropped))
 		tide_stat_add(&pub->stats.errors, dropped);
-	if (k) {
-		tide_stat_add(&pub->stats.packets, k - dropped);
-		tide_stat_add(&pub->stats.bytes, bytes);
-	}
+	tide_stat_burst(&pub->stats, k - dropped, bytes);
 	memif_leave(&q->busy);
 	return k;
 }

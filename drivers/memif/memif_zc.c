@@ -148,10 +148,7 @@ static uint16_t zc_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 out:
 	r->next = next;
 	q->cons = (uint16_t)next;
-	if (i) {
-		tide_stat_add(&pub->stats.packets, i);
-		tide_stat_add(&pub->stats.bytes, bytes);
-	}
+	tide_stat_burst(&pub->stats, i, bytes);
 	memif_leave(&q->busy);
 	return i;
 }
@@ -257,10 +254,7 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 	}
 	if (dropped)
 		tide_stat_add(&pub->stats.errors, dropped);
-	if (i) {
-		tide_stat_add(&pub->stats.packets, i - dropped);
-		tide_stat_add(&pub->stats.bytes, bytes);
-	}
+	tide_stat_burst(&pub->stats, i - dropped, bytes);
 	memif_leave(&q->busy);
 	return i;
 }

@@ -77,8 +77,7 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool f
 		if (fill)
 			memcpy(tide_mbuf_mtod(m, void *), q->frame, q->size);
 	}
-	tide_stat_add(&pub->stats.packets, n);
-	tide_stat_add(&pub->stats.bytes, (uint64_t)n * q->size);
+	tide_stat_burst(&pub->stats, n, (uint64_t)n * q->size);
 	return n;
 }
 
@@ -112,8 +111,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	}
 	txc_burst_end(t, &b);
 	txc_commit_done(t, n);
-	tide_stat_add(&pub->stats.packets, n);
-	tide_stat_add(&pub->stats.bytes, bytes);
+	tide_stat_burst(&pub->stats, n, bytes);
 	return n;
 }
 

@@ -248,10 +248,7 @@ keep:
 		}
 		break;
 	}
-	if (i) {
-		tide_stat_add(&pub->stats.packets, i);
-		tide_stat_add(&pub->stats.bytes, bytes);
-	}
+	tide_stat_burst(&pub->stats, i, bytes);
 	if (tide_unlikely(skipped))
 		tide_stat_add(&pub->stats.errors, skipped);
 	return i;
@@ -306,8 +303,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	/* Written: the whole burst is complete and goes back in bulk, after the loop. */
 	txc_commit_done(t, n);
 	txc_reclaim(t, n);
-	tide_stat_add(&pub->stats.packets, n);
-	tide_stat_add(&pub->stats.bytes, bytes);
+	tide_stat_burst(&pub->stats, n, bytes);
 	return n;
 }
 

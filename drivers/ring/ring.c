@@ -92,10 +92,7 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		pkts[i]->port = port;
 		bytes += pkts[i]->pkt_len;
 	}
-	if (k) {
-		tide_stat_add(&pub->stats.packets, k);
-		tide_stat_add(&pub->stats.bytes, bytes);
-	}
+	tide_stat_burst(&pub->stats, k, bytes);
 	return (uint16_t)k;
 }
 
@@ -118,8 +115,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 			bytes -= pkts[i]->pkt_len; /* not taken: still the caller's */
 	if (k) {
 		txc_commit_done(t, k);
-		tide_stat_add(&pub->stats.packets, k);
-		tide_stat_add(&pub->stats.bytes, bytes);
+		tide_stat_burst(&pub->stats, k, bytes);
 	}
 	return (uint16_t)k;
 }

@@ -102,8 +102,7 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 		txc_commit(t, used);
 		/* Pairs with the device's acquire load of the doorbell. */
 		__atomic_store_n(&q->tail, t->tail, __ATOMIC_RELEASE);
-		tide_stat_add(&pub->stats.packets, used);
-		tide_stat_add(&pub->stats.bytes, bytes);
+		tide_stat_burst(&pub->stats, used, bytes);
 	}
 	if (tide_unlikely(dropped))
 		tide_stat_add(&pub->stats.errors, dropped);
@@ -200,10 +199,7 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool i
 		pkts[i] = m;
 	}
 	r->next = next + i;
-	if (i) {
-		tide_stat_add(&pub->stats.packets, i);
-		tide_stat_add(&pub->stats.bytes, bytes);
-	}
+	tide_stat_burst(&pub->stats, i, bytes);
 	return i;
 }
 
