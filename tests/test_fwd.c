@@ -57,13 +57,24 @@ static uint64_t sum_ctr(const struct fwd_ctx *ctx, unsigned port, size_t off)
 
 #define CTR(ctx, port, field) sum_ctr(ctx, port, offsetof(struct fwd_ctr, field))
 
+/* Packets and bytes are the ports' own counters. */
+static uint64_t port_stat(const struct fwd_ctx *ctx, unsigned port, size_t off)
+{
+	struct tide_port_stats st;
+
+	tide_port_stats_get(ctx->ports[port], &st);
+	return *(const uint64_t *)((const char *)&st + off);
+}
+
+#define PSTAT(ctx, port, field) port_stat(ctx, port, offsetof(struct tide_port_stats, field))
+
 static uint64_t handled(const struct fwd_ctx *ctx)
 {
 	uint64_t n = 0;
 
 	for (unsigned p = 0; p < ctx->nports; p++)
-		n += ctx->engine->flags & FWD_ENGINE_F_NO_RX ? CTR(ctx, p, tx_pkts)
-							     : CTR(ctx, p, rx_pkts);
+		n += ctx->engine->flags & FWD_ENGINE_F_NO_RX ? PSTAT(ctx, p, opackets)
+							     : PSTAT(ctx, p, ipackets);
 	return n;
 }
 
@@ -73,10 +84,8 @@ static uint64_t sink_seen[TIDE_MAX_PORTS];
 static bool sinks_drained(const struct fwd_ctx *ctx)
 {
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		uint64_t sent = 0;
+		uint64_t sent = PSTAT(ctx, p, opackets);
 
-		for (unsigned i = 0; i < ctx->nlcores; i++)
-			sent += __atomic_load_n(&ctx->lcores[i].ctr[p].tx_pkts, __ATOMIC_RELAXED);
 		if (__atomic_load_n(&sink_seen[p], __ATOMIC_RELAXED) < sent)
 			return false;
 	}
@@ -91,17 +100,8 @@ static void run_until(struct fwd_ctx *ctx, uint64_t target)
 
 	assert_int_equal(fwd_start(ctx, err, sizeof(err)), 0);
 	while (time(NULL) < deadline) {
-		uint64_t n = 0;
+		uint64_t n = handled(ctx);
 
-		for (unsigned p = 0; p < ctx->nports; p++)
-			for (unsigned i = 0; i < ctx->nlcores; i++) {
-				const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];
-
-				n += __atomic_load_n(ctx->engine->flags & FWD_ENGINE_F_NO_RX
-							 ? &c->tx_pkts
-							 : &c->rx_pkts,
-						     __ATOMIC_RELAXED);
-			}
 		if (n >= target && sinks_drained(ctx))
 			break;
 		struct timespec ts = {.tv_nsec = 1000000};
@@ -231,7 +231,7 @@ static void check_sinks(const struct fwd_ctx *ctx, const uint64_t *expect)
 		assert_int_equal(sink_seen[p], expect[p]);
 		if (ctx->nlcores == 1)
 			assert_int_equal(ss.sink_packets, expect[p]);
-		assert_int_equal(CTR(ctx, p, tx_pkts), expect[p]);
+		assert_int_equal(PSTAT(ctx, p, opackets), expect[p]);
 		assert_int_equal(ss.tx_hangs, 0);
 	}
 }
@@ -257,8 +257,8 @@ static void run_engine_case(const struct engine_case *c)
 	attach_sinks(&ctx, c->verify, &ss);
 	run_until(&ctx, (uint64_t)c->nports * COUNT);
 	for (unsigned p = 0; p < c->nports; p++) {
-		assert_int_equal(CTR(&ctx, p, rx_pkts), COUNT);
-		assert_int_equal(CTR(&ctx, p, rx_bytes), COUNT * 64ull);
+		assert_int_equal(PSTAT(&ctx, p, ipackets), COUNT);
+		assert_int_equal(PSTAT(&ctx, p, ibytes), COUNT * 64ull);
 		for (unsigned d = 0; d < FWD_DROP_NR; d++)
 			assert_int_equal(CTR(&ctx, p, drops[d]), 0);
 		expect[p] = strcmp(c->engine, "rxonly") == 0 ? 0 : COUNT;
@@ -326,10 +326,10 @@ static void test_txonly(void **state)
 	attach_sinks(&ctx, verify_txonly, &ss);
 	run_until(&ctx, 20000);
 	for (unsigned p = 0; p < 2; p++) {
-		expect[p] = CTR(&ctx, p, tx_pkts);
+		expect[p] = PSTAT(&ctx, p, opackets);
 		assert_true(expect[p] > 0);
-		assert_int_equal(CTR(&ctx, p, tx_bytes), expect[p] * 128);
-		assert_int_equal(CTR(&ctx, p, rx_pkts), 0);
+		assert_int_equal(PSTAT(&ctx, p, obytes), expect[p] * 128);
+		assert_int_equal(PSTAT(&ctx, p, ipackets), 0);
 	}
 	check_sinks(&ctx, expect);
 	check_pool_and_teardown(&ctx);
@@ -368,8 +368,8 @@ static void test_two_lcores_map(void **state)
 	attach_sinks(&ctx, verify_l3fwd, NULL);
 	run_until(&ctx, 2 * COUNT);
 	for (unsigned p = 0; p < 2; p++) {
-		expect[p] = CTR(&ctx, p, tx_pkts);
-		assert_int_equal(CTR(&ctx, p, rx_pkts), COUNT);
+		expect[p] = PSTAT(&ctx, p, opackets);
+		assert_int_equal(PSTAT(&ctx, p, ipackets), COUNT);
 		assert_int_equal(expect[p] + CTR(&ctx, p, drops[FWD_DROP_TX_FULL]), COUNT);
 	}
 	check_sinks(&ctx, expect);
@@ -573,7 +573,7 @@ static void test_malformed_l3fwd(void **state)
 		for (unsigned c = 0; c < M_NR; c++)
 			if (mcase_drop[c] != FWD_DROP_NR)
 				want[mcase_drop[c]] += rounds;
-		assert_int_equal(CTR(&ctx, p, rx_pkts), count);
+		assert_int_equal(PSTAT(&ctx, p, ipackets), count);
 		for (unsigned d = 0; d < FWD_DROP_NR; d++) {
 			print_message("port %u %s: %llu\n", p, fwd_drop_name((enum fwd_drop)d),
 				      (unsigned long long)CTR(&ctx, p, drops[d]));

@@ -92,10 +92,12 @@ struct fwd_stream {
 	struct tide_rxq *rxq;
 };
 
-/* Per-port counters of one lcore: Rx counted on the ingress port, Tx on the egress port. */
+/*
+ * Per-port counters of one lcore, for what the ports do not count themselves (packets and
+ * bytes are the ports' own statistics): cycles, and drops by reason (engine drops on the
+ * ingress port, tx_full on the egress port).
+ */
 struct fwd_ctr {
-	uint64_t rx_pkts, rx_bytes;
-	uint64_t tx_pkts, tx_bytes;
 	uint64_t cycles; /* TSC cycles spent polling and processing this port's streams */
 	uint64_t drops[FWD_DROP_NR];
 };

@@ -68,22 +68,14 @@ void fwd_tx_flush(struct fwd_lcore *lc)
 	for (unsigned i = 0; i < lc->ndirty; i++) {
 		uint16_t port = lc->dirty[i];
 		struct fwd_txbuf *b = &lc->txb[port];
-		struct fwd_ctr *c = &lc->ctr[port];
-		uint64_t bytes = 0;
-		uint16_t k;
+		uint16_t k = tide_tx_burst(lc->txq[port], b->pkts, b->n);
 
-		/* Sum lengths first: once sent, a packet may be completed and reused at once. */
-		for (uint16_t j = 0; j < b->n; j++)
-			bytes += b->pkts[j]->pkt_len;
-		k = tide_tx_burst(lc->txq[port], b->pkts, b->n);
+		/* Packets and bytes sent are the port's own counters (tide_port_stats_get);
+		 * only what the queue refused is this program's to count. */
 		if (k < b->n) {
-			for (uint16_t j = k; j < b->n; j++)
-				bytes -= b->pkts[j]->pkt_len;
 			tide_mbuf_free_bulk(b->pkts + k, (unsigned)(b->n - k));
-			tide_stat_add(&c->drops[FWD_DROP_TX_FULL], (uint64_t)(b->n - k));
+			tide_stat_add(&lc->ctr[port].drops[FWD_DROP_TX_FULL], (uint64_t)(b->n - k));
 		}
-		tide_stat_add(&c->tx_pkts, k);
-		tide_stat_add(&c->tx_bytes, bytes);
 		b->n = 0;
 	}
 	lc->ndirty = 0;
@@ -111,15 +103,8 @@ int fwd_lcore_main(void *arg)
 			} else {
 				uint16_t n = tide_rx_burst(s->rxq, pkts, burst);
 
-				if (n != 0) {
-					uint64_t bytes = 0;
-
-					for (uint16_t j = 0; j < n; j++)
-						bytes += pkts[j]->pkt_len;
-					tide_stat_add(&c->rx_pkts, n);
-					tide_stat_add(&c->rx_bytes, bytes);
+				if (n != 0)
 					eng->burst(lc, s, pkts, n);
-				}
 			}
 			if (lc->ndirty != 0)
 				fwd_tx_flush(lc);

@@ -59,15 +59,15 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 		for (unsigned i = 0; i < ctx->nlcores; i++) {
 			const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];
 
-			ps->rx_pkts += ld(&c->rx_pkts);
-			ps->rx_bytes += ld(&c->rx_bytes);
-			ps->tx_pkts += ld(&c->tx_pkts);
-			ps->tx_bytes += ld(&c->tx_bytes);
 			ps->cycles += ld(&c->cycles);
 			for (unsigned d = 0; d < FWD_DROP_NR; d++)
 				ps->drops[d] += ld(&c->drops[d]);
 		}
 		if (tide_port_stats_get(ctx->ports[p], &st) == 0) {
+			ps->rx_pkts = st.ipackets;
+			ps->rx_bytes = st.ibytes;
+			ps->tx_pkts = st.opackets;
+			ps->tx_bytes = st.obytes;
 			ps->rx_missed = st.rx_missed;
 			ps->rx_nombuf = st.rx_nombuf;
 			ps->tx_hangs = st.tx_hangs;
