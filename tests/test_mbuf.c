@@ -142,6 +142,59 @@ static void test_chain_free_and_linearize(void **state)
 	tide_pool_free(p);
 }
 
+/* Chain refuses a segment count or a length that would overflow, and changes nothing;
+ * linearize fits a packet exactly as long as the first segment's room, not a byte more. */
+static void test_chain_limits(void **state)
+{
+	struct tide_pool *p;
+	struct tide_mbuf *h, *t;
+	uint16_t room;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("lim", 8, 0, 0, NULL, &p), 0);
+	h = make_chain(p, 1, 10);
+	t = make_chain(p, 1, 10);
+	/* Segment count: 65534 + 1 fits, 65535 + 1 does not. */
+	h->nb_segs = UINT16_MAX;
+	assert_int_equal(tide_mbuf_chain(h, t), -EOVERFLOW);
+	assert_null(h->next);
+	assert_int_equal(h->pkt_len, 10);
+	h->nb_segs = UINT16_MAX - 1;
+	assert_int_equal(tide_mbuf_chain(h, t), 0);
+	assert_int_equal(h->nb_segs, UINT16_MAX);
+	assert_ptr_equal(h->next, t);
+	h->nb_segs = 2;
+	tide_mbuf_free(h);
+	assert_pool_full(p);
+	/* Packet length: a sum above UINT32_MAX is refused, exactly UINT32_MAX is not. */
+	h = make_chain(p, 1, 10);
+	t = make_chain(p, 1, 10);
+	h->pkt_len = UINT32_MAX - 9;
+	assert_int_equal(tide_mbuf_chain(h, t), -EOVERFLOW);
+	assert_null(h->next);
+	h->pkt_len = UINT32_MAX - 10;
+	assert_int_equal(tide_mbuf_chain(h, t), 0);
+	assert_int_equal(h->pkt_len, UINT32_MAX);
+	h->pkt_len = 20;
+	tide_mbuf_free(h);
+	assert_pool_full(p);
+	/* Linearize at the first segment's room, and one byte over it. */
+	h = tide_mbuf_alloc(p);
+	room = tide_mbuf_tailroom(h);
+	tide_mbuf_free(h);
+	for (unsigned over = 0; over < 2; over++) {
+		h = make_chain(p, 1, 1000);
+		t = make_chain(p, 1, (uint16_t)(room - 1000 + over));
+		assert_int_equal(tide_mbuf_chain(h, t), 0);
+		assert_int_equal(tide_mbuf_linearize(h), over ? -ENOSPC : 0);
+		assert_int_equal(h->nb_segs, over ? 2 : 1);
+		assert_int_equal(h->pkt_len, room + over);
+		tide_mbuf_free(h);
+	}
+	assert_pool_full(p);
+	tide_pool_free(p);
+}
+
 static void test_free_bulk_mixed(void **state)
 {
 	enum { N = 200 };
@@ -211,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_pow2_elements),
 		cmocka_unit_test(test_refcnt),
 		cmocka_unit_test(test_chain_free_and_linearize),
+		cmocka_unit_test(test_chain_limits),
 		cmocka_unit_test(test_free_bulk_mixed),
 		cmocka_unit_test(test_data_helpers_bounds),
 	};

@@ -287,6 +287,62 @@ static void test_audit_catches_duplicate(void **state)
 	setenv("TIDE_POOL_DEBUG", "1", 1);
 }
 
+/*
+ * The audit names what is wrong with a free list: an entry that is not an element (one just
+ * past the last), and, with debug tracking, an element found free that was never put.
+ * Debug tracking refuses puts just outside the element range or off an element's start.
+ */
+static void test_audit_foreign_and_mismatch(void **state)
+{
+	struct tide_pool_opts opt = {.sz = sizeof(opt), .flags = TIDE_POOL_F_DEBUG};
+	struct tide_pool_stats st;
+	struct tide_pool_audit a;
+	struct tide_pool *p;
+	void *o, *all[8], *past;
+	unsigned k;
+
+	(void)state;
+	/* 7 elements in a ring of 8 slots: room for one bad entry. */
+	assert_int_equal(tide_pool_create("edge", 7, 64, 0, &opt, &p), 0);
+	past = p->elt_base + (size_t)p->n * p->elt_size;
+	tide_log_set_handler(count_log, NULL);
+	log_errors = 0;
+	assert_int_equal(tide_ring_enqueue_bulk(p->ring, &past, 1, NULL), 1);
+	assert_int_equal(tide_pool_audit(p, &a), -EUCLEAN);
+	assert_int_equal(a.foreign, 1);
+	assert_int_equal(a.duplicates, 0);
+	assert_int_equal(tide_ring_dequeue_burst(p->ring, all, 8, NULL), 8);
+	assert_ptr_equal(all[7], past);
+	assert_int_equal(tide_ring_enqueue_bulk(p->ring, all, 7, NULL), 7);
+	assert_pool_full(p);
+	/* An element slipped into the free list behind the pool's back. */
+	assert_int_equal(tide_pool_get(p, &o), 0);
+	assert_int_equal(tide_ring_enqueue_bulk(p->ring, &o, 1, NULL), 1);
+	assert_int_equal(tide_pool_audit(p, &a), -EUCLEAN);
+	assert_int_equal(a.state_mismatch, 1);
+	assert_int_equal(a.foreign + a.duplicates, 0);
+	assert_int_equal(tide_ring_dequeue_burst(p->ring, all, 8, NULL), 7);
+	for (k = 0; k < 7 && all[k] != o; k++)
+		;
+	assert_true(k < 7);
+	all[k] = all[6];
+	assert_int_equal(tide_ring_enqueue_bulk(p->ring, all, 6, NULL), 6);
+	tide_pool_put(p, o);
+	assert_pool_full(p);
+	/* Just before the first element, just past the last, one byte into an element. */
+	assert_int_equal(tide_pool_get(p, &o), 0);
+	tide_pool_put(p, (void *)(p->elt_base - p->elt_size));
+	tide_pool_put(p, past);
+	tide_pool_put(p, (void *)((uint8_t *)o + 1));
+	tide_log_set_handler(NULL, NULL);
+	tide_pool_stats_get(p, &st);
+	assert_int_equal(st.debug_errors, 3);
+	assert_int_equal(tide_pool_in_use(p), 1);
+	tide_pool_put(p, o);
+	assert_pool_full(p);
+	tide_pool_free(p);
+}
+
 static void test_shared_memory(void **state)
 {
 	struct tide_pool_opts o = {.sz = sizeof(o), .flags = TIDE_POOL_F_SHARED};
@@ -331,22 +387,36 @@ static int write_long(const char *path, long v)
 	return fclose(f) == 0 ? rc : -1;
 }
 
+static const char *const nr_hugepages = "/proc/sys/vm/nr_hugepages";
+static long hugepages_before = -1;
+
+/* Reserve 8 more 2 MiB pages, or say why not (the caller exits 77: a skip). */
+static const char *hugepages_reserve(void)
+{
+	hugepages_before = read_long(nr_hugepages);
+	if (hugepages_before < 0)
+		return "cannot read /proc/sys/vm/nr_hugepages";
+	if (geteuid() != 0)
+		return "needs root to reserve hugepages";
+	if (write_long(nr_hugepages, hugepages_before + 8) != 0 ||
+	    read_long(nr_hugepages) < hugepages_before + 4) {
+		write_long(nr_hugepages, hugepages_before);
+		return "the kernel would not reserve 4 more 2 MiB hugepages";
+	}
+	return NULL;
+}
+
 /* With 2 MiB pages reserved, pools use them (private and memfd-backed); without, they fall
- * back to normal pages (every other test). Needs root to reserve pages; skipped otherwise. */
+ * back to normal pages (every other test). Runs as its own test (pool_hugepages). */
 static void test_hugepages(void **state)
 {
-	static const char *const nr = "/proc/sys/vm/nr_hugepages";
-	long before = read_long(nr);
+	const char *const nr = nr_hugepages;
+	long before = hugepages_before;
 	struct tide_pool_opts o = {.sz = sizeof(o)};
 	struct tide_pool_mem mi;
 	struct tide_pool *p;
 
 	(void)state;
-	if (before < 0 || geteuid() != 0 || write_long(nr, before + 8) != 0 ||
-	    read_long(nr) < before + 4) {
-		write_long(nr, before);
-		skip();
-	}
 	for (int shared = 0; shared < 2; shared++) {
 		o.flags = shared ? TIDE_POOL_F_SHARED : 0;
 		assert_int_equal(tide_pool_create("huge", 1000, 2048, 32, &o, &p), 0);
@@ -366,7 +436,9 @@ static void test_hugepages(void **state)
 	assert_int_equal(write_long(nr, before), 0);
 }
 
-int main(void)
+/* "pool" runs every case but the hugepage one; "pool_hugepages" (argument "hugepages") runs
+ * that one alone and exits 77, a skip, when pages cannot be reserved here. */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_errors),
@@ -376,9 +448,25 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_debug_double_free),
 		cmocka_unit_test(test_audit_catches_duplicate),
+		cmocka_unit_test(test_audit_foreign_and_mismatch),
 		cmocka_unit_test(test_shared_memory),
+	};
+	const struct CMUnitTest huge_tests[] = {
 		cmocka_unit_test(test_hugepages),
 	};
+	int rc;
+
+	if (argc > 1 && strcmp(argv[1], "hugepages") == 0) {
+		const char *why = hugepages_reserve();
+
+		if (why != NULL) {
+			fprintf(stderr, "skip: %s\n", why);
+			return 77;
+		}
+		rc = cmocka_run_group_tests(huge_tests, setup_thread, NULL);
+		write_long(nr_hugepages, hugepages_before); /* also after a failed assertion */
+		return rc;
+	}
 
 	return cmocka_run_group_tests(tests, setup_thread, NULL);
 }
