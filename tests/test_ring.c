@@ -24,7 +24,12 @@ static void test_create_errors(void **state)
 	assert_int_equal(tide_ring_create("r", 0, 0, &r), -EINVAL);
 	assert_int_equal(tide_ring_create("r", 1, 0, &r), -EINVAL);
 	assert_int_equal(tide_ring_create("r", 100, 0, &r), -EINVAL);
-	assert_int_equal(tide_ring_create("r", 64, 0x80, &r), -EINVAL);
+	/* Every bit that is not a known flag is refused, alone or beside known ones. */
+	for (unsigned b = 2; b < 32; b++) {
+		assert_int_equal(tide_ring_create("r", 64, 1u << b, &r), -EINVAL);
+		assert_int_equal(tide_ring_create("r", 64, (1u << b) | TIDE_RING_SP_ENQ, &r),
+				 -EINVAL);
+	}
 	assert_int_equal(tide_ring_create("r", TIDE_RING_SIZE_MAX * 2u, 0, &r), -EINVAL);
 	assert_null(r);
 	assert_int_equal(tide_ring_create("r", 2, 0, &r), 0);

@@ -51,6 +51,21 @@ TIDE_EXPORT int tide_ring_init(struct tide_ring *r, const char *name, unsigned s
  * (other tail - our head) must be offset by to get the number of usable slots: the ring
  * size for producers, 0 for consumers. With @fixed, reserve @n or nothing.
  * Returns the number reserved and the old head in *@old.
+ *
+ * Memory orders (C11 model; x86 gives all of this for free, Arm and POWER do not):
+ *  (A) other->tail, load-acquire   <- pairs with (D), the other side's store-release of its
+ *      tail in tide_ring__publish(): the slots it filled (producer) or emptied (consumer)
+ *      are visible before we touch them.
+ *  (B) ht->head, load-acquire      <- pairs with (C) of the thread on our side that moved the
+ *      head to the value we read: its read of other->tail happened before its head moved,
+ *      so our own read of other->tail (A, after B) returns that value or a later one. With
+ *      a relaxed head load, (A) may return an older tail than the one the head was moved
+ *      against, "other tail - head" wraps below zero, and we would reserve slots that hold
+ *      nothing yet (or a buffer another consumer has already taken).
+ *  (C) ht->head CAS, release on success (acquire too: acq_rel) and acquire on failure. The
+ *      release orders our (A) before the new head; the failure path reloads the head, which
+ *      is (B) again.
+ * The single-thread side needs only (A) and (D): only its own thread reads or writes its head.
  */
 static inline uint32_t tide_ring__reserve(struct tide_ring_headtail *ht,
 					  const struct tide_ring_headtail *other,
@@ -59,9 +74,10 @@ static inline uint32_t tide_ring__reserve(struct tide_ring_headtail *ht,
 {
 	uint32_t head, avail, take;
 
-	head = __atomic_load_n(&ht->head, __ATOMIC_RELAXED);
+	/* (B). Acquire on the single side too: a plain load on x86, and one ordering rule. */
+	head = __atomic_load_n(&ht->head, __ATOMIC_ACQUIRE);
 	for (;;) {
-		/* Pairs with the other side's release store of its tail. */
+		/* (A) pairs with (D) on the other side. */
 		avail = avail_base + __atomic_load_n(&other->tail, __ATOMIC_ACQUIRE) - head;
 		take = n <= avail ? n : (fixed ? 0 : avail);
 		if (avail_out)
@@ -74,9 +90,9 @@ static inline uint32_t tide_ring__reserve(struct tide_ring_headtail *ht,
 			ht->head = head + take;
 			break;
 		}
-		/* On failure head is reloaded and the other side's tail read again. */
-		if (__atomic_compare_exchange_n(&ht->head, &head, head + take, 0, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
+		/* (C): on failure head is reloaded with acquire (B) and the tail read again. */
+		if (__atomic_compare_exchange_n(&ht->head, &head, head + take, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
 			break;
 	}
 	*old = head;
@@ -86,12 +102,14 @@ static inline uint32_t tide_ring__reserve(struct tide_ring_headtail *ht,
 /* Publish [old, old+n) on side @ht: wait for earlier reservations, then release. */
 static inline void tide_ring__publish(struct tide_ring_headtail *ht, uint32_t old, uint32_t n)
 {
-	/* Acquire: an earlier reservation's slot accesses (published by its release store
-	 * of the tail) must happen before our release makes them visible to the other side. */
+	/* (E) load-acquire of our side's tail, pairing with (D) of the same-side thread that
+	 * reserved just before us: its slot accesses happen before our release below, so
+	 * the other side, acquiring our tail, sees them as well as ours. */
 	if (!ht->single)
 		while (__atomic_load_n(&ht->tail, __ATOMIC_ACQUIRE) != old)
 			tide_pause();
-	/* Pairs with the other side's acquire load in tide_ring__reserve(). */
+	/* (D) store-release: our slot accesses happen before the other side's (A) reads this
+	 * tail, and before a same-side thread's (E). */
 	__atomic_store_n(&ht->tail, old + n, __ATOMIC_RELEASE);
 }
 
