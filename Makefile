@@ -4,9 +4,16 @@
 BUILD ?= build
 SAN_BUILD ?= build-san
 TSAN_BUILD ?= build-tsan
+REL_BUILD ?= build-rel
+CLANG_BUILD ?= build-clang
+ARM_BUILD ?= build-arm64
+MUT_BUILD ?= build-mutate
 MESON_OPTS ?=
+# Developer builds treat warnings as errors; a plain `meson setup` (a user's) does not.
+DEV_OPTS ?= -Dwerror=true
 
-.PHONY: all deps build demo test test-unit tsan bench bench-seeds bench-peers bench-afxdp clean install
+.PHONY: all deps build demo test test-unit tsan matrix mutate mutate-quick bench bench-seeds bench-peers \
+	bench-afxdp clean install
 
 all: build
 
@@ -15,7 +22,7 @@ deps:
 
 $(BUILD)/build.ninja:
 	@scripts/install-deps --check-or-install
-	meson setup $(BUILD) $(MESON_OPTS)
+	meson setup $(BUILD) $(DEV_OPTS) $(MESON_OPTS)
 
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -23,18 +30,52 @@ build: $(BUILD)/build.ninja
 $(SAN_BUILD)/build.ninja:
 	@scripts/install-deps --check-or-install
 	CC=clang meson setup $(SAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false \
-		-Dbuildtype=debug $(MESON_OPTS)
+		-Dbuildtype=debug $(DEV_OPTS) $(MESON_OPTS)
 
 $(TSAN_BUILD)/build.ninja:
 	@scripts/install-deps --check-or-install
-	CC=clang meson setup $(TSAN_BUILD) -Db_sanitize=thread -Db_lundef=false $(MESON_OPTS)
+	CC=clang meson setup $(TSAN_BUILD) -Db_sanitize=thread -Db_lundef=false $(DEV_OPTS) \
+		$(MESON_OPTS)
 
-# The README's test command: every test, then the unit tests under ASan+UBSan and under
-# ThreadSanitizer.
-test: build $(SAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
+# The build matrix beside the default and sanitizer builds. Release: GCC at -O3, the whole
+# tree (a user's first optimised build must build). Clang at -O2 and the aarch64 cross build
+# (tests under qemu-user-static; pcap and AF_XDP off, their arm64 libraries are not needed)
+# build what their unit tests need.
+$(REL_BUILD)/build.ninja:
+	@scripts/install-deps --check-or-install
+	meson setup $(REL_BUILD) --buildtype=release $(DEV_OPTS) $(MESON_OPTS)
+
+$(CLANG_BUILD)/build.ninja:
+	@scripts/install-deps --check-or-install
+	CC=clang meson setup $(CLANG_BUILD) $(DEV_OPTS) $(MESON_OPTS)
+
+$(ARM_BUILD)/build.ninja:
+	@scripts/install-deps --check-or-install
+	meson setup $(ARM_BUILD) --cross-file cross/aarch64-linux-gnu.ini -Dpcap=disabled \
+		-Dafxdp=disabled $(DEV_OPTS) $(MESON_OPTS)
+
+matrix: $(REL_BUILD)/build.ninja $(CLANG_BUILD)/build.ninja $(ARM_BUILD)/build.ninja
+	ninja -C $(REL_BUILD)
+	ninja -C $(CLANG_BUILD) $$(scripts/run-tests --targets $(CLANG_BUILD):unit)
+	ninja -C $(ARM_BUILD) $$(scripts/run-tests --targets $(ARM_BUILD):exe)
+
+# The mutation check (scripts/mutate): every mutant of tests/mutants/*.list, opt-in; the
+# quick subset runs inside `make test`, its kill rate counted in the summary line.
+mutate:
+	scripts/mutate --build $(MUT_BUILD)
+
+mutate-quick:
+	scripts/mutate --quick --build $(MUT_BUILD) --summary $(MUT_BUILD)/quick.json || true
+
+# The README's test command: every test, the tests again under ASan+UBSan, the unit tests
+# under ThreadSanitizer, in the release, clang and aarch64 builds, and the quick mutation
+# subset. The last line counts them all: "N passed, N failed, N skipped".
+test: build $(SAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja matrix mutate-quick
 	ninja -C $(SAN_BUILD)
 	ninja -C $(TSAN_BUILD)
-	TSAN_OPTIONS=halt_on_error=1 scripts/run-tests $(BUILD) $(SAN_BUILD) $(TSAN_BUILD):unit
+	TSAN_OPTIONS=halt_on_error=1 scripts/run-tests $(BUILD) $(SAN_BUILD) $(TSAN_BUILD):unit \
+		$(REL_BUILD):unit $(CLANG_BUILD):unit $(ARM_BUILD):exe \
+		--mutants $(MUT_BUILD)/quick.json
 
 test-unit: build
 	meson test -C $(BUILD) --print-errorlogs
@@ -70,4 +111,5 @@ install: build
 	meson install -C $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(REL_BUILD) $(CLANG_BUILD) $(ARM_BUILD) \
+		$(MUT_BUILD)

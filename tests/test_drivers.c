@@ -841,7 +841,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "pcap") == 0) {
 		if (!have_pcap()) {
-			fprintf(stderr, "skip: the pcap driver is not built (libpcap not found)\n");
+			fprintf(stderr, "skip: the pcap driver is not in this build (libpcap not found, or -Dpcap=disabled)\n");
 			return 77;
 		}
 		return cmocka_run_group_tests(pcap_tests, group_setup, group_teardown);

@@ -66,6 +66,7 @@ static void test_refcnt(void **state)
 	(void)state;
 	assert_int_equal(tide_pktpool_create("ref", 8, 0, 0, NULL, &p), 0);
 	m = tide_mbuf_alloc(p);
+	require_non_null(m);
 	tide_mbuf_refcnt_update(m, 2);
 	assert_int_equal(tide_mbuf_refcnt_read(m), 3);
 	tide_mbuf_free(m);
