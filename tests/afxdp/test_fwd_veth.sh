@@ -11,10 +11,11 @@ trap 'rm -rf "$out"' EXIT
 
 for mode in native generic; do
 	"$fwd" --port "afxdp:dev=$TDX_A,mode=$mode" --port "afxdp:dev=$TDX_B,mode=$mode" \
-		--fwd io --duration 8 --quiet --json "$out/$mode.json" >"$out/$mode.log" 2>&1 &
+		--fwd io --duration 120 --quiet --json "$out/$mode.json" >"$out/$mode.log" 2>&1 &
 	pid=$!
-	sleep 2
-	# Sender on a's peer, receiver on b's peer, both in the namespace.
+	# Sender on a's peer, receiver on b's peer, both in the namespace. The sender first
+	# sends probe frames (another EtherType) until one comes through tide-fwd: the path is
+	# up; tide-fwd is stopped with SIGINT once the receiver is done, not on a timer.
 	nsenter --net="/run/netns/$TDX_NS" python3 - "$TDX_A_PEER" "$TDX_B_PEER" "$n" \
 		>"$out/$mode.py" 2>&1 <<'PY'
 import socket, struct, sys, time
@@ -25,6 +26,21 @@ rx.bind((b, 0))
 rx.settimeout(0.2)
 tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 tx.bind((a, 0))
+probe_rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88b6))
+probe_rx.bind((b, 0))
+probe_rx.settimeout(0.01)
+probe = b'\xff' * 6 + b'\x02\x00\x00\x00\x00\x01' + b'\x88\xb6' + bytes(50)
+deadline = time.time() + 30
+while True:
+    if time.time() > deadline:
+        print("no probe frame came through tide-fwd within 30 s")
+        sys.exit(1)
+    tx.send(probe)
+    try:
+        if probe_rx.recv(4096)[12:14] == b'\x88\xb6':
+            break
+    except socket.timeout:
+        pass
 def frame(i):
     body = struct.pack('!I', i) + bytes((i + k) & 0xff for k in range(46 + i % 200))
     return b'\xff' * 6 + b'\x02\x00\x00\x00\x00\x01' + b'\x88\xb5' + body
@@ -46,6 +62,7 @@ print(f"sent {n} received {len(got)} bad {bad}")
 sys.exit(0 if len(got) == n and bad == 0 else 1)
 PY
 	py=$?
+	kill -INT "$pid" 2>/dev/null
 	wait "$pid"
 	rc=$?
 	cat "$out/$mode.py"
