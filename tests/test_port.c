@@ -37,6 +37,7 @@ struct conf_row {
 	const char *spec; /* %1$s: scratch directory, %2$s/%3$s: veth ends, %4$d: pid */
 	const char *peer; /* NULL: the port alone */
 	bool root;        /* needs root (veth pairs) */
+	bool shared;      /* the port's pool is TIDE_POOL_F_SHARED (memif zero-copy) */
 };
 
 static const struct conf_row conf_rows[] = {
@@ -51,6 +52,8 @@ static const struct conf_row conf_rows[] = {
 	 "memif:socket=%1$s/m.sock,role=client,id=3", false},
 	{"memif_client", "memif", "memif:socket=%1$s/m.sock,role=client,id=3",
 	 "memif:socket=%1$s/m.sock,role=server,id=3", false},
+	{"memif_zero_copy", "memif", "memif:socket=%1$s/m.sock,role=client,id=3,zero_copy=yes,ring_size=512",
+	 "memif:socket=%1$s/m.sock,role=server,id=3", false, true},
 	{"afxdp", "afxdp", "afxdp:dev=%2$s,mode=native", "afxdp:dev=%3$s,mode=native", true},
 };
 
@@ -179,17 +182,18 @@ struct end {
 	struct tide_txq *txq;
 };
 
-static void end_open(struct end *e, const char *fmt, const char *pool_name)
+static void end_open(struct end *e, const char *fmt, const char *pool_name, bool shared)
 {
 	char spec[256];
 
 	/* AF_XDP needs power-of-two frames: 2 KiB elements, data at frame + 256. */
 	struct tide_pktpool_opts umem = {.sz = sizeof(umem), .headroom = 192, .elt_pow2 = 1};
+	struct tide_pktpool_opts shm = {.sz = sizeof(shm), .pool_flags = TIDE_POOL_F_SHARED};
 	bool xdp = strcmp(row->driver, "afxdp") == 0;
 
 	row_spec(spec, sizeof(spec), fmt);
 	assert_int_equal(tide_pktpool_create(pool_name, 4096, 64, xdp ? 2048 - 64 - 192 : 0,
-					     xdp ? &umem : NULL, &e->pool), 0);
+					     xdp ? &umem : shared ? &shm : NULL, &e->pool), 0);
 	if (tide_port_open(spec, &e->p) != 0)
 		fail_msg("%s: cannot open %s", row->name, spec);
 	assert_int_equal(tide_port_configure(e->p, 1, 1), 0);
@@ -239,9 +243,9 @@ static void test_conformance(void **state)
 	uint64_t rx = 0, tx = 0, tx_bytes = 0;
 
 	(void)state;
-	end_open(&a, row->spec, "conf");
+	end_open(&a, row->spec, "conf", row->shared);
 	if (row->peer)
-		end_open(&b, row->peer, "peer");
+		end_open(&b, row->peer, "peer", false);
 	/* Before start: bursts are no-ops on queues that exist. */
 	assert_int_equal(tide_rx_burst(a.rxq, pkts, 32), 0);
 	for (int round = 0; round < 2; round++) {
