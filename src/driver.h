@@ -21,6 +21,7 @@
 #include <tide/port.h>
 
 #include "kvargs.h"
+#include "stat.h"
 
 struct tide_driver {
 	const char *name;
