@@ -502,20 +502,30 @@ int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
 	return 0;
 }
 
+/* Zero counters that a polling thread may be updating (relaxed stores: no tearing; a count
+ * made at the same moment may be lost). */
+void tide_stat_zero(uint64_t *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
+}
+
+#define ZERO_STATS(s) tide_stat_zero((uint64_t *)(void *)(s), sizeof(*(s)) / sizeof(uint64_t))
+
 void tide_port_stats_reset(struct tide_port *p)
 {
 	for (unsigned q = 0; q < p->nb_rxq; q++)
 		if (p->rxq[q])
-			memset(&p->rxq[q]->stats, 0, sizeof(p->rxq[q]->stats));
+			ZERO_STATS(&p->rxq[q]->stats);
 	for (unsigned q = 0; q < p->nb_txq; q++) {
 		struct txc *t = p->txq[q] ? p->txq[q]->txc : NULL;
 
 		if (p->txq[q] == NULL)
 			continue;
-		memset(&p->txq[q]->stats, 0, sizeof(p->txq[q]->stats));
+		ZERO_STATS(&p->txq[q]->stats);
 		if (t) {
-			t->released = 0;
-			t->recycled = 0;
+			tide_stat_zero(&t->released, 1);
+			tide_stat_zero(&t->recycled, 1);
 		}
 	}
 	if (p->drv->stats_reset)

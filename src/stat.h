@@ -20,4 +20,7 @@ static inline void tide_stat_burst(struct tide_queue_stats *s, uint64_t packets,
 	}
 }
 
+/* Zero @n counters others may be counting into (port.c). */
+void tide_stat_zero(uint64_t *c, size_t n);
+
 #endif

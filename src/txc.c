@@ -184,7 +184,7 @@ unsigned txc_release_all(struct txc *t)
 	t->unsafe_until = 0;
 	t->unsafe_acc = 0;
 	t->fast_pool = NULL; /* learned again: the next run may use another pool */
-	t->owner = TXC_OWNER_FREE;
+	__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELAXED);
 	return n;
 }
 

@@ -276,8 +276,11 @@ static void simnic_rxq_release(struct tide_rxq *pub)
 	struct simnic_rxq *q = (struct simnic_rxq *)pub;
 	struct simnic_port *sp = q->sp;
 
-	/* Unpublish, then wait until the device thread cannot be looking at it. */
-	__atomic_store_n(&sp->rxq[pub->qid], NULL, __ATOMIC_RELEASE);
+	/* Unpublish (unless a new setup of the same queue replaced it already), then wait
+	 * until the device cannot be looking at it. */
+	__atomic_compare_exchange_n(&sp->rxq[pub->qid], &q, NULL, false, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+	q = (struct simnic_rxq *)pub;
 	simnic_hw_quiesce(sp->dev);
 	rxr_fini(&q->rxr);
 	free(q->ring);
@@ -289,7 +292,9 @@ static void simnic_txq_release(struct tide_txq *pub)
 	struct simnic_txq *q = (struct simnic_txq *)pub;
 	struct simnic_port *sp = q->sp;
 
-	__atomic_store_n(&sp->txq[pub->qid], NULL, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&sp->txq[pub->qid], &q, NULL, false, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+	q = (struct simnic_txq *)pub;
 	simnic_hw_quiesce(sp->dev);
 	txc_fini(&q->txc);
 	free(q->ring);
@@ -300,7 +305,8 @@ static int simnic_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_tx
 {
 	struct simnic_port *sp = sport(p);
 
-	sp->nb_rxq = nb_rxq;
+	/* Read by other ports' inline Tx steps (deliver): relaxed atomic. */
+	__atomic_store_n(&sp->nb_rxq, nb_rxq, __ATOMIC_RELAXED);
 	sp->nb_txq = nb_txq;
 	return 0;
 }
@@ -428,13 +434,15 @@ static void simnic_stats_reset(struct tide_port *p)
 {
 	struct simnic_port *sp = sport(p);
 
+	/* The device may be counting (other ports of the device, or this one running). */
 	for (unsigned i = 0; i < SIMNIC_MAX_QUEUES; i++) {
 		if (sp->rxq[i])
-			sp->rxq[i]->hw.missed = 0;
+			tide_stat_zero(&sp->rxq[i]->hw.missed, 1);
 		if (sp->txq[i])
-			sp->txq[i]->hw.hangs = 0;
+			tide_stat_zero(&sp->txq[i]->hw.hangs, 1);
 	}
-	memset(&sp->hw, 0, offsetof(typeof(sp->hw), gen_budget));
+	tide_stat_zero(&sp->hw.gen_packets,
+		       offsetof(typeof(sp->hw), gen_budget) / sizeof(uint64_t));
 }
 
 static const char *const modes[] = {"inline", "thread", NULL};

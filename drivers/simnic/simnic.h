@@ -60,6 +60,9 @@ struct simnic_rxq {
 
 	struct {
 		uint32_t head;  /* next descriptor to fill */
+		/* Inline mode: the Tx steps of every thread that sends into this queue (wire
+		 * loop or cross, several Tx queues) store packets here: one at a time. */
+		uint32_t lock;
 		bool enabled;
 		uint64_t seq;   /* packets generated on this queue */
 		uint64_t missed;
@@ -111,8 +114,9 @@ unsigned simnic_hw_tx_step(struct simnic_txq *q, unsigned budget);
 unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget);
 int simnic_hw_thread_start(struct simnic_dev *d);
 void simnic_hw_thread_stop(struct simnic_dev *d);
-/* Wait until the device thread is guaranteed to have finished any step that began before
- * the call (queues disabled before it are no longer touched). */
+/* Wait until every device step that began before the call has finished (queues disabled
+ * before it are no longer touched): the device thread's, or in inline mode the steps run
+ * from other threads' bursts (a grace period, src/qs.h). */
 void simnic_hw_quiesce(struct simnic_dev *d);
 /* The built-in generator: packet @seq of port @p, queue @qid. */
 unsigned simnic_gen_builtin(const struct simnic_dev *d, unsigned p, unsigned qid, uint64_t seq,
