@@ -368,6 +368,7 @@ int tide_port_start(struct tide_port *p)
 	if (rc < 0)
 		return rc;
 	p->started = true;
+	link_hint_ = NULL; /* the driver's first refill ran here: it is not a burst */
 	/* Release: pairs with the acquire load in the burst calls; the queues are ready. */
 	for (unsigned q = 0; q < p->nb_rxq; q++)
 		__atomic_store_n(&p->rxq[q]->call, p->rxq[q]->burst, __ATOMIC_RELEASE);
