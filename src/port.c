@@ -394,7 +394,7 @@ int tide_port_stop(struct tide_port *p)
 		if (t)
 			__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELAXED);
 	}
-	qs_synchronize();
+	qs_synchronize(); /* stop: no burst of this port runs past this point */
 	p->drv->stop(p);
 	p->started = false;
 	return 0;
