@@ -190,7 +190,7 @@ static int check_stopped(const struct tide_port *p, const char *what)
 static void release_rxq(struct tide_port *p, unsigned qid)
 {
 	if (p->rxq[qid]) {
-		qs_synchronize();
+		qs_synchronize(); /* rxq release: stale hints are not followed */
 		p->drv->rxq_release(p->rxq[qid]);
 		p->rxq[qid] = NULL;
 	}
@@ -216,7 +216,7 @@ static void release_txq(struct tide_port *p, unsigned qid)
 	if (q) {
 		if (q->txc)
 			link_unpair((uintptr_t)q->txc);
-		qs_synchronize();
+		qs_synchronize(); /* txq release: no refill holds the engine any more */
 		p->drv->txq_release(q);
 		p->txq[qid] = NULL;
 	}
