@@ -113,3 +113,13 @@ install: build
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(REL_BUILD) $(CLANG_BUILD) $(ARM_BUILD) \
 		$(MUT_BUILD)
+
+# The control-plane chaos test, long (CHAOS_SECONDS each), under ASan+UBSan and under TSan.
+CHAOS_SECONDS ?= 300
+.PHONY: chaos
+chaos: $(SAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
+	ninja -C $(SAN_BUILD)
+	ninja -C $(TSAN_BUILD)
+	CHAOS_SECONDS=$(CHAOS_SECONDS) TIDE_POOL_DEBUG=1 $(SAN_BUILD)/tests/test_chaos
+	CHAOS_SECONDS=$(CHAOS_SECONDS) TIDE_POOL_DEBUG=1 TSAN_OPTIONS=halt_on_error=1 \
+		$(TSAN_BUILD)/tests/test_chaos

@@ -11,7 +11,12 @@
  *  - Tx ring bookkeeping goes through the engine (txc.h), Rx buffer refill through rxr.h.
  *
  * Every callback returns 0 or -errno and leaves things as they were on error, except where
- * noted. Callbacks run on the control thread; bursts are stopped while they run.
+ * noted. Callbacks run on the control thread. Other threads may be calling bursts on any
+ * port meanwhile (tide/port.h): before stop() and before a queue release, port.c has made
+ * the port's bursts no-ops and run a grace period (qs.h), so no burst of this port is
+ * running; other ports' bursts are, and a driver whose device side runs inside them
+ * (simnic inline: a Tx step storing into another port's Rx queue) runs a grace period of
+ * its own before it reuses what they might touch.
  */
 #ifndef TIDE_SRC_DRIVER_H
 #define TIDE_SRC_DRIVER_H
@@ -21,6 +26,7 @@
 #include <tide/port.h>
 
 #include "kvargs.h"
+#include "stat.h"
 
 struct tide_driver {
 	const char *name;

@@ -41,6 +41,7 @@ void tide_thread_unregister(void)
 
 	if (i == TIDE_THREAD_NONE)
 		return;
+	tide_thread_offline(); /* no more bursts from this thread (quiescent states, qs.h) */
 	tide_thread_index_ = TIDE_THREAD_NONE;
 	__atomic_fetch_and(&index_used, ~(1ull << i), __ATOMIC_ACQ_REL);
 }

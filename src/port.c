@@ -6,13 +6,11 @@
 #include <string.h>
 
 #include "driver.h"
+#include "link.h"
 #include "log.h"
+#include "qs.h"
 #include "rxr.h"
 #include "txc.h"
-
-__thread struct tide_rxq *tide_last_rxq_ __attribute__((tls_model("initial-exec")));
-__thread uint32_t tide_last_rxq_gen_ __attribute__((tls_model("initial-exec")));
-uint32_t tide_rxq_gen_ = 1;
 
 /* Open ports, so that pairings pointing at a closing queue can be dropped. */
 static struct tide_port *registry[TIDE_MAX_PORTS];
@@ -183,25 +181,18 @@ static int check_stopped(const struct tide_port *p, const char *what)
 	return 0;
 }
 
+/*
+ * Queue teardown (the port is stopped, so no burst of it runs and no refill recycles from
+ * its Tx queues: tide_port_stop ran a grace period). An Rx queue: hints naming it are
+ * stale once the grace period below ran (link.h). A Tx queue: clear every pairing that
+ * names it, then a grace period, so that no refill still holds the pointer it read.
+ */
 static void release_rxq(struct tide_port *p, unsigned qid)
 {
 	if (p->rxq[qid]) {
-		/* Threads that saw this queue last will no longer follow the pointer. */
-		__atomic_fetch_add(&tide_rxq_gen_, 1, __ATOMIC_RELAXED);
-		if (tide_last_rxq_ == p->rxq[qid])
-			tide_last_rxq_ = NULL;
+		qs_synchronize(); /* rxq release: stale hints are not followed */
 		p->drv->rxq_release(p->rxq[qid]);
 		p->rxq[qid] = NULL;
-	}
-}
-
-static void unpair_from(struct tide_rxq *q, void *arg)
-{
-	struct rxr *r = q->refill;
-
-	if (r != NULL && r->pair.src == arg) {
-		r->pair.src = NULL;
-		r->pair.manual = false;
 	}
 }
 
@@ -218,17 +209,14 @@ void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg)
 	}
 }
 
-void txc_unpair_all(struct txc *t)
-{
-	tide_port_foreach_rxq(unpair_from, t);
-}
-
 static void release_txq(struct tide_port *p, unsigned qid)
 {
 	struct tide_txq *q = p->txq[qid];
 
 	if (q) {
-		txc_unpair_all(q->txc);
+		if (q->txc)
+			link_unpair((uintptr_t)q->txc);
+		qs_synchronize(); /* txq release: no refill holds the engine any more */
 		p->drv->txq_release(q);
 		p->txq[qid] = NULL;
 	}
@@ -315,7 +303,7 @@ int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc, struct t
 	if (rc < 0)
 		return rc;
 	release_rxq(p, qid);
-	q->burst = tide_rx_burst_noop;
+	q->call = q->burst = tide_rx_burst_noop;
 	q->port = p;
 	q->qid = (uint16_t)qid;
 	p->rxq[qid] = q;
@@ -349,7 +337,7 @@ int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	if (rc < 0)
 		return rc;
 	release_txq(p, qid);
-	q->burst = tide_tx_burst_noop;
+	q->call = q->burst = tide_tx_burst_noop;
 	q->port = p;
 	q->qid = (uint16_t)qid;
 	p->txq[qid] = q;
@@ -380,6 +368,12 @@ int tide_port_start(struct tide_port *p)
 	if (rc < 0)
 		return rc;
 	p->started = true;
+	link_hint_ = NULL; /* the driver's first refill ran here: it is not a burst */
+	/* Release: pairs with the acquire load in the burst calls; the queues are ready. */
+	for (unsigned q = 0; q < p->nb_rxq; q++)
+		__atomic_store_n(&p->rxq[q]->call, p->rxq[q]->burst, __ATOMIC_RELEASE);
+	for (unsigned q = 0; q < p->nb_txq; q++)
+		__atomic_store_n(&p->txq[q]->call, p->txq[q]->burst, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -387,10 +381,20 @@ int tide_port_stop(struct tide_port *p)
 {
 	if (!p->started)
 		return 0;
+	/* Bursts become no-ops (the driver's own choice is kept for the next start, which
+	 * sets it again) and the Tx engines belong to no thread, so no refill recycles
+	 * from them; after the grace period no burst that saw the queue running is still in
+	 * it, and the driver may take its buffers back. */
 	for (unsigned q = 0; q < p->nb_rxq; q++)
-		p->rxq[q]->burst = tide_rx_burst_noop;
-	for (unsigned q = 0; q < p->nb_txq; q++)
-		p->txq[q]->burst = tide_tx_burst_noop;
+		__atomic_store_n(&p->rxq[q]->call, tide_rx_burst_noop, __ATOMIC_RELAXED);
+	for (unsigned q = 0; q < p->nb_txq; q++) {
+		struct txc *t = p->txq[q]->txc;
+
+		__atomic_store_n(&p->txq[q]->call, tide_tx_burst_noop, __ATOMIC_RELAXED);
+		if (t)
+			__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELAXED);
+	}
+	qs_synchronize(); /* stop: no burst of this port runs past this point */
 	p->drv->stop(p);
 	p->started = false;
 	return 0;
@@ -499,20 +503,30 @@ int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
 	return 0;
 }
 
+/* Zero counters that a polling thread may be updating (relaxed stores: no tearing; a count
+ * made at the same moment may be lost). */
+void tide_stat_zero(uint64_t *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
+}
+
+#define ZERO_STATS(s) tide_stat_zero((uint64_t *)(void *)(s), sizeof(*(s)) / sizeof(uint64_t))
+
 void tide_port_stats_reset(struct tide_port *p)
 {
 	for (unsigned q = 0; q < p->nb_rxq; q++)
 		if (p->rxq[q])
-			memset(&p->rxq[q]->stats, 0, sizeof(p->rxq[q]->stats));
+			ZERO_STATS(&p->rxq[q]->stats);
 	for (unsigned q = 0; q < p->nb_txq; q++) {
 		struct txc *t = p->txq[q] ? p->txq[q]->txc : NULL;
 
 		if (p->txq[q] == NULL)
 			continue;
-		memset(&p->txq[q]->stats, 0, sizeof(p->txq[q]->stats));
+		ZERO_STATS(&p->txq[q]->stats);
 		if (t) {
-			t->released = 0;
-			t->recycled = 0;
+			tide_stat_zero(&t->released, 1);
+			tide_stat_zero(&t->recycled, 1);
 		}
 	}
 	if (p->drv->stats_reset)
@@ -524,7 +538,7 @@ unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
 	struct txc *t = q->txc;
 	unsigned total = 0;
 
-	if (t == NULL || !q->port->started)
+	if (t == NULL || !q->port->started || !txc_own(t))
 		return 0;
 	if (max == 0)
 		max = UINT32_MAX;
@@ -537,11 +551,13 @@ unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
 
 unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
 {
-	struct rxr *r = rxq->refill;
+	struct link_rx *l = rxq->refill;
+	struct rxr *r = (struct rxr *)l;
 	struct txc *t = txq->txc;
 	unsigned n;
 
-	if (r == NULL || t == NULL || !rxq->port->started || !txq->port->started)
+	if (l == NULL || l->kind != LINK_SLOTS || t == NULL || !rxq->port->started ||
+	    !txq->port->started || !txc_own(t))
 		return 0;
 	n = t->rs_thresh;
 	/* Room for one bucket at `refill` without wrapping the Rx ring, and whole refill
@@ -558,17 +574,18 @@ unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
 
 int tide_recycle_pair(struct tide_rxq *rxq, struct tide_txq *txq)
 {
-	struct rxr *r = rxq->refill;
+	struct link_rx *l = rxq->refill;
+	struct txc *t = txq ? txq->txc : NULL;
 
-	if (r == NULL) {
+	if (l == NULL) {
 		TIDE_LOG_ERR_(rxq->port->name, "Rx queue %u cannot take recycled buffers", rxq->qid);
 		return -ENOTSUP;
 	}
-	if (txq != NULL && txq->txc == NULL) {
-		TIDE_LOG_ERR_(txq->port->name, "Tx queue %u has no completion engine", txq->qid);
+	if (txq != NULL && (t == NULL || t->link_kind != l->kind)) {
+		TIDE_LOG_ERR_(txq->port->name, "Tx queue %u cannot recycle into %s Rx queue %u",
+			      txq->qid, rxq->port->name, rxq->qid);
 		return -ENOTSUP;
 	}
-	r->pair.src = txq ? txq->txc : NULL;
-	r->pair.manual = txq != NULL;
+	link_rx_set(l, (uintptr_t)t);
 	return 0;
 }

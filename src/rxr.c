@@ -20,7 +20,7 @@ int rxr_init(struct rxr *r, struct tide_rxq *q, unsigned size, struct tide_pool 
 	r->q = q;
 	r->post = post;
 	r->drv = drv;
-	q->refill = r;
+	link_rx_init(&r->link, q, LINK_SLOTS);
 	return 0;
 }
 

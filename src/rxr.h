@@ -10,7 +10,7 @@
  * `next` is the next slot the driver will receive from; `refill` the next slot that needs a
  * buffer. Refill works in batches of `batch` slots (batch divides the ring, so a batch never
  * wraps): buffers come first from the paired Tx queue's completed slots (recycling, seed
- * 001) and otherwise from the pool in one bulk get, and each batch is posted with one
+ * 001, through the recycle link: link.h) and otherwise from the pool in one bulk get, and each batch is posted with one
  * doorbell. Only the thread that polls the queue touches this structure.
  */
 #ifndef TIDE_SRC_RXR_H
@@ -26,7 +26,7 @@
 #define RXR_DEFAULT_BATCH 32
 
 struct rxr {
-	struct rxr_pairing pair;   /* first: read by txc_commit() */
+	struct link_rx link;       /* first: the recycle link (link.h) */
 	uint32_t next;
 	uint32_t refill;
 	uint32_t size, mask;
@@ -64,9 +64,9 @@ static inline unsigned rxr_empty_slots(const struct rxr *r)
 static inline __attribute__((always_inline)) unsigned rxr__get_batch(struct rxr *r)
 {
 	struct tide_mbuf **slots = &r->sw[r->refill & r->mask];
+	struct txc *src = txc_link_src(&r->link);
 
-	if (r->pair.src != NULL &&
-	    txc_recycle_into(r->pair.src, slots, r->batch, r->pool) == r->batch) {
+	if (src != NULL && txc_recycle_into(src, slots, r->batch, r->pool) == r->batch) {
 		tide_stat_add(&r->recycled, r->batch);
 		return r->batch;
 	}
@@ -88,6 +88,7 @@ rxr_refill(struct rxr *r, void (*post)(void *ctx, uint32_t first, unsigned n),
 {
 	uint32_t start = r->refill;
 
+	link_rx_polled(&r->link);
 	while (rxr_empty_slots(r) >= r->batch) {
 		if (rxr__get_batch(r) == 0)
 			break;

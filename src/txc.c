@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "qs.h"
 #include "rxr.h"
 #include "txc.h"
 
@@ -127,6 +128,8 @@ int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide
 	t->advance = d->advance;
 	t->drv = d->drv;
 	t->q = q;
+	t->owner = TXC_OWNER_FREE;
+	t->link_kind = t->o1 ? LINK_NONE : LINK_SLOTS;
 	q->txc = t;
 	switch (conf->txfree) {
 	case TIDE_TXFREE_EACH:
@@ -181,6 +184,7 @@ unsigned txc_release_all(struct txc *t)
 	t->unsafe_until = 0;
 	t->unsafe_acc = 0;
 	t->fast_pool = NULL; /* learned again: the next run may use another pool */
+	__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -224,6 +228,31 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 normal:
 	txc_reclaim(t, n);
 	return 0;
+}
+
+bool txc__adopt(struct txc *t)
+{
+	unsigned me = tide_thread_index_;
+	uint32_t o = __atomic_load_n(&t->owner, __ATOMIC_RELAXED);
+
+	if (o == TXC_OWNER_FREE) {
+		/* Set up or stopped since: no refill can be following it. */
+		__atomic_store_n(&t->owner, me, __ATOMIC_RELAXED);
+		return true;
+	}
+	if (o != TXC_OWNER_BUSY || t->adopter != me) {
+		/* Polled by another thread until now: its refills may recycle from this queue
+		 * until it passes a quiescent point. Make them stop (BUSY matches no thread),
+		 * then wait, without blocking, for the grace period: its release publishes the
+		 * owner change to every thread that reports it. */
+		t->adopter = me;
+		__atomic_store_n(&t->owner, TXC_OWNER_BUSY, __ATOMIC_RELAXED);
+		t->adopt_token = qs_start();
+	}
+	if (!qs_passed(t->adopt_token))
+		return false;
+	__atomic_store_n(&t->owner, me, __ATOMIC_RELAXED);
+	return true;
 }
 
 unsigned txc_advance_none_ool(struct txc *t)

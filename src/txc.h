@@ -30,21 +30,19 @@
 #include <tide/mbuf.h>
 #include <tide/port.h>
 
+#include "link.h"
+#include "stat.h"
+
 #define TXC_INLINE static inline __attribute__((always_inline))
 #define TXC_DEFAULT_THRESH 32
 #define TXC_FAST_FREE_CHUNK 64 /* bulk put size of the fast path (seed 000) */
 
 struct txc;
-struct rxr;
 
-/*
- * The first member of every Rx refill (struct rxr): which Tx queue's completed buffers it
- * takes. Defined here so that the Tx burst can check its pairing inline.
- */
-struct rxr_pairing {
-	struct txc *src;
-	bool manual; /* set by tide_recycle_pair(): automatic pairing leaves it alone */
-};
+/* txc.owner when no thread polls the queue (set up or stopped), and while a thread adopts
+ * a queue another thread polled (txc__adopt). Neither matches a thread index. */
+#define TXC_OWNER_FREE 0xfffffffeu
+#define TXC_OWNER_BUSY 0xfffffffdu
 
 typedef void (*txc_release_fn)(struct txc *t, struct tide_mbuf **m, unsigned n);
 typedef unsigned (*txc_advance_fn)(struct txc *t);
@@ -62,6 +60,7 @@ struct txc {
 	uint8_t txfree;      /* enum tide_txfree */
 	bool count_mode;     /* completions arrive as a count: no marks kept */
 	bool auto_pair;      /* pair with the Rx queue the sent packets came from */
+	uint8_t link_kind;   /* enum link_kind: how this engine's buffers reach an Rx queue */
 	bool o1;             /* slots never hold buffers: completion only moves an index */
 	bool track;          /* check the fast-free contract per packet (auto/recycle without
 				it asserted): slots before unsafe_until may break it */
@@ -75,6 +74,12 @@ struct txc {
 	void *drv;              /* the driver's queue, for `advance` */
 	struct tide_pool *fast_pool; /* learned from the first mbuf seen (fast contract) */
 	struct tide_txq *q;
+
+	/* The recycle link (link.h): the index of the thread that polls this queue (relaxed
+	 * atomic; other threads' refills read it), and an adoption in progress. */
+	uint32_t owner;
+	uint32_t adopter;     /* the thread adopting the queue (owner == TXC_OWNER_BUSY) */
+	uint64_t adopt_token; /* grace period the adoption waits for */
 
 	/* Counters (owner thread writes; relaxed so others may read). */
 	uint64_t released;   /* buffers released to pools */
@@ -120,8 +125,30 @@ int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap,
 unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 			  const struct tide_pool *pool);
 
-/* Forget every Rx queue pairing that points at @t (the Tx queue goes away). */
-void txc_unpair_all(struct txc *t);
+/* Out of line: the calling thread is not the queue's owner; take it over if the old owner
+ * cannot be using it any more. Returns whether the caller owns the queue now. */
+bool txc__adopt(struct txc *t);
+
+/*
+ * Every entry to a Tx queue's state from its polling thread goes through this: does the
+ * calling thread own the engine? (Another thread's refill may be recycling from it until
+ * that thread passed a quiescent point.) One load and a compare when it does.
+ */
+TXC_INLINE bool txc_own(struct txc *t)
+{
+	return tide_likely(__atomic_load_n(&t->owner, __ATOMIC_RELAXED) == tide_thread_index_) ||
+	       txc__adopt(t);
+}
+
+/* The Tx engine an Rx queue's link is paired with, if the calling thread owns it. */
+TXC_INLINE struct txc *txc_link_src(const struct link_rx *l)
+{
+	struct txc *t = (struct txc *)link_rx_pair(l);
+
+	return t != NULL && __atomic_load_n(&t->owner, __ATOMIC_RELAXED) == tide_thread_index_
+		       ? t
+		       : NULL;
+}
 
 static inline unsigned txc_free_slots(const struct txc *t)
 {
@@ -260,9 +287,11 @@ TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 TXC_INLINE unsigned txc_make_room(struct txc *t, unsigned want,
 				  unsigned (*advance_inline)(struct txc *t))
 {
-	unsigned free_slots = txc_free_slots(t);
-	unsigned need = want > t->free_thresh ? want : t->free_thresh;
+	unsigned free_slots, need = want > t->free_thresh ? want : t->free_thresh;
 
+	if (tide_unlikely(!txc_own(t)))
+		return 0;
+	free_slots = txc_free_slots(t);
 	if (free_slots < need) {
 		if (need > t->size)
 			need = t->size;
@@ -311,14 +340,10 @@ TXC_INLINE uint32_t txc__refcnt_segs(const struct tide_mbuf *m)
 
 /*
  * After a burst: pair with the Rx queue the packets came from (txfree=auto/recycle), so
- * that its refill pulls completed buffers from this queue. A few loads per burst; both
- * queues are on this thread (tide_last_rxq_ is thread-local).
+ * that its refill pulls completed buffers from this queue (link_tx_sent: a few loads).
  */
 TXC_INLINE void txc_commit(struct txc *t, unsigned n)
 {
-	struct tide_rxq *rq;
-	struct rxr_pairing *pr;
-
 	if (tide_unlikely(t->unsafe_acc)) {
 		t->unsafe_acc = 0;
 		t->unsafe_until = t->tail + n;
@@ -326,10 +351,8 @@ TXC_INLINE void txc_commit(struct txc *t, unsigned n)
 			t->fast_pool = t->sw[t->tail & t->mask]->pool; /* learned once */
 	}
 	t->tail += n;
-	if (t->auto_pair && (rq = tide_last_rxq_) != NULL &&
-	    tide_last_rxq_gen_ == __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED) &&
-	    (pr = rq->refill) != NULL && pr->src != t && !pr->manual)
-		pr->src = t;
+	if (t->auto_pair)
+		link_tx_sent((uintptr_t)t, t->link_kind);
 }
 
 /*

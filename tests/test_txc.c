@@ -4,6 +4,7 @@
  * sizes, RS gaps against the device window, recycling (manual, automatic, unsafe cases),
  * idle cleanup, and stop with buffers in flight.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -58,12 +59,14 @@ struct fwd {
 	struct tide_pool *pool;
 	struct tide_port *ports[2];
 	struct sink sink;
+	bool inline_hw;
 };
 
 static void fwd_open(struct fwd *f, const char *spec, unsigned ring, unsigned pool_n,
 		     const struct tide_txq_conf *tc)
 {
 	memset(f, 0, sizeof(*f));
+	f->inline_hw = strstr(spec, "mode=inline") != NULL;
 	assert_int_equal(tide_pktpool_create("fwd", pool_n, 128, 0, NULL, &f->pool), 0);
 	assert_int_equal(tide_ports_open(spec, f->ports, 2), 2);
 	for (int i = 0; i < 2; i++) {
@@ -88,8 +91,12 @@ static void fwd_run(struct fwd *f, uint64_t per_port, int burst, uint64_t *seed)
 	struct tide_mbuf *pkts[64];
 	struct tide_simnic_stats ss[2];
 
-	/* Bounded by time, not iterations: in thread mode the device shares the CPUs. */
+	/* Thread mode: the device shares the CPUs, so progress is bounded by time. Inline
+	 * mode is deterministic: every iteration moves packets until the end, so an
+	 * iteration that moves none is a hung queue, reported at once. */
+	bool inl = f->inline_hw;
 	time_t deadline = time(NULL) + 30;
+	uint64_t last = 0;
 
 	for (unsigned iter = 0; (iter & 1023) != 0 || time(NULL) < deadline; iter++) {
 		for (int i = 0; i < 2; i++) {
@@ -105,6 +112,10 @@ static void fwd_run(struct fwd *f, uint64_t per_port, int burst, uint64_t *seed)
 		tide_simnic_stats_get(f->ports[1], &ss[1]);
 		if (ss[0].sink_packets == per_port && ss[1].sink_packets == per_port)
 			return;
+		if (ss[0].tx_hangs + ss[1].tx_hangs != 0 ||
+		    (inl && iter > 2 && ss[0].sink_packets + ss[1].sink_packets == last))
+			break;
+		last = ss[0].sink_packets + ss[1].sink_packets;
 	}
 	for (int i = 0; i < 2; i++) {
 		struct tide_port_stats st;
@@ -119,7 +130,8 @@ static void fwd_run(struct fwd *f, uint64_t per_port, int burst, uint64_t *seed)
 			      t->tail, t->done, t->clean, t->mark_head, t->mark_tail, r->next,
 			      r->refill, tide_pool_in_use(f->pool));
 	}
-	fail_msg("forwarding stalled: sinks %llu / %llu of %llu",
+	fail_msg("forwarding stalled (%s): sinks %llu / %llu of %llu",
+		 ss[0].tx_hangs + ss[1].tx_hangs ? "a Tx queue hung" : "no progress",
 		 (unsigned long long)ss[0].sink_packets, (unsigned long long)ss[1].sink_packets,
 		 (unsigned long long)per_port);
 }
@@ -303,6 +315,152 @@ static void test_recycle_manual(void **state)
 	tide_pool_free(other);
 }
 
+/*
+ * Recycling, exactly. Inline io forwarding 0->1 and 1->0 in bursts of 32 over 256-slot
+ * rings (rs=bucket, rs_thresh 32, Rx refill batch 32): each Tx burst fills and completes
+ * one bucket inline, and the Rx refill of the paired queue takes the oldest completed
+ * bucket. The model, iteration by iteration (each: Rx 0, Tx 1, Rx 1, Tx 0):
+ *   - iteration 1: the Rx rings are full, no refill runs, so no Rx queue is the pairing
+ *     hint (the hint is the Rx queue whose refill ran last on this thread; start leaves
+ *     none): both Tx bursts are unpaired;
+ *   - iteration 2: each refill comes from the pool and sets the hint; each Tx burst pairs;
+ *   - from iteration 3 on: each refill takes one bucket of 32 and the paired Tx queue adds
+ *     one, so each Tx ring keeps the two buckets of iterations 1 and 2 as backlog;
+ *   - stop: those two buckets go back to the pool.
+ * So per direction: recycled = sent - 64 and released = 64, exactly, for every policy
+ * that recycles (auto and recycle, with or without the fast-free contract).
+ */
+static void test_recycle_exact(void **state)
+{
+	static const struct {
+		enum tide_txfree f;
+		unsigned flags;
+	} frees[] = {
+		{TIDE_TXFREE_AUTO, 0},
+		{TIDE_TXFREE_AUTO, TIDE_TXQ_F_FAST_FREE},
+		{TIDE_TXFREE_RECYCLE, 0},
+		{TIDE_TXFREE_RECYCLE, TIDE_TXQ_F_FAST_FREE},
+	};
+	const uint64_t per_port = 32 * 100;
+
+	(void)state;
+	for (unsigned fi = 0; fi < sizeof(frees) / sizeof(frees[0]); fi++) {
+		struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = frees[fi].f,
+					   .flags = frees[fi].flags};
+		struct tide_port_stats st[2];
+		uint64_t seed = 1;
+		struct fwd f;
+
+		fwd_open(&f, "simnic:ports=2,mode=inline,wire=gen,count=3200", 256, 1024, &tc);
+		assert_int_equal(tide_port_start(f.ports[0]), 0);
+		assert_int_equal(tide_port_start(f.ports[1]), 0);
+		fwd_run(&f, per_port, 32, &seed);
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(tide_port_stop(f.ports[i]), 0);
+		for (int i = 0; i < 2; i++) {
+			tide_port_stats_get(f.ports[i], &st[i]);
+			if (st[i].tx_recycled != per_port - 64 || st[i].tx_released != 64)
+				print_message("txfree=%s flags=%u port %d: sent %llu recycled %llu released %llu\n",
+					      tide_txfree_name(tc.txfree), tc.flags, i,
+					      (unsigned long long)st[i].opackets,
+					      (unsigned long long)st[i].tx_recycled,
+					      (unsigned long long)st[i].tx_released);
+			assert_int_equal(st[i].opackets, per_port);
+			assert_int_equal(st[i].tx_recycled, per_port - 64);
+			assert_int_equal(st[i].tx_released, 64);
+		}
+		fwd_close(&f);
+	}
+}
+
+/*
+ * The fast recycle path (buffers that keep the fast-free contract, asserted or checked
+ * when sent) still checks the pool, and a buffer that broke the contract when it was sent
+ * is never recycled: foreign buffers through txfree=fast and txfree=recycle with the
+ * contract, held references through txfree=auto, by tide_recycle() and by the automatic
+ * refill.
+ */
+static void test_recycle_fast_checks(void **state)
+{
+	static const struct {
+		enum tide_txfree f;
+		unsigned flags;
+		bool foreign; /* else: held references */
+	} cases[] = {
+		{TIDE_TXFREE_FAST, TIDE_TXQ_F_FAST_FREE, true},
+		{TIDE_TXFREE_RECYCLE, TIDE_TXQ_F_FAST_FREE, true},
+		{TIDE_TXFREE_AUTO, TIDE_TXQ_F_FAST_FREE, true},
+		{TIDE_TXFREE_AUTO, 0, true},
+		{TIDE_TXFREE_AUTO, 0, false},
+		{TIDE_TXFREE_RECYCLE, 0, false},
+	};
+
+	(void)state;
+	for (unsigned ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
+		for (int manual = 0; manual < 2; manual++) {
+			struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = cases[ci].f,
+						   .flags = cases[ci].flags};
+			struct tide_mbuf *pkts[64], *held[8 * 64];
+			unsigned nheld = 0;
+			struct tide_port_stats st;
+			struct tide_pool *other;
+			struct tide_rxq *rxq;
+			struct tide_txq *txq;
+			struct fwd f;
+			uint16_t n;
+
+			fwd_open(&f, "simnic:ports=2,mode=inline,wire=gen", 256, 2048, &tc);
+			assert_int_equal(tide_pktpool_create("other", 1024, 0, 0, NULL, &other), 0);
+			assert_int_equal(tide_port_start(f.ports[0]), 0);
+			assert_int_equal(tide_port_start(f.ports[1]), 0);
+			rxq = tide_port_rxq(f.ports[1], 0);
+			txq = tide_port_txq(f.ports[0], 0);
+			if (manual)
+				assert_int_equal(tide_recycle_pair(rxq, txq), 0);
+			for (int round = 0; round < 8; round++) {
+				/* Receive on port 1 (the refill may pull from port 0's Tx)... */
+				n = tide_rx_burst(rxq, pkts, 64);
+				for (unsigned i = 0; i < n; i++)
+					for (unsigned h = 0; h < nheld; h++)
+						assert_ptr_not_equal(pkts[i], held[h]);
+				tide_mbuf_free_bulk(pkts, n);
+				/* ...after port 0 sent 64 that must not come back through it. */
+				if (cases[ci].foreign) {
+					assert_int_equal(tide_mbuf_alloc_bulk(other, pkts, 64), 0);
+					for (int i = 0; i < 64; i++)
+						tide_mbuf_append(pkts[i], 64);
+				} else {
+					/* The application keeps a reference to every one until the
+					 * end: none may be recycled. */
+					assert_int_equal(tide_mbuf_alloc_bulk(f.pool, pkts, 64), 0);
+					for (int i = 0; i < 64; i++) {
+						tide_mbuf_append(pkts[i], 64);
+						tide_mbuf_refcnt_update(pkts[i], 1);
+						held[nheld++] = pkts[i];
+					}
+				}
+				assert_int_equal(tide_tx_burst(txq, pkts, 64), 64);
+				if (manual)
+					assert_int_equal(tide_recycle(rxq, txq), 0);
+			}
+			tide_port_stats_get(f.ports[0], &st);
+			if (st.tx_recycled != 0)
+				fail_msg("txfree=%s flags=%u %s, %s pairing: %llu recycled",
+					 tide_txfree_name(tc.txfree), tc.flags,
+					 cases[ci].foreign ? "foreign pool" : "held references",
+					 manual ? "manual" : "automatic",
+					 (unsigned long long)st.tx_recycled);
+			for (int i = 0; i < 2; i++)
+				assert_int_equal(tide_port_stop(f.ports[i]), 0);
+			for (unsigned h = 0; h < nheld; h++)
+				tide_mbuf_free(held[h]);
+			/* Foreign buffers went back to their own pool, none into port 1's ring. */
+			assert_pool_full(other);
+			fwd_close(&f);
+			tide_pool_free(other);
+		}
+}
+
 /* Buffers with refcnt > 1 are never recycled; they are released (dropping a reference). */
 static void test_recycle_refcnt(void **state)
 {
@@ -479,6 +637,8 @@ int main(void)
 		cmocka_unit_test(test_matrix),
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_recycle_manual),
+		cmocka_unit_test(test_recycle_exact),
+		cmocka_unit_test(test_recycle_fast_checks),
 		cmocka_unit_test(test_recycle_refcnt),
 		cmocka_unit_test(test_auto_mixed),
 		cmocka_unit_test(test_small_buckets),

@@ -9,7 +9,7 @@
  * lcore index) and frees what the queue refused, counting it as a tx_full drop.
  *
  * Threads. A struct fwd_lcore belongs to its lcore: only that thread writes its counters
- * (tide_stat_add, relaxed stores); the main thread reads them with relaxed loads for the live
+ * (fwd_stat_add, relaxed stores); the main thread reads them with relaxed loads for the live
  * statistics. Everything else in struct fwd_ctx is written before the lcores start and only
  * read while they run.
  *
@@ -211,11 +211,17 @@ static inline void fwd_tx_add(struct fwd_lcore *lc, uint16_t port, struct tide_m
 	b->pkts[b->n++] = m;
 }
 
+/* Add to a counter only the calling lcore writes (relaxed: the main thread reads it live). */
+static inline void fwd_stat_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+}
+
 /* Count @m as dropped for @reason on ingress port @port and free it. */
 static inline void fwd_drop(struct fwd_lcore *lc, uint16_t port, enum fwd_drop reason,
 			    struct tide_mbuf *m)
 {
-	tide_stat_add(&lc->ctr[port].drops[reason], 1);
+	fwd_stat_add(&lc->ctr[port].drops[reason], 1);
 	tide_mbuf_free(m);
 }
 

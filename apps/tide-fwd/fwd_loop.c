@@ -74,7 +74,7 @@ void fwd_tx_flush(struct fwd_lcore *lc)
 		 * only what the queue refused is this program's to count. */
 		if (k < b->n) {
 			tide_mbuf_free_bulk(b->pkts + k, (unsigned)(b->n - k));
-			tide_stat_add(&lc->ctr[port].drops[FWD_DROP_TX_FULL], (uint64_t)(b->n - k));
+			fwd_stat_add(&lc->ctr[port].drops[FWD_DROP_TX_FULL], (uint64_t)(b->n - k));
 		}
 		b->n = 0;
 	}
@@ -109,7 +109,7 @@ int fwd_lcore_main(void *arg)
 			if (lc->ndirty != 0)
 				fwd_tx_flush(lc);
 			t1 = fwd_tsc();
-			tide_stat_add(&c->cycles, t1 - t0);
+			fwd_stat_add(&c->cycles, t1 - t0);
 			t0 = t1;
 		}
 	}

@@ -130,6 +130,7 @@ static int afxdp_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->nb_desc = nb_desc;
 	q->batch = conf->free_thresh;
 	q->ap = ap;
+	link_rx_init(&q->link, &q->pub, LINK_ADDR);
 	*out = &q->pub;
 	return 0;
 }
@@ -156,10 +157,9 @@ static int afxdp_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 		free(q);
 		return rc;
 	}
-	/* The engine's Rx pairing moves mbuf pointers out of its slots; these slots stay
-	 * empty. Recycling is this driver's: completion ring -> fill ring. */
-	q->txc.auto_pair = false;
-	q->recycle = conf->txfree == TIDE_TXFREE_AUTO || conf->txfree == TIDE_TXFREE_RECYCLE;
+	/* The slots stay empty (the completion ring names the frames): the link moves frame
+	 * addresses, completion ring -> fill ring (afxdp_tx_reap). */
+	q->txc.link_kind = LINK_ADDR;
 	q->nb_desc = nb_desc;
 	q->ap = ap;
 	*out = &q->pub;
@@ -203,8 +203,8 @@ static void afxdp_stop(struct tide_port *p)
 {
 	struct afxdp_port *ap = aport(p);
 
-	/* Recycle targets in this port's fill rings become invalid. */
-	__atomic_fetch_add(&afxdp_gen, 1, __ATOMIC_RELAXED);
+	/* tide_port_stop() ran a grace period first: no burst of this port is running and no
+	 * refill of another port reaps these completion rings, so the sockets can go. */
 	/* The sockets' drop counters die with them: keep what they counted. */
 	ap->missed_saved += live_missed(ap) - ap->missed_base;
 	ap->missed_base = 0;
@@ -419,7 +419,6 @@ static int afxdp_start(struct tide_port *p)
 		q->copy_off = AFXDP_MBUF_HDR + tide_pktpool_headroom(ap->pool);
 		q->copy_room = mi.elt_size - q->copy_off;
 		q->kick_max = q->nb_desc / 32 + 1;
-		q->rcy = NULL;
 		q->pub.burst = afxdp_tx_burst;
 	}
 	TIDE_LOG_INFO_(p->name, "dev=%s queues %u..%u: XDP %s, %s, %u-byte frames from pool %s",

@@ -6,8 +6,8 @@
  *
  * Ring ownership (libxdp rings: cached copies of the kernel's index, reserve/submit,
  * peek/release):
- *   fill  user produces frames for Rx    - written by the Rx burst (and by Tx completion
- *                                           when it recycles, on the same thread)
+ *   fill  user produces frames for Rx    - written by the Rx burst (its refill also moves
+ *                                           a paired Tx queue's completed frames here)
  *   rx    kernel produces received frames - read by the Rx burst
  *   tx    user produces frames to send    - written by the Tx burst
  *   comp  kernel produces sent frames     - read by Tx completion
@@ -28,6 +28,7 @@
 #include <tide/port.h>
 
 #include "driver.h"
+#include "link.h"
 #include "txc.h"
 
 #define AFXDP_MAX_QUEUES 16
@@ -61,10 +62,9 @@ struct afxdp_rxq {
 	unsigned nb_desc;
 	struct tide_pool *pool;
 	struct afxdp_port *ap;
-	/* The afxdp Tx queue (same thread) whose completed frames refill this fill ring
-	 * first, and the afxdp generation it was paired in (see afxdp_gen). */
-	struct afxdp_txq *src;
-	uint32_t src_gen;
+	/* The recycle link (src/link.h, by address): the Tx queue whose completed frames
+	 * refill this fill ring first. */
+	struct link_rx link;
 } TIDE_CACHE_ALIGNED;
 
 struct afxdp_txq {
@@ -76,12 +76,7 @@ struct afxdp_txq {
 	uint32_t copy_room;   /* longest packet a frame holds */
 	int fd;
 	bool wakeup;
-	bool recycle;         /* txfree=auto|recycle: completed frames may go to a fill ring */
 	uint32_t kick_max;    /* kicks per burst at most (copy mode sends 32 frames per kick) */
-	/* Recycle target: the afxdp Rx queue this thread last received from, and the
-	 * generations it was validated in. */
-	struct afxdp_rxq *rcy;
-	uint32_t rcy_gen, rcy_afxdp_gen;
 	uint64_t kicks, kick_again, kick_errors, copies;
 	unsigned nb_desc;
 	struct afxdp_port *ap;
@@ -123,7 +118,6 @@ struct afxdp_port {
 };
 
 extern const struct tide_driver tide_driver_afxdp;
-extern uint32_t afxdp_gen; /* bumped when an afxdp port stops: recycle targets revalidate */
 
 /* afxdp_xdp.c: the XDP program. Both log why they fail. */
 int afxdp_prog_attach(struct afxdp_port *ap);
@@ -136,7 +130,8 @@ void afxdp_lib_log_end(void);
 uint16_t afxdp_rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t afxdp_tx_burst(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 unsigned afxdp_tx_advance(struct txc *t);
-/* Move completed frames of Tx queue @q straight into @rq's fill ring (same thread). */
+/* The recycle link's by-address hook: move completed frames of Tx queue @q straight into
+ * @rq's fill ring (the calling thread owns both: txc_link_src). */
 void afxdp_tx_reap(struct afxdp_txq *q, struct afxdp_rxq *rq);
 /* Post every whole batch of frames the fill ring has room for. */
 void afxdp_rx_refill(struct afxdp_rxq *q);

@@ -49,10 +49,16 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 	/* Refill first, for the frames the previous burst took: from the paired Tx queue's
 	 * completed frames (recycling; it has had a burst's time to complete them), then from
 	 * the pool. */
+	link_rx_polled(&q->link);
 	if (xsk_prod_nb_free(&q->fill, q->batch) >= q->batch) {
-		if (q->src != NULL &&
-		    q->src_gen == __atomic_load_n(&afxdp_gen, __ATOMIC_RELAXED))
-			afxdp_tx_reap(q->src, q);
+		struct txc *t = txc_link_src(&q->link);
+
+		if (t != NULL) {
+			struct afxdp_txq *src = t->drv;
+
+			if (src->u.pool == q->pool)
+				afxdp_tx_reap(src, q);
+		}
 		afxdp_rx_refill(q);
 	}
 	/* peek: acquire load of the kernel's producer index (pairs with its release). */
@@ -115,29 +121,6 @@ static void tx_kick(struct afxdp_txq *q)
 	}
 }
 
-/* The afxdp Rx queue that may take this queue's completed frames, or NULL. Valid while the
- * queue generations have not moved since it was checked (see tide/port_core.h). */
-static inline struct afxdp_rxq *tx_recycle_target(struct afxdp_txq *q)
-{
-	struct tide_rxq *rq = tide_last_rxq_;
-	uint32_t gen = __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED);
-	uint32_t agen = __atomic_load_n(&afxdp_gen, __ATOMIC_RELAXED);
-
-	if (q->rcy != NULL && &q->rcy->pub == rq && q->rcy_gen == gen && q->rcy_afxdp_gen == agen)
-		return q->rcy;
-	q->rcy = NULL;
-	if (rq == NULL || tide_last_rxq_gen_ != gen || rq->port->drv != &tide_driver_afxdp ||
-	    rq->burst != afxdp_rx_burst || ((struct afxdp_rxq *)rq)->pool != q->u.pool)
-		return NULL;
-	q->rcy = (struct afxdp_rxq *)rq;
-	q->rcy_gen = gen;
-	q->rcy_afxdp_gen = agen;
-	/* ...and that Rx queue pulls from here when it refills (afxdp_rx_burst). */
-	q->rcy->src = q;
-	q->rcy->src_gen = agen;
-	return q->rcy;
-}
-
 /* Give @n completed frames at comp[idx..] back: to a fill ring when recycling, else to
  * the pool in bulk. Frames sent from this queue were refcnt 1, one segment: no header is
  * read. */
@@ -195,7 +178,7 @@ static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
 	n = xsk_ring_cons__peek(&q->comp, q->comp.size, &idx);
 	if (n == 0)
 		return 0;
-	tx_complete(q, idx, n, q->recycle ? tx_recycle_target(q) : NULL);
+	tx_complete(q, idx, n, NULL); /* recycling is the Rx side's pull (afxdp_tx_reap) */
 	xsk_ring_cons__release(&q->comp, n);
 	txc_advance_count(t, n);
 	return n;

@@ -22,7 +22,6 @@
 extern const unsigned char afxdp_bpf_obj[];
 extern const unsigned long afxdp_bpf_obj_len;
 
-uint32_t afxdp_gen = 1;
 
 /* ---- library messages go to tide's log (debug level), only while tide calls them ---- */
 

@@ -69,6 +69,10 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 	struct simnic_txq *q = (struct simnic_txq *)pub;
 	struct txc *t = &q->txc;
 	unsigned room = txc_make_room(t, n, wb_head ? tx_advance_head : tx_advance_dd);
+	/* Locals: the stores below go through pointers the compiler cannot tell apart from
+	 * the queue (-fno-strict-aliasing), so fields read in the loop would be reloaded. */
+	struct simnic_tx_desc *const ring = q->ring;
+	const uint32_t mask = q->mask;
 	uint32_t first = t->tail, used = 0;
 	uint64_t bytes = 0, dropped = 0;
 	struct txc_burst b;
@@ -79,7 +83,8 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 	txc_burst_begin(t, &b);
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		struct simnic_tx_desc *d = &q->ring[(first + used) & q->mask];
+		struct simnic_tx_desc *d = &ring[(first + used) & mask];
+		uint16_t len;
 
 		/* One descriptor per packet: chains are linearized, or dropped if too big. */
 		if (tide_unlikely(m->nb_segs != 1) && tide_mbuf_linearize(m) < 0) {
@@ -87,13 +92,12 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 			dropped++;
 			continue;
 		}
-		d->addr = (uint64_t)(uintptr_t)tide_mbuf_mtod(m, char *);
-		d->len = m->data_len;
-		d->cmd = SIMNIC_TXD_CMD_EOP;
-		if (!wb_head)
-			d->status = 0;
+		len = m->data_len;
+		d->addr = (uint64_t)(uintptr_t)m->buf_addr + m->data_off;
+		/* len, cmd EOP and a clear status in one store (wb=head never reads status). */
+		simnic_txd_set(d, len, SIMNIC_TXD_CMD_EOP);
 		txc_burst_fill(&b, first + used, m);
-		bytes += m->data_len;
+		bytes += len;
 		used++;
 	}
 	txc_burst_end(t, &b);
@@ -136,13 +140,16 @@ static uint16_t tx_head_inline(struct tide_txq *q, struct tide_mbuf **pkts, uint
 static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct simnic_rxq *q = ctx;
+	struct simnic_rx_desc *const ring = q->ring;
+	struct tide_mbuf *const *const sw = q->rxr.sw;
+	const uint32_t mask = q->mask;
+	const uint64_t headroom = q->headroom;
 
 	for (unsigned k = 0; k < n; k++) {
-		uint32_t slot = (first + k) & q->mask;
-		struct simnic_rx_desc *d = &q->ring[slot];
+		uint32_t slot = (first + k) & mask;
 
-		d->addr = (uint64_t)(uintptr_t)q->rxr.sw[slot]->buf_addr + q->headroom;
-		d->status = 0;
+		/* A pool's buffer follows its header (mbuf.h): no load of the header line. */
+		simnic_rxd_post(&ring[slot], (uint64_t)(uintptr_t)(sw[slot] + 1) + headroom);
 	}
 }
 
@@ -166,9 +173,11 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool i
 {
 	struct simnic_rxq *q = (struct simnic_rxq *)pub;
 	struct rxr *r = &q->rxr;
-	uint32_t next = r->next, avail;
+	uint32_t next = r->next, avail, mask;
 	uint64_t bytes = 0;
-	uint16_t i;
+	uint16_t i, headroom, port;
+	const struct simnic_rx_desc *ring;
+	struct tide_mbuf *const *sw;
 
 	/* Refill first: the slots received by the previous burst get buffers now, so that
 	 * a Tx queue fed from them has had a burst's time to complete its buffers, which
@@ -180,22 +189,25 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool i
 	avail = r->refill - next;
 	if (n > avail)
 		n = (uint16_t)avail;
+	/* Locals: see tx_burst (the mbuf stores would force reloads). The Rx ring and the
+	 * refill's slot array have the same size, so one mask serves both. */
+	ring = q->ring;
+	sw = r->sw;
+	mask = q->mask;
+	headroom = q->headroom;
+	port = (uint16_t)pub->port->id;
 	for (i = 0; i < n; i++) {
-		struct simnic_rx_desc *d = &q->ring[(next + i) & q->mask];
+		const struct simnic_rx_desc *d = &ring[(next + i) & mask];
 		struct tide_mbuf *m;
+		uint16_t len;
 
 		/* Pairs with the device's release store of the status. */
 		if (!(__atomic_load_n(&d->status, __ATOMIC_ACQUIRE) & SIMNIC_RXD_STAT_DD))
 			break;
-		m = rxr_take(r, next + i);
-		m->data_off = q->headroom;
-		m->data_len = d->len;
-		m->pkt_len = d->len;
-		m->port = (uint16_t)pub->port->id;
-		m->rss_hash = d->rss;
-		m->ol_flags = TIDE_MBUF_F_RX_RSS_HASH;
-		m->packet_type = 0;
-		bytes += d->len;
+		len = d->len;
+		m = sw[(next + i) & mask];
+		simnic_mbuf_rx(m, len, headroom, port, d->rss);
+		bytes += len;
 		pkts[i] = m;
 	}
 	r->next = next + i;
@@ -276,8 +288,11 @@ static void simnic_rxq_release(struct tide_rxq *pub)
 	struct simnic_rxq *q = (struct simnic_rxq *)pub;
 	struct simnic_port *sp = q->sp;
 
-	/* Unpublish, then wait until the device thread cannot be looking at it. */
-	__atomic_store_n(&sp->rxq[pub->qid], NULL, __ATOMIC_RELEASE);
+	/* Unpublish (unless a new setup of the same queue replaced it already), then wait
+	 * until the device cannot be looking at it. */
+	__atomic_compare_exchange_n(&sp->rxq[pub->qid], &q, NULL, false, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+	q = (struct simnic_rxq *)pub;
 	simnic_hw_quiesce(sp->dev);
 	rxr_fini(&q->rxr);
 	free(q->ring);
@@ -289,7 +304,9 @@ static void simnic_txq_release(struct tide_txq *pub)
 	struct simnic_txq *q = (struct simnic_txq *)pub;
 	struct simnic_port *sp = q->sp;
 
-	__atomic_store_n(&sp->txq[pub->qid], NULL, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&sp->txq[pub->qid], &q, NULL, false, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+	q = (struct simnic_txq *)pub;
 	simnic_hw_quiesce(sp->dev);
 	txc_fini(&q->txc);
 	free(q->ring);
@@ -300,7 +317,8 @@ static int simnic_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_tx
 {
 	struct simnic_port *sp = sport(p);
 
-	sp->nb_rxq = nb_rxq;
+	/* Read by other ports' inline Tx steps (deliver): relaxed atomic. */
+	__atomic_store_n(&sp->nb_rxq, nb_rxq, __ATOMIC_RELAXED);
 	sp->nb_txq = nb_txq;
 	return 0;
 }
@@ -428,13 +446,15 @@ static void simnic_stats_reset(struct tide_port *p)
 {
 	struct simnic_port *sp = sport(p);
 
+	/* The device may be counting (other ports of the device, or this one running). */
 	for (unsigned i = 0; i < SIMNIC_MAX_QUEUES; i++) {
 		if (sp->rxq[i])
-			sp->rxq[i]->hw.missed = 0;
+			tide_stat_zero(&sp->rxq[i]->hw.missed, 1);
 		if (sp->txq[i])
-			sp->txq[i]->hw.hangs = 0;
+			tide_stat_zero(&sp->txq[i]->hw.hangs, 1);
 	}
-	memset(&sp->hw, 0, offsetof(typeof(sp->hw), gen_budget));
+	tide_stat_zero(&sp->hw.gen_packets,
+		       offsetof(typeof(sp->hw), gen_budget) / sizeof(uint64_t));
 }
 
 static const char *const modes[] = {"inline", "thread", NULL};

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include <tide/simnic.h>
 
@@ -60,6 +61,9 @@ struct simnic_rxq {
 
 	struct {
 		uint32_t head;  /* next descriptor to fill */
+		/* Inline mode: the Tx steps of every thread that sends into this queue (wire
+		 * loop or cross, several Tx queues) store packets here: one at a time. */
+		uint32_t lock;
 		bool enabled;
 		uint64_t seq;   /* packets generated on this queue */
 		uint64_t missed;
@@ -105,14 +109,74 @@ struct simnic_dev {
 	uint64_t polls, idle;
 };
 
+/*
+ * Wide stores for the fast paths: a descriptor's second word, and the mbuf fields an Rx
+ * burst sets, each written as whole 64-bit words (little-endian layouts pinned below;
+ * other byte orders take the field-by-field path).
+ */
+static_assert(offsetof(struct tide_mbuf, data_len) == offsetof(struct tide_mbuf, pkt_len) + 4 &&
+		      offsetof(struct tide_mbuf, data_off) == offsetof(struct tide_mbuf, pkt_len) + 6 &&
+		      offsetof(struct tide_mbuf, pkt_len) % 8 == 0,
+	      "pkt_len, data_len, data_off form one 64-bit word");
+static_assert(offsetof(struct tide_mbuf, packet_type) == offsetof(struct tide_mbuf, rss_hash) + 4 &&
+		      offsetof(struct tide_mbuf, rss_hash) % 8 == 0,
+	      "rss_hash, packet_type form one 64-bit word");
+static_assert(offsetof(struct simnic_tx_desc, len) == 8 && offsetof(struct simnic_tx_desc, cmd) == 10,
+	      "Tx descriptor's second word: len, cmd, rsvd, status");
+
+static inline __attribute__((always_inline)) void
+simnic_txd_set(struct simnic_tx_desc *d, uint16_t len, uint16_t cmd)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w = len | (uint64_t)cmd << 16;
+
+	memcpy(&d->len, &w, sizeof(w));
+#else
+	d->len = len;
+	d->cmd = cmd;
+	d->rsvd = 0;
+	d->status = 0;
+#endif
+}
+
+static inline __attribute__((always_inline)) void simnic_rxd_post(struct simnic_rx_desc *d,
+								  uint64_t addr)
+{
+	uint64_t zero = 0; /* len, status, rss: written back by the device */
+
+	d->addr = addr;
+	memcpy(&d->len, &zero, sizeof(zero));
+}
+
+static inline __attribute__((always_inline)) void
+simnic_mbuf_rx(struct tide_mbuf *m, uint16_t len, uint16_t headroom, uint16_t port, uint32_t rss)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t lens = len | (uint64_t)len << 32 | (uint64_t)headroom << 48;
+	uint64_t hash = rss; /* packet_type 0 */
+
+	memcpy(&m->pkt_len, &lens, sizeof(lens));
+	memcpy(&m->rss_hash, &hash, sizeof(hash));
+#else
+	m->pkt_len = len;
+	m->data_len = len;
+	m->data_off = headroom;
+	m->rss_hash = rss;
+	m->packet_type = 0;
+#endif
+	m->port = port;
+	m->ol_flags = TIDE_MBUF_F_RX_RSS_HASH;
+}
+
 /* Device model entry points (simnic_hw.c). */
 /* One step of a queue's device side; returns the descriptors processed (0 when disabled). */
 unsigned simnic_hw_tx_step(struct simnic_txq *q, unsigned budget);
 unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget);
 int simnic_hw_thread_start(struct simnic_dev *d);
 void simnic_hw_thread_stop(struct simnic_dev *d);
-/* Wait until the device thread is guaranteed to have finished any step that began before
- * the call (queues disabled before it are no longer touched). */
+/* Wait until every device step that began before the call has finished (queues disabled
+ * before it are no longer touched): the device thread's, or in inline mode the steps run
+ * from other threads' bursts (a grace period, src/qs.h). */
 void simnic_hw_quiesce(struct simnic_dev *d);
 /* The built-in generator: packet @seq of port @p, queue @qid. */
 unsigned simnic_gen_builtin(const struct simnic_dev *d, unsigned p, unsigned qid, uint64_t seq,

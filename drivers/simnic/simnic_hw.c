@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "qs.h"
 #include "simnic.h"
 
 static uint64_t now_ns(void)
@@ -111,8 +112,10 @@ unsigned simnic_gen_builtin(const struct simnic_dev *d, unsigned p, unsigned qid
 
 /* ---- Rx side ---- */
 
-/* Store one packet in the next posted descriptor of @q. Returns 0, or -1 when dropped. */
-static int rx_store(struct simnic_rxq *q, const uint8_t *data, unsigned len, uint32_t rss)
+/* Store one packet in the next posted descriptor of @q. Returns 0, or -1 when dropped.
+ * Inline mode: the caller holds the queue's device lock. */
+static int rx_store_locked(struct simnic_rxq *q, const uint8_t *data, unsigned len,
+			   uint32_t rss)
 {
 	struct simnic_rx_desc *d;
 	unsigned room;
@@ -214,6 +217,28 @@ unsigned simnic_hw_rx_step(struct simnic_rxq *q, unsigned budget)
 	return budget;
 }
 
+/*
+ * A real NIC serialises the DMA writes into one Rx ring; in inline mode the Tx steps of
+ * several threads (one per Tx queue feeding this Rx queue) play that part, so they take
+ * turns. The device thread (mode=thread) is alone and takes no lock.
+ */
+static int rx_store(struct simnic_rxq *q, const uint8_t *data, unsigned len, uint32_t rss)
+{
+	bool inl = q->sp->dev->mode == SIMNIC_MODE_INLINE;
+	int rc;
+
+	/* Acquire: pairs with the release below of the previous holder (its descriptor writes
+	 * and head move are visible). */
+	if (inl)
+		while (__atomic_exchange_n(&q->hw.lock, 1, __ATOMIC_ACQUIRE) != 0)
+			while (__atomic_load_n(&q->hw.lock, __ATOMIC_RELAXED) != 0)
+				tide_pause();
+	rc = rx_store_locked(q, data, len, rss);
+	if (inl)
+		__atomic_store_n(&q->hw.lock, 0, __ATOMIC_RELEASE);
+	return rc;
+}
+
 /* ---- Tx side ---- */
 
 static void deliver(struct simnic_txq *q, const uint8_t *data, unsigned len)
@@ -222,6 +247,7 @@ static void deliver(struct simnic_txq *q, const uint8_t *data, unsigned len)
 	struct simnic_dev *d = sp->dev;
 	struct simnic_rxq *rq;
 	uint32_t rss;
+	unsigned nrx;
 
 	switch (d->wire) {
 	case SIMNIC_WIRE_GEN:
@@ -241,10 +267,12 @@ static void deliver(struct simnic_txq *q, const uint8_t *data, unsigned len)
 			      : NULL;
 		break;
 	}
-	if (dst == NULL || dst->nb_rxq == 0)
+	/* nb_rxq: the control thread may reconfigure the peer port while this one sends. */
+	nrx = dst ? __atomic_load_n(&dst->nb_rxq, __ATOMIC_RELAXED) : 0;
+	if (nrx == 0)
 		return;
 	rss = simnic_flow_hash(data, len);
-	rq = __atomic_load_n(&dst->rxq[rss % dst->nb_rxq], __ATOMIC_ACQUIRE);
+	rq = __atomic_load_n(&dst->rxq[rss % nrx], __ATOMIC_ACQUIRE);
 	if (rq != NULL)
 		rx_store(rq, data, len, rss);
 }
@@ -373,7 +401,11 @@ void simnic_hw_quiesce(struct simnic_dev *d)
 {
 	uint64_t e;
 
-	if (d->mode != SIMNIC_MODE_THREAD || !__atomic_load_n(&d->running, __ATOMIC_ACQUIRE))
+	if (d->mode == SIMNIC_MODE_INLINE) {
+		qs_synchronize();
+		return;
+	}
+	if (!__atomic_load_n(&d->running, __ATOMIC_ACQUIRE))
 		return;
 	e = __atomic_load_n(&d->epoch, __ATOMIC_ACQUIRE);
 	while (__atomic_load_n(&d->epoch, __ATOMIC_ACQUIRE) < e + 2)

@@ -43,6 +43,53 @@ TIDE_EXPORT int tide_thread_register(void);
  */
 TIDE_EXPORT void tide_thread_unregister(void);
 
+/*
+ * Quiescent states (internal; public only because the inline burst calls of tide/port.h
+ * report them). A thread with an index is "online" from its first burst call until it
+ * unregisters or calls tide_thread_offline(). Every burst call is a quiescent point: the
+ * thread holds no pointer into tide's internal state there. When the control thread stops,
+ * closes or re-pairs a queue, it bumps `token` and waits until every online thread has
+ * seen the new token (`seen`) or is offline; only then does it free or reuse what the data
+ * path could still be following. See docs/txc.md, "The recycle link".
+ */
+struct tide_qs_thread_ {
+	uint64_t seen; /* token seen at the last quiescent point; 0 = offline */
+} TIDE_CACHE_ALIGNED;
+
+struct tide_qs_ {
+	uint64_t token; /* bumped by every grace period */
+	struct tide_qs_thread_ thread[TIDE_MAX_THREADS] TIDE_CACHE_ALIGNED;
+};
+
+TIDE_EXPORT extern struct tide_qs_ tide_qs_;
+
+/* Out of line: the token moved (or the thread comes online). */
+TIDE_EXPORT void tide_qs_report_(unsigned idx);
+
+/* A quiescent point of the calling thread: a few loads when nothing changed. */
+static inline void tide_qs_tick_(void)
+{
+	unsigned i = tide_thread_index_;
+
+	/* Acquire: pairs with the release of the token bump in the grace period; what the
+	 * control thread unpublished before it is visible from here on. */
+	if (i < TIDE_MAX_THREADS &&
+	    tide_unlikely(__atomic_load_n(&tide_qs_.thread[i].seen, __ATOMIC_RELAXED) !=
+			  __atomic_load_n(&tide_qs_.token, __ATOMIC_ACQUIRE)))
+		tide_qs_report_(i);
+}
+
+/*
+ * Tell tide that the calling thread will not call burst functions for a while (before it
+ * blocks, sleeps or waits for work). Control calls in other threads (stop, close, re-pair)
+ * wait for every thread that has polled queues and is not offline to reach its next burst
+ * call; a thread that blocks without going offline makes them wait (they log after a
+ * second). The next burst call brings the thread back online. Threads started with
+ * tide_lcore_launch() go offline when their function returns. No-op for a thread without
+ * an index.
+ */
+TIDE_EXPORT void tide_thread_offline(void);
+
 struct tide_lcore;
 
 typedef int (*tide_lcore_fn)(void *arg);

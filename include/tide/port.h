@@ -10,8 +10,22 @@
  * Life cycle: open -> configure (queue counts) -> rxq/txq setup -> start -> bursts ->
  * stop -> (setup/start again) -> close. Control calls return 0 or -errno and leave the port
  * unchanged on error; bad configuration gets -EINVAL and a log line naming the value and the
- * reason. Control calls are not thread-safe against each other or against bursts on the
- * same port.
+ * reason. Control calls are not thread-safe against each other: one control thread.
+ *
+ * Control calls and bursts on other threads: stop, close, configure, queue setup and
+ * tide_recycle_pair() may run while other threads (with a thread index, tide/lcore.h) keep
+ * calling bursts on any port, this one included. A stopped queue's bursts return 0; before
+ * a stop returns, every burst that could still see the queue running has finished, and no
+ * thread follows a recycle pairing into a queue that is stopped or gone. The application
+ * keeps its own queue handles valid: after close, no thread may call a burst on them (it
+ * unpublishes them and waits for its threads first). A thread that polls queues and then
+ * blocks calls tide_thread_offline() first, or control calls wait for it.
+ *
+ * Moving a queue to another thread: the application hands it over (the old thread stops
+ * polling it before the new one starts). Recycling follows: a pairing between queues of
+ * different threads is never used, a moved Rx queue is re-paired by its new thread, and a
+ * moved Tx queue accepts packets once its old thread has passed a burst call (until then
+ * its bursts return 0).
  *
  * Buffers: an Rx queue owns the buffers posted to its device; a Tx queue owns the buffers it
  * was given until the device completes them. Stopping a port gives every buffer it holds back
@@ -34,21 +48,26 @@ extern "C" {
 
 /* ---- the burst calls (inline; no argument checks; one thread per queue at a time) ---- */
 
+/* Internal: count a burst call (only the polling thread writes; relaxed for readers). */
+static inline void tide_queue_count_(struct tide_queue_stats *s, uint16_t k)
+{
+	__atomic_store_n(&s->polls, s->polls + 1, __ATOMIC_RELAXED);
+	if (k == 0)
+		__atomic_store_n(&s->idle_polls, s->idle_polls + 1, __ATOMIC_RELAXED);
+}
+
 /*
  * Receive up to @n packets into @pkts. Returns how many (0..n); the caller owns them.
  * Never fails: errors and drops are counted in the queue's stats.
  */
 static inline uint16_t tide_rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	uint16_t k = q->burst(q, pkts, n);
+	uint16_t k;
 
-	tide_stat_add(&q->stats.polls, 1);
-	if (k != 0) {
-		tide_last_rxq_ = q;
-		tide_last_rxq_gen_ = __atomic_load_n(&tide_rxq_gen_, __ATOMIC_RELAXED);
-	} else {
-		tide_stat_add(&q->stats.idle_polls, 1);
-	}
+	tide_qs_tick_(); /* a quiescent point: before the burst function is read */
+	/* Acquire: pairs with the release in tide_port_start(). */
+	k = __atomic_load_n(&q->call, __ATOMIC_ACQUIRE)(q, pkts, n);
+	tide_queue_count_(&q->stats, k);
 	return k;
 }
 
@@ -59,11 +78,11 @@ static inline uint16_t tide_rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts
  */
 static inline uint16_t tide_tx_burst(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	uint16_t k = q->burst(q, pkts, n);
+	uint16_t k;
 
-	tide_stat_add(&q->stats.polls, 1);
-	if (k == 0)
-		tide_stat_add(&q->stats.idle_polls, 1);
+	tide_qs_tick_();
+	k = __atomic_load_n(&q->call, __ATOMIC_ACQUIRE)(q, pkts, n);
+	tide_queue_count_(&q->stats, k);
 	return k;
 }
 
@@ -209,14 +228,16 @@ TIDE_EXPORT unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max);
  * Done only when the Rx refill has room for the bucket without wrapping, the buffers come
  * from the Rx queue's pool, and the fast-free contract is asserted or every buffer has
  * refcnt 1 and one segment; otherwise the bucket is released the normal way. Returns the
- * number of buffers recycled (0 when nothing was). Both queues on the calling thread.
+ * number of buffers recycled (0 when nothing was, or when the calling thread does not poll
+ * @txq). Both queues on the calling thread.
  */
 TIDE_EXPORT unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq);
 
 /*
  * Pair @rxq with @txq for txfree=recycle (or override automatic pairing): from now on
- * @rxq's refill takes completed buffers from @txq first. @txq NULL unpairs. Both queues
- * must be polled by the same thread.
+ * @rxq's refill takes completed buffers from @txq first. @txq NULL unpairs (and gives the
+ * queue back to automatic pairing). Buffers move only while one thread polls both queues;
+ * otherwise the pairing is kept but unused. Control thread; safe while bursts run.
  */
 TIDE_EXPORT int tide_recycle_pair(struct tide_rxq *rxq, struct tide_txq *txq);
 

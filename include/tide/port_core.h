@@ -3,10 +3,12 @@
  * tide/port_core.h - what the inline burst calls of tide/port.h read. Public only for that
  * reason; use tide/port.h.
  *
- * A queue handle is the first member of its driver's queue structure. `burst` is chosen when
- * the queue starts (specialised for the driver's mode and the queue's release policy) and
- * points to a no-op while the queue is stopped, so a burst call on a stopped or closed queue
- * returns 0 instead of crashing.
+ * A queue handle is the first member of its driver's queue structure. The driver chooses
+ * `burst` when the queue starts (specialised for its mode and the queue's release policy);
+ * `call`, what the burst calls run, is that function while the queue is started and a
+ * no-op otherwise, so a burst call on a stopped queue returns 0. Only the control thread
+ * writes `call` (release when it starts the queue: the queue is set up before a burst can
+ * see it; the burst calls load it with acquire).
  */
 #ifndef TIDE_PORT_CORE_H
 #define TIDE_PORT_CORE_H
@@ -39,45 +41,22 @@ struct tide_queue_stats {
 };
 
 struct tide_rxq {
-	tide_rx_burst_fn burst;
-	void *refill;           /* internal: the queue's Rx refill state, NULL if it has none */
+	tide_rx_burst_fn call;  /* what tide_rx_burst() runs */
+	tide_rx_burst_fn burst; /* internal: the driver's burst function */
+	void *refill;           /* internal: the queue's recycle link (link.h), NULL if none */
 	struct tide_port *port;
 	uint16_t qid;
 	struct tide_queue_stats stats;
 };
 
 struct tide_txq {
-	tide_tx_burst_fn burst;
+	tide_tx_burst_fn call;  /* what tide_tx_burst() runs */
+	tide_tx_burst_fn burst; /* internal: the driver's burst function */
 	void *txc;              /* internal: the queue's Tx completion state */
 	struct tide_port *port;
 	uint16_t qid;
 	struct tide_queue_stats stats;
 };
-
-/*
- * The Rx queue that most recently returned packets on this thread, and the queue
- * generation it was seen in. Read by the Tx completion engine to pair Tx queues with Rx
- * queues for buffer recycling (txfree=auto). The generation (bumped whenever an Rx queue is
- * freed) keeps a thread from following a pointer to a queue closed since.
- */
-TIDE_EXPORT extern __thread struct tide_rxq *tide_last_rxq_ __attribute__((tls_model("initial-exec")));
-TIDE_EXPORT extern __thread uint32_t tide_last_rxq_gen_ __attribute__((tls_model("initial-exec")));
-TIDE_EXPORT extern uint32_t tide_rxq_gen_;
-
-/* Add to a counter that only the calling thread writes but others may read. */
-static inline void tide_stat_add(uint64_t *c, uint64_t v)
-{
-	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
-}
-
-/* Count a burst of @packets packets, @bytes bytes, on a queue (drivers' bursts). */
-static inline void tide_stat_burst(struct tide_queue_stats *s, uint64_t packets, uint64_t bytes)
-{
-	if (packets != 0) {
-		tide_stat_add(&s->packets, packets);
-		tide_stat_add(&s->bytes, bytes);
-	}
-}
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The recycle link: the one owner of Tx -> Rx pairing (docs/txc.md, "The recycle link").
+ *
+ *   lcore i:  Rx burst on A --(hint: A)--> Tx burst on T --(A.pair = T)--> next refill of A
+ *                                                                          pulls from T
+ *
+ * An Rx queue that can take recycled buffers embeds a struct link_rx: `pair` names the Tx
+ * engine its refill takes completed buffers from first. The pairing is automatic (the Tx
+ * burst pairs the Rx queue this thread polled last, `link_hint_`) or manual
+ * (tide_recycle_pair, LINK_MANUAL set: automatic pairing leaves it alone).
+ *
+ * Who may follow `pair`: only a thread that owns the Tx engine it names (txc.owner is the
+ * index of the thread that polls it; txc_own() in txc.h). A pairing written by another
+ * thread, or to a queue since moved, is never followed, so an Rx queue that moves to
+ * another lcore is re-paired by that lcore's next Tx burst and a Tx queue that moves is
+ * adopted only after its old lcore passed a quiescent point (txc__adopt).
+ *
+ * Teardown: the control thread clears every `pair` naming a Tx engine (link_unpair) and
+ * runs a grace period (qs.h) before the engine's memory goes. The hint is tagged with the
+ * grace-period token it was taken in: after any grace period it is stale and not followed.
+ */
+#ifndef TIDE_SRC_LINK_H
+#define TIDE_SRC_LINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tide/lcore.h>
+#include <tide/port.h>
+
+#define LINK_MANUAL ((uintptr_t)1) /* low bit of `pair`: set by tide_recycle_pair() */
+
+/* How buffers move from a Tx engine to an Rx queue. */
+enum link_kind {
+	LINK_NONE = 0,  /* cannot take part */
+	LINK_SLOTS,     /* mbuf pointers from Tx ring slots into Rx refill slots (rxr.h) */
+	LINK_ADDR,      /* frame addresses from a completion ring into a fill ring (AF_XDP) */
+};
+
+struct link_rx {
+	uintptr_t pair;       /* struct txc * | LINK_MANUAL, or 0; relaxed atomic word */
+	uint8_t kind;         /* enum link_kind */
+	struct tide_rxq *q;
+};
+
+/* The Rx queue this thread polled last and the grace-period token of that moment. */
+extern __thread struct link_rx *link_hint_ __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t link_hint_tok_ __attribute__((tls_model("initial-exec")));
+
+/* An Rx burst of @l's queue (drivers call it from their refill). */
+static inline __attribute__((always_inline)) void link_rx_polled(struct link_rx *l)
+{
+	link_hint_ = l;
+	link_hint_tok_ = __atomic_load_n(&tide_qs_.token, __ATOMIC_RELAXED);
+}
+
+/*
+ * After a Tx burst of engine @self (auto pairing, @kind its link kind): pair the Rx queue
+ * this thread polled last with it, unless that queue is paired by hand or is of another
+ * kind. The hint is followed only while no grace period ran since it was taken: a queue
+ * freed since is never touched.
+ */
+static inline __attribute__((always_inline)) void link_tx_sent(uintptr_t self, uint8_t kind)
+{
+	struct link_rx *l = link_hint_;
+	uintptr_t w;
+
+	if (l == NULL || link_hint_tok_ != __atomic_load_n(&tide_qs_.token, __ATOMIC_RELAXED) ||
+	    l->kind != kind)
+		return;
+	w = __atomic_load_n(&l->pair, __ATOMIC_RELAXED);
+	if (w != self && !(w & LINK_MANUAL))
+		__atomic_store_n(&l->pair, self, __ATOMIC_RELAXED);
+}
+
+/* The Tx engine @l is paired with (not yet checked for ownership), or 0. */
+static inline uintptr_t link_rx_pair(const struct link_rx *l)
+{
+	return __atomic_load_n(&l->pair, __ATOMIC_RELAXED) & ~LINK_MANUAL;
+}
+
+/* Control thread. */
+void link_rx_init(struct link_rx *l, struct tide_rxq *q, enum link_kind kind);
+/* Pair by hand (@src 0 unpairs and gives the queue back to automatic pairing). */
+void link_rx_set(struct link_rx *l, uintptr_t src);
+/* Clear every pairing that names @src; the caller runs a grace period before freeing it. */
+void link_unpair(uintptr_t src);
+
+#endif
