@@ -24,7 +24,7 @@ cleanup() {
 	rm -rf "$dir" /var/run/dpdk/tidevh$$-* 2>/dev/null
 }
 trap cleanup EXIT
-count=${VHOST_COUNT:-20000}
+count=${VHOST_COUNT:-5000}
 fail=0
 n=0
 
@@ -66,7 +66,7 @@ tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "
 
 # peer_start SPEC SIZE QUEUES SESSIONS: tide in the background, output in $dir/peer.out.
 peer_start() {
-	QUIET_MS=1500 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
+	QUIET_MS=700 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
 	peerpid=$!
 	pids+=("$peerpid")
 }
@@ -106,12 +106,10 @@ run() {
 	check "tide $role, $size B, $nq queue(s)${extra:+, $extra}" 1 "$nq"
 }
 
+# (The kill cases below run 64 B in both roles once more.)
 run server 64 1 ""
-run client 64 1 ""
 run server 1500 1 ",mrg_rxbuf=0"
 run client 1500 1 ",mrg_rxbuf=1,in_order=0"
-run server 1500 1 ",in_order=1"
-run server 9000 1 ",mrg_rxbuf=1"
 run client 9000 1 ",mrg_rxbuf=1,in_order=1"
 run server 64 2 ",cq=1"
 

@@ -210,6 +210,19 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	q->mask = (uint16_t)(vr->num - 1);
 	q->last_avail = vr->base;
 	q->used_idx = vr->base;
+	{
+		/* A frontend that outlived its backend (virtio-user server=1, a QEMU whose
+		 * backend restarted) may give base 0 for rings that moved on. The used index in
+		 * its memory says what was completed: start from there (entries taken but not
+		 * completed by the old backend are taken again). */
+		uint16_t u = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+
+		if (u != vr->base) {
+			TIDE_LOG_INFO_(vp->port->name, "vring %u: base %u but used index %u: resuming at %u",
+				       v, vr->base, u, u);
+			q->last_avail = q->used_idx = u;
+		}
+	}
 	q->mrg = vp->features & VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF);
 	q->hdr_len = (vp->features & (VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
 				      VHOST_BIT(VIRTIO_F_VERSION_1)))
