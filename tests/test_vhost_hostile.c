@@ -22,6 +22,7 @@
 #include "vhost_front.h"
 
 static struct tide_port *P;
+static uint64_t extra_feats; /* negotiated on top of feats (the event index, for some runs) */
 static struct tide_pool *pool;
 static char path[108];
 static const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
@@ -95,8 +96,8 @@ static void handshake(struct fe *f, enum step upto)
 	FE_CHECK(u & VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
 	fe_send_u64(f, VHOST_USER_SET_PROTOCOL_FEATURES, VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
 	fe_send(f, VHOST_USER_SET_OWNER, NULL, 0, NULL, 0);
-	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats);
-	f->features = feats;
+	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats | extra_feats);
+	f->features = feats | extra_feats;
 	if (upto == S_FEATURES) {
 		poll_ctl();
 		return;
@@ -219,6 +220,17 @@ static void c_overlap(struct fe *f)
 	handshake(f, S_FEATURES);
 	r[1].gpa += FE_MEM / 2;
 	r[1].uva += FE_MEM;
+	fe_mem_table(f, r, 2, fds, 2);
+}
+
+static void c_overlap_uva(struct fe *f)
+{
+	struct vhost_user_region r[2] = {fe_region(f), fe_region(f)};
+	int fds[2] = {f->memfd, f->memfd};
+
+	handshake(f, S_FEATURES);
+	r[1].gpa += FE_MEM;
+	r[1].uva += FE_MEM / 2;
 	fe_mem_table(f, r, 2, fds, 2);
 }
 
@@ -397,7 +409,7 @@ static void c_next_range(struct fe *f)
 
 static void c_addr_outside(struct fe *f)
 {
-	tx_one(f, 0, FE_GPA + FE_MEM + 4096, 64, 0);
+	tx_one(f, 0, FE_GPA + FE_MEM + 64, 64, 0);
 	rx_poll();
 }
 
@@ -410,6 +422,15 @@ static void c_addr_crossing(struct fe *f)
 static void c_ind_outside(struct fe *f)
 {
 	tx_one(f, VRING_DESC_F_INDIRECT, FE_GPA + FE_MEM - 16, 32, 0);
+	rx_poll();
+}
+
+static void c_ind_next(struct fe *f)
+{
+	struct vring_desc *t = (struct vring_desc *)fe_buf(f, 1, 10);
+
+	t[0] = (struct vring_desc){FE_GPA + FE_BUFS, 32, 0, 0};
+	tx_one(f, VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT, fe_gpa(f, t), 16, 1);
 	rx_poll();
 }
 
@@ -510,6 +531,7 @@ static void c_gone_traffic(struct fe *f)
 
 static const struct hcase cases[] = {
 	{"regions overlap", "overlap", true, c_overlap},
+	{"regions overlap in frontend addresses", "overlap", true, c_overlap_uva},
 	{"region beyond its file", "beyond the end of its file", true, c_beyond_file},
 	{"region wraps", "wraps", true, c_wrap},
 	{"memory table without fds", "file descriptors for 1 regions", true, c_mem_nofd},
@@ -533,6 +555,7 @@ static const struct hcase cases[] = {
 	{"buffer outside memory", "outside guest memory", true, c_addr_outside},
 	{"buffer crossing the region end", "outside guest memory", true, c_addr_crossing},
 	{"indirect table outside memory", "indirect table outside", true, c_ind_outside},
+	{"indirect descriptor with next", "indirect descriptor with the next flag", true, c_ind_next},
 	{"indirect table size", "multiple of 16", true, c_ind_size},
 	{"nested indirect table", "nested indirect", true, c_ind_nested},
 	{"indirect chain loop", "loops", true, c_ind_loop},
@@ -544,6 +567,72 @@ static const struct hcase cases[] = {
 	{"gone mid-traffic", "frontend closed the connection", false, c_gone_traffic},
 };
 
+static int readable(int efd)
+{
+	uint64_t v;
+
+	return read(efd, &v, sizeof(v)) == sizeof(v);
+}
+
+/*
+ * Notifications: the guest is told about completions only when it asked (no event index:
+ * unless avail->flags has NO_INTERRUPT; event index: when used->idx passes used_event).
+ */
+static void notify_check(struct fe *f)
+{
+	struct fe_vq *q = &f->vq[1];
+	uint8_t frame[64] = {1};
+	struct tide_mbuf *m;
+
+	(void)readable(q->call);
+	if (!(f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX))) {
+		q->avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+		fe_tx_post(f, 20, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+		tide_mbuf_free(m);
+		FE_CHECK(!readable(q->call));
+		q->avail->flags = 0;
+		fe_tx_post(f, 21, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+		tide_mbuf_free(m);
+		FE_CHECK(readable(q->call));
+	} else {
+		/* used_event: wake me when used->idx passes used + 1 (the second packet). */
+		uint16_t *used_event = &q->avail->ring[FE_NUM];
+
+		*used_event = (uint16_t)(q->used->idx + 1);
+		fe_tx_post(f, 20, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+		tide_mbuf_free(m);
+		FE_CHECK(!readable(q->call));
+		fe_tx_post(f, 21, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+		tide_mbuf_free(m);
+		FE_CHECK(readable(q->call));
+	}
+}
+
+/* A frame longer than tide takes (16 KiB) is dropped and counted; the link stays up. */
+static void oversize_check(struct fe *f)
+{
+	struct fe_vq *q = &f->vq[1];
+	struct tide_port_stats st0, st1;
+	struct tide_mbuf *m;
+	uint16_t u0 = q->used->idx;
+
+	FE_CHECK(tide_port_stats_get(P, &st0) == 0);
+	for (unsigned j = 0; j < 10; j++)
+		q->desc[30 + j] = (struct vring_desc){fe_gpa(f, fe_buf(f, 1, 30 + j)), FE_BUF,
+						      j < 9 ? VRING_DESC_F_NEXT : 0, (uint16_t)(31 + j)};
+	q->avail->ring[q->avail_idx % FE_NUM] = 30;
+	__atomic_store_n(&q->avail->idx, ++q->avail_idx, __ATOMIC_RELEASE);
+	FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 0);
+	FE_CHECK(tide_port_stats_get(P, &st1) == 0);
+	FE_CHECK(st1.rxq[0].errors == st0.rxq[0].errors + 1);
+	FE_CHECK((uint16_t)(q->used->idx - u0) == 1);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
 static void good_connection(void)
 {
 	struct fe f;
@@ -553,6 +642,8 @@ static void good_connection(void)
 	fe_init(&f);
 	handshake(&f, S_ALL);
 	traffic(&f);
+	notify_check(&f);
+	oversize_check(&f);
 	vinfo(&vi);
 	d0 = vi.disconnects;
 	fe_fini(&f);
@@ -576,6 +667,9 @@ int main(int argc, char **argv)
 	FE_CHECK(tide_txq_setup(P, 0, 256, NULL) == 0);
 	FE_CHECK(tide_port_start(P) == 0);
 	good_connection();
+	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	good_connection();
+	extra_feats = 0;
 	fds0 = count_fds();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct hcase *c = &cases[i];
@@ -601,7 +695,9 @@ int main(int argc, char **argv)
 		} else {
 			printf("ok   %-40s -> %s\n", c->name, b.reason);
 		}
+		extra_feats = i % 2 ? VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) : 0;
 		good_connection();
+		extra_feats = 0;
 	}
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
