@@ -6,7 +6,7 @@ SAN_BUILD ?= build-san
 TSAN_BUILD ?= build-tsan
 MESON_OPTS ?=
 
-.PHONY: all deps build demo test test-unit tsan bench bench-seeds bench-peers bench-afxdp clean install
+.PHONY: all deps build demo test test-unit tsan bench bench-seeds bench-peers bench-afxdp bench-vhost clean install
 
 all: build
 
@@ -65,6 +65,11 @@ bench-peers: build
 # AF_XDP on veth beside the kernel's XDP and DPDK, and the seed 004 row (root; results/afxdp.*).
 bench-afxdp: build
 	bench/afxdp/run --build $(BUILD) $(BENCH_AFXDP_OPTS)
+
+# vhost-user: tide's backend vs DPDK's net_vhost with the same virtio-user frontend, and the
+# seed 003/004 rows of the driver (results/vhost.csv).
+bench-vhost: build
+	bench/vhost/run $(BENCH_VHOST_OPTS)
 
 install: build
 	meson install -C $(BUILD)
