@@ -171,15 +171,30 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
 	}
 }
 
-/* How far avail->idx moved: at most the queue size past what we took. Or -1. */
-ALWAYS_INLINE int avail_count(struct vhost_vq *q, uint16_t *idx)
+/*
+ * Burst entry: publish busy, check the queue is live and sound, and count the avail
+ * entries waiting ([avail] acquire). avail->idx may move at most the queue size past what
+ * we took. Returns the count, or 0 with the burst already left (down, faulted, empty, or
+ * the index jumped: then the queue faults).
+ */
+ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, const char **fault,
+				uint64_t *errors, struct vhost_vq *q, uint16_t *idx)
 {
-	/* [avail] acquire */
-	uint16_t a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
-	uint16_t k = (uint16_t)(a - q->last_avail);
+	uint16_t a, k;
 
-	if (tide_unlikely(k > q->num))
-		return -1;
+	if (tide_unlikely(vhost_enter(busy, live) == 0 ||
+			  __atomic_load_n(fault, __ATOMIC_RELAXED) != NULL)) {
+		vhost_leave(busy);
+		return 0;
+	}
+	a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
+	k = (uint16_t)(a - q->last_avail);
+	if (tide_unlikely(k > q->num)) {
+		vhost_fault(fault, errors, "avail index moved more than the queue size");
+		k = 0;
+	}
+	if (k == 0)
+		vhost_leave(busy);
 	*idx = a;
 	return k;
 }
@@ -276,29 +291,16 @@ ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf 
 static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
-	uint32_t live = vhost_enter(&q->busy, &q->live);
 	struct vhost_vq *vq = &q->vq;
 	uint16_t aidx, last, uidx, i = 0;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	int navail;
-	unsigned nb;
+	unsigned nb = vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx);
 
-	if (tide_unlikely(live == 0 || __atomic_load_n(&q->fault, __ATOMIC_RELAXED) != NULL)) {
-		vhost_leave(&q->busy);
+	if (nb == 0)
 		return 0;
-	}
-	navail = avail_count(vq, &aidx);
-	if (tide_unlikely(navail < 0)) {
-		vhost_fault(&q->fault, &pub->stats.errors, "avail index moved more than the queue size");
-		vhost_leave(&q->busy);
-		return 0;
-	}
-	if (navail == 0) {
-		vhost_leave(&q->busy);
-		return 0;
-	}
-	nb = (unsigned)navail < n ? (unsigned)navail : n;
+	if (nb > n)
+		nb = n;
 	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
 		tide_stat_add(&pub->stats.nombuf, 1);
 		vhost_leave(&q->busy);
@@ -473,29 +475,15 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 				const enum vhost_txfree f)
 {
 	struct vhost_txq *q = (struct vhost_txq *)pub;
-	uint32_t live = vhost_enter(&q->busy, &q->live);
 	struct vhost_vq *vq = &q->vq;
 	struct txc *t = &q->txc;
 	uint64_t bytes = 0, dropped = 0;
 	uint16_t aidx, cursor, uidx, i, k;
 	const char *why = NULL;
 	unsigned room;
-	int navail;
 
-	if (tide_unlikely(live == 0 || __atomic_load_n(&q->fault, __ATOMIC_RELAXED) != NULL)) {
-		vhost_leave(&q->busy);
+	if (vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx) == 0)
 		return 0;
-	}
-	navail = avail_count(vq, &aidx);
-	if (tide_unlikely(navail < 0)) {
-		vhost_fault(&q->fault, &pub->stats.errors, "avail index moved more than the queue size");
-		vhost_leave(&q->busy);
-		return 0;
-	}
-	if (navail == 0) {
-		vhost_leave(&q->busy);
-		return 0;
-	}
 	room = txc_room_sync(t, n);
 	if (room < n)
 		n = (uint16_t)room;
