@@ -43,8 +43,8 @@ wait_for() {
 tp_start() {
 	local tag=$1 vdev=$2; shift 2
 	mkfifo "$dir/$tag.in"
-	stdbuf -oL "$testpmd" --no-huge -m 768 --no-pci --file-prefix="tidevh$$-$tag" --lcores='0@0,1@0' \
-		--vdev="net_virtio_user0,$vdev" -- -i --total-num-mbufs=32768 --forward-mode=io \
+	stdbuf -oL "$testpmd" --no-huge -m 256 --no-pci --file-prefix="tidevh$$-$tag" --lcores='0@0,1@0' \
+		--vdev="net_virtio_user0,$vdev" -- -i --total-num-mbufs=8192 --forward-mode=io \
 		--auto-start --nb-cores=1 "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
 	tp=$!
 	pids+=("$tp")
