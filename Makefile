@@ -13,7 +13,7 @@ MESON_OPTS ?=
 DEV_OPTS ?= -Dwerror=true
 
 .PHONY: all deps build demo test test-unit tsan matrix mutate mutate-quick bench bench-seeds bench-peers \
-	bench-afxdp clean install
+	bench-afxdp bench-vhost clean install
 
 all: build
 
@@ -106,6 +106,11 @@ bench-peers: build
 # AF_XDP on veth beside the kernel's XDP and DPDK, and the seed 004 row (root; results/afxdp.*).
 bench-afxdp: build
 	bench/afxdp/run --build $(BUILD) $(BENCH_AFXDP_OPTS)
+
+# vhost-user: tide's backend vs DPDK's net_vhost with the same virtio-user frontend, and the
+# seed 003/004 rows of the driver (results/vhost.csv).
+bench-vhost: build
+	bench/vhost/run $(BENCH_VHOST_OPTS)
 
 install: build
 	meson install -C $(BUILD)

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost driver: spec, port and queue operations, and the tide/vhost.h extras. The spec
+ * keys are documented in include/tide/vhost.h; the design (threads, control plane) in
+ * vhost.h, the data path at the top of vhost_rxtx.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mem.h"
+#include "vhost.h"
+
+static int vhost_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			   struct tide_pool *pool, const struct tide_rxq_conf *conf,
+			   struct tide_rxq **out)
+{
+	struct vhost_rxq *q;
+	unsigned room = tide_pktpool_data_room(pool);
+
+	(void)nb_desc;
+	(void)conf;
+	if (room == 0 || room > UINT16_MAX) {
+		TIDE_LOG_ERR_(p->name, "Rx queue %u: pool data room %u unusable", qid, room);
+		return -EINVAL;
+	}
+	q = tide_zalloc_aligned(sizeof(*q));
+	if (q == NULL)
+		return -ENOMEM;
+	q->pool = pool;
+	q->dataroom = (uint16_t)room;
+	*out = &q->pub;
+	return 0;
+}
+
+static int vhost_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
+			   const struct tide_txq_conf *conf, struct tide_txq **out)
+{
+	struct vhost_port *vp = vport(p);
+	struct vhost_txq *q = tide_zalloc_aligned(sizeof(*q));
+	struct txc_drv d = {.slots_empty = true, .count_mode = true,
+			    .advance = vhost_tx_advance_ool};
+	int rc;
+
+	(void)qid;
+	if (q == NULL)
+		return -ENOMEM;
+	d.drv = q;
+	rc = txc_init(&q->txc, &q->pub, nb_desc, conf, &d);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	q->free_mode = vp->txfree_loop ? VHOST_FREE_LOOP : VHOST_FREE_AFTER;
+	*out = &q->pub;
+	return 0;
+}
+
+static void vhost_rxq_release(struct tide_rxq *q)
+{
+	free(q);
+}
+
+static int vhost_start(struct tide_port *p)
+{
+	struct vhost_port *vp = vport(p);
+	int rc;
+
+	for (unsigned i = 0; i < p->nb_rxq; i++) {
+		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
+
+		q->live = 0;
+		q->fault = NULL;
+		q->port_id = (uint16_t)p->id;
+	}
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
+
+		q->live = 0;
+		q->fault = NULL;
+	}
+	rc = vhost_ctl_start(vp);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		p->rxq[i]->burst = vhost_rx_fn();
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		p->txq[i]->burst = vhost_tx_fn(((struct vhost_txq *)p->txq[i])->free_mode);
+	return 0;
+}
+
+static void vhost_stop(struct tide_port *p)
+{
+	/* Copy mode: the queues hold no buffers; the engine's slots are empty. */
+	vhost_ctl_stop(vport(p));
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		txc_release_all(&((struct vhost_txq *)p->txq[i])->txc);
+}
+
+static void vhost_close(struct tide_port *p)
+{
+	(void)p;
+}
+
+static int vhost_link_get(struct tide_port *p, struct tide_link *out)
+{
+	out->up = __atomic_load_n(&vport(p)->up, __ATOMIC_RELAXED);
+	out->speed_mbps = 0;
+	return 0;
+}
+
+static int vhost_poll_ctl(struct tide_port *p)
+{
+	return vhost_ctl_poll(vport(p));
+}
+
+static void vhost_stats_add(const struct tide_port *p, struct tide_port_stats *st)
+{
+	st->ierrors += __atomic_load_n(&vport(p)->ctl_errors, __ATOMIC_RELAXED);
+}
+
+static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
+{
+	static const char *const roles[] = {"server", "client", NULL};
+	static unsigned seq;
+	const char *sock = tide_kvargs_get(kv, "socket");
+	bool mrg, eidx, inord, indir, loop, upp;
+	struct vhost_port *vp;
+	struct tide_port *p;
+	uint64_t queues;
+	unsigned role;
+	char pname[64];
+	int rc;
+
+	(void)max;
+	if (tide_kvargs_choice(kv, "role", roles, 0, &role) ||
+	    tide_kvargs_uint(kv, "queues", 1, 1, VHOST_MAX_QP, &queues) ||
+	    tide_kvargs_bool(kv, "mrg_rxbuf", true, &mrg) ||
+	    tide_kvargs_bool(kv, "event_idx", true, &eidx) ||
+	    tide_kvargs_bool(kv, "in_order", true, &inord) ||
+	    tide_kvargs_bool(kv, "indirect", true, &indir) ||
+	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
+	    tide_kvargs_bool(kv, "used_per_pkt", false, &upp))
+		return -EINVAL;
+	if (sock == NULL) {
+		TIDE_LOG_ERR_("vhost", "socket=PATH is required");
+		return -EINVAL;
+	}
+	if (sock[0] == '\0' || strlen(sock) >= sizeof(vp->path)) {
+		TIDE_LOG_ERR_("vhost", "socket=%s: need a path of 1..%zu characters", sock,
+			      sizeof(vp->path) - 1);
+		return -EINVAL;
+	}
+	snprintf(pname, sizeof(pname), "vhost%u", seq++);
+	rc = tide_port_alloc(&tide_driver_vhost, pname, sizeof(*vp), &p);
+	if (rc < 0)
+		return rc;
+	vp = p->priv;
+	vp->port = p;
+	vp->server = role == 0;
+	snprintf(vp->path, sizeof(vp->path), "%s", sock);
+	vp->queues = (unsigned)queues;
+	vp->mrg = mrg;
+	vp->event_idx = eidx;
+	vp->in_order = inord;
+	vp->indirect = indir;
+	vp->txfree_loop = loop;
+	vp->used_per_pkt = upp;
+	vp->lfd = vp->cfd = -1;
+	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
+		vp->vr[v].kickfd = vp->vr[v].callfd = -1;
+	vp->offered = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES) |
+		      (mrg ? VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) : 0) |
+		      (eidx ? VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) : 0) |
+		      (inord ? VHOST_BIT(VIRTIO_F_IN_ORDER) : 0) |
+		      (indir ? VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC) : 0) |
+		      (queues > 1 ? VHOST_BIT(VIRTIO_NET_F_MQ) : 0);
+	vp->proto_offered = VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ) |
+			    VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK);
+	p->info.max_rxq = vp->queues;
+	p->info.max_txq = vp->queues;
+	p->info.min_desc = 64;
+	p->info.max_desc = 4096;
+	p->info.count_completion = 1;
+	p->info.mac[0] = 0x02;
+	p->info.mac[1] = 0xfe;
+	p->info.mac[2] = 0x76; /* 'v' */
+	p->info.mac[3] = vp->server ? 0 : 1;
+	p->info.mac[4] = (uint8_t)(p->id >> 8);
+	p->info.mac[5] = (uint8_t)seq;
+	ports[0] = p;
+	return 1;
+}
+
+const struct tide_driver tide_driver_vhost = {
+	.name = "vhost",
+	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt",
+	.open = vhost_open,
+	.rxq_setup = vhost_rxq_setup,
+	.txq_setup = vhost_txq_setup,
+	.rxq_release = vhost_rxq_release,
+	.txq_release = txc_txq_release,
+	.start = vhost_start,
+	.stop = vhost_stop,
+	.close = vhost_close,
+	.link_get = vhost_link_get,
+	.poll_ctl = vhost_poll_ctl,
+	.stats_add = vhost_stats_add,
+};
+
+/* ---- tide/vhost.h ---- */
+
+int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
+{
+	struct vhost_port *vp;
+
+	if (p == NULL || p->drv != &tide_driver_vhost || out == NULL)
+		return -EINVAL;
+	vp = vport(p);
+	memset(out, 0, sizeof(*out));
+	out->connected = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
+	out->server = vp->server;
+	out->features = vp->features;
+	out->protocol_features = vp->proto;
+	for (unsigned v = 0; v < 2 * vp->queues; v++)
+		out->vrings_running += vp->vr[v].running;
+	out->connects = vp->connects;
+	out->disconnects = __atomic_load_n(&vp->disconnects, __ATOMIC_RELAXED);
+	out->violations = __atomic_load_n(&vp->violations, __ATOMIC_RELAXED);
+	snprintf(out->reason, sizeof(out->reason), "%s", vp->reason);
+	return 0;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost driver: internal structures shared by the control plane (vhost_ctl.c), the port
+ * operations (vhost.c) and the data path (vhost_rxtx.c).
+ *
+ * Roles. The frontend (QEMU, DPDK virtio-user) owns the virtqueues in its memory and drives
+ * the protocol; tide is the backend. Either side may listen on the socket (role=server:
+ * tide listens; role=client: tide connects and reconnects). Queue mapping (virtio-net):
+ * vring 2i is the guest's receive queue (tide's Tx queue i writes into it), vring 2i+1 the
+ * guest's transmit queue (tide's Rx queue i reads from it).
+ *
+ * Threads. The control plane runs in tide_port_poll_ctl() on the control thread; bursts run
+ * on worker threads. They share each queue through three words, as the memif driver does:
+ *
+ *   live   written by the control thread: 1 while the queue's vring runs. The ring
+ *          pointers, the memory table copy, the indices and the fds are written before
+ *          `live` is stored (release) and only while the queue is quiescent.
+ *   busy   written by the worker: 1 from the start of a burst until its end.
+ *   fault  written by the worker: the reason of a violation it found in guest memory;
+ *          the queue then moves nothing until the control thread disconnects.
+ *
+ * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
+ * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
+ * burst touches the old mapping and the indices are the control thread's to read.
+ *
+ * Copy mode only: no mbuf is ever visible to the frontend, so a queue holds no buffer
+ * between bursts; stopping or losing a connection has nothing to give back.
+ */
+#ifndef TIDE_VHOST_H_INTERNAL
+#define TIDE_VHOST_H_INTERNAL
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tide/vhost.h>
+
+#include "driver.h"
+#include "txc.h"
+#include "vhost_proto.h"
+
+#define VHOST_MAX_QP	  16		 /* queue pairs (TIDE_MAX_QUEUES) */
+#define VHOST_RETRY_NS	  (50 * 1000000) /* client: pause between connection attempts */
+#define VHOST_MAX_PKT	  16384u	 /* longest frame accepted from the guest */
+#define VHOST_REASON_LEN  127
+
+extern const struct tide_driver tide_driver_vhost;
+
+/* One guest memory region as the data path sees it. */
+struct vhost_mreg {
+	uint64_t gpa;
+	uint64_t size;
+	uint8_t *host; /* where gpa is mapped here */
+};
+
+/* The memory table (worker copy: written by the control thread while quiescent). */
+struct vhost_mtab {
+	unsigned n;
+	struct vhost_mreg r[VHOST_USER_MAX_REGIONS];
+};
+
+/* How a queue frees the copied Tx burst (seed 003) and publishes the used ring (seed 004). */
+enum vhost_txfree {
+	VHOST_FREE_AFTER, /* the queue's release policy, on the whole burst after the loop */
+	VHOST_FREE_LOOP,  /* tide_mbuf_free() right after each packet's copy */
+};
+
+/* One running vring as a queue uses it. */
+struct vhost_vq {
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint16_t num, mask;
+	uint16_t last_avail;   /* next avail entry to take */
+	uint16_t used_idx;     /* our copy of used->idx */
+	uint16_t hdr_len;      /* virtio-net header: 10 or 12 */
+	bool mrg;	       /* VIRTIO_NET_F_MRG_RXBUF */
+	bool event_idx;
+	bool indirect;
+	bool used_per_pkt;     /* publish used->idx after every packet (benchmark) */
+	int callfd;	       /* -1: never notify */
+	struct vhost_mtab mem;
+};
+
+struct vhost_rxq {
+	struct tide_rxq pub; /* first: the handle */
+	uint32_t busy;
+	uint16_t dataroom;
+	uint16_t port_id;
+	struct tide_pool *pool;
+	struct vhost_vq vq;
+	uint32_t live TIDE_CACHE_ALIGNED;
+	const char *fault;
+};
+
+struct vhost_txq {
+	struct tide_txq pub;
+	uint32_t busy;
+	enum vhost_txfree free_mode;
+	struct vhost_vq vq;
+	struct txc txc;
+	uint32_t live TIDE_CACHE_ALIGNED;
+	const char *fault;
+};
+
+/* A mapped region (control thread). */
+struct vhost_map {
+	void *addr;
+	size_t len;
+	uint64_t gpa, size, uva;
+	uint8_t *host; /* addr + mmap offset */
+};
+
+/* What the frontend told us about one vring (control thread). */
+struct vhost_vring {
+	uint32_t num;
+	uint16_t base;
+	bool num_set, addr_set, kicked, enabled, running;
+	uint64_t desc, avail, used; /* frontend virtual addresses */
+	int kickfd, callfd;
+};
+
+/* The message being received (a stream socket may deliver it in pieces). */
+struct vhost_rxmsg {
+	uint8_t buf[sizeof(struct vhost_user_hdr) + VHOST_USER_MAX_PAYLOAD];
+	size_t have;
+	int fds[VHOST_USER_MAX_FDS];
+	unsigned nfds;
+	bool too_many_fds;
+};
+
+struct vhost_port {
+	/* Configuration (spec). */
+	bool server;
+	char path[108];
+	unsigned queues;
+	bool mrg, event_idx, in_order, indirect;
+	bool txfree_loop, used_per_pkt;
+	struct tide_port *port;
+
+	/* Control plane (control thread only). */
+	int lfd, cfd;
+	bool started;
+	uint64_t retry_at;
+	uint64_t offered, features, proto_offered, proto;
+	bool owner;
+	struct vhost_rxmsg rx;
+	struct vhost_map map[VHOST_USER_MAX_REGIONS];
+	unsigned nmap;
+	struct vhost_vring vr[2 * VHOST_MAX_QP];
+
+	/* Shared with other threads (relaxed). */
+	int up;
+	uint64_t connects, disconnects, violations, ctl_errors;
+	char reason[VHOST_REASON_LEN + 1];
+};
+
+static inline struct vhost_port *vport(const struct tide_port *p)
+{
+	return p->priv;
+}
+
+/* ---- control plane (vhost_ctl.c) ---- */
+int vhost_ctl_start(struct vhost_port *vp);
+void vhost_ctl_stop(struct vhost_port *vp);
+int vhost_ctl_poll(struct vhost_port *vp);
+
+/* ---- data path (vhost_rxtx.c) ---- */
+tide_rx_burst_fn vhost_rx_fn(void);
+tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
+unsigned vhost_tx_advance_ool(struct txc *t);
+
+/*
+ * Burst entry and exit (pair: the control thread's quiesce, which stores live = 0, runs
+ * membarrier() and waits for busy == 0). The store of busy and the load of live need only
+ * a compiler barrier between them because membarrier() is the fence on the other side;
+ * live is loaded with acquire: it pairs with the release store that published the vring.
+ */
+static inline __attribute__((always_inline)) uint32_t vhost_enter(uint32_t *busy,
+								   const uint32_t *live)
+{
+	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(live, __ATOMIC_ACQUIRE);
+}
+
+static inline __attribute__((always_inline)) void vhost_leave(uint32_t *busy)
+{
+	__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+}
+
+/* A worker found the frontend breaking a rule: record it; the control thread disconnects. */
+static inline void vhost_fault(const char **fault, uint64_t *errors, const char *why)
+{
+	tide_stat_add(errors, 1);
+	if (__atomic_load_n(fault, __ATOMIC_RELAXED) == NULL)
+		__atomic_store_n(fault, why, __ATOMIC_RELEASE);
+}
+
+#endif

@@ -1,0 +1,907 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost-user control plane (backend side): the socket, the messages, the memory table,
+ * vring setup, start and stop. Runs only in tide_port_poll_ctl() (and start/stop/close) on
+ * the control thread; the socket is non-blocking, so a poll never waits for the frontend.
+ *
+ * Every message is checked before it changes anything: its version, its payload size for
+ * its request, the number of file descriptors that came with it, every index, size and
+ * address in it. A violation disconnects the frontend with a logged reason, every mapping
+ * and fd of the connection is released, and the port waits for (server) or retries
+ * (client) the next connection.
+ *
+ * A vring runs when the frontend has given its size, addresses and kick (and enabled it,
+ * when VHOST_USER_F_PROTOCOL_FEATURES was negotiated) and a memory table exists. Starting
+ * it translates the ring addresses through the memory table (each ring wholly inside one
+ * region, aligned), gives the queue its copy of the table and publishes the queue (live).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "vhost.h"
+
+#define KIND_NORMAL 0 /* the port or the frontend closed the connection */
+#define KIND_CTL    1 /* a bad message (counted in ierrors) */
+#define KIND_DATA   2 /* a rule broken in guest memory (already counted by the queue) */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int sock_addr(const struct vhost_port *vp, struct sockaddr_un *sa, socklen_t *len)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path, vp->path, strlen(vp->path));
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(vp->path) + 1);
+	return 0;
+}
+
+/* ---- queues: publish and quiesce ---- */
+
+static void membarrier_all(void)
+{
+	static int registered; /* 1: private expedited works, -1: use the global command */
+
+	if (registered == 0)
+		registered = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
+				     0) == 0
+				 ? 1
+				 : -1;
+	if (registered > 0 &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The queue of vring @v (even: guest Rx = our Tx queue; odd: guest Tx = our Rx queue). */
+static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **live,
+				uint32_t **busy, const char ***fault)
+{
+	struct tide_port *p = vp->port;
+	unsigned i = v / 2;
+
+	if (v % 2 == 0) {
+		struct vhost_txq *q = i < p->nb_txq ? (struct vhost_txq *)p->txq[i] : NULL;
+
+		if (q == NULL)
+			return NULL;
+		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
+		return &q->vq;
+	} else {
+		struct vhost_rxq *q = i < p->nb_rxq ? (struct vhost_rxq *)p->rxq[i] : NULL;
+
+		if (q == NULL)
+			return NULL;
+		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
+		return &q->vq;
+	}
+}
+
+/*
+ * Take vring @v off its queue: pair of vhost_enter(): live = 0, membarrier() (the worker's
+ * store of busy then load of live is ordered by it), then wait until the burst is over.
+ * The indices are then ours to read.
+ */
+static void vring_stop(struct vhost_port *vp, unsigned v)
+{
+	struct vhost_vring *vr = &vp->vr[v];
+	uint32_t *live, *busy;
+	const char **fault;
+	struct vhost_vq *q;
+
+	if (!vr->running)
+		return;
+	vr->running = false;
+	q = vring_q(vp, v, &live, &busy, &fault);
+	if (q == NULL)
+		return;
+	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
+	membarrier_all();
+	/* Acquire: pairs with vhost_leave(); the burst's guest-memory accesses are over. */
+	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
+		tide_pause();
+	vr->base = q->last_avail;
+	*fault = NULL;
+}
+
+static void vring_stop_all(struct vhost_port *vp, bool *was)
+{
+	for (unsigned v = 0; v < 2 * vp->queues; v++) {
+		if (was != NULL)
+			was[v] = vp->vr[v].running;
+		vring_stop(vp, v);
+	}
+}
+
+/* Frontend virtual address range -> our address; NULL unless wholly inside one region. */
+static uint8_t *uva_to_host(const struct vhost_port *vp, uint64_t uva, uint64_t len)
+{
+	for (unsigned i = 0; i < vp->nmap; i++) {
+		const struct vhost_map *m = &vp->map[i];
+		uint64_t off = uva - m->uva;
+
+		if (uva >= m->uva && off < m->size && len <= m->size - off)
+			return m->host + off;
+	}
+	return NULL;
+}
+
+static void update_link(struct vhost_port *vp)
+{
+	int up = vp->vr[0].running && vp->vr[1].running;
+
+	if (up != vp->up)
+		TIDE_LOG_INFO_(vp->port->name, "link %s", up ? "up" : "down");
+	__atomic_store_n(&vp->up, up, __ATOMIC_RELAXED);
+}
+
+/* Why vring @v cannot start with these addresses, or NULL. */
+static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq *q)
+{
+	struct vhost_vring *vr = &vp->vr[v];
+	uint32_t n = vr->num;
+
+	q->desc = (struct vring_desc *)uva_to_host(vp, vr->desc, vring_desc_bytes(n));
+	q->avail = (struct vring_avail *)uva_to_host(vp, vr->avail, vring_avail_bytes(n));
+	q->used = (struct vring_used *)uva_to_host(vp, vr->used, vring_used_bytes(n));
+	if (q->desc == NULL)
+		return "descriptor table not in guest memory";
+	if (q->avail == NULL)
+		return "avail ring not in guest memory";
+	if (q->used == NULL)
+		return "used ring not in guest memory";
+	if ((uintptr_t)q->desc % 16 || (uintptr_t)q->avail % 2 || (uintptr_t)q->used % 4)
+		return "vring address misaligned";
+	return NULL;
+}
+
+static void disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Start vring @v if it has everything it needs. Returns -1 if the frontend was dropped. */
+static int vring_try_start(struct vhost_port *vp, unsigned v)
+{
+	struct vhost_vring *vr = &vp->vr[v];
+	bool enabled = (vp->features & VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES)) ? vr->enabled
+										    : true;
+	uint32_t *live, *busy;
+	const char **fault, *why;
+	struct vhost_vq *q;
+
+	if (vr->running || !vr->num_set || !vr->addr_set || !vr->kicked || !enabled ||
+	    vp->nmap == 0)
+		return 0;
+	q = vring_q(vp, v, &live, &busy, &fault);
+	if (q == NULL) {
+		/* A vring of a queue the application did not set up: nothing polls it. */
+		return 0;
+	}
+	if ((why = vring_map(vp, v, q)) != NULL) {
+		disconnect(vp, KIND_CTL, "vring %u: %s", v, why);
+		return -1;
+	}
+	q->num = (uint16_t)vr->num;
+	q->mask = (uint16_t)(vr->num - 1);
+	q->last_avail = vr->base;
+	q->used_idx = vr->base;
+	{
+		/* A frontend that outlived its backend (virtio-user server=1, a QEMU whose
+		 * backend restarted) may give base 0 for rings that moved on. The used index in
+		 * its memory says what was completed: start from there (entries taken but not
+		 * completed by the old backend are taken again). */
+		uint16_t u = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+
+		if (u != vr->base) {
+			TIDE_LOG_INFO_(vp->port->name, "vring %u: base %u but used index %u: resuming at %u",
+				       v, vr->base, u, u);
+			q->last_avail = q->used_idx = u;
+		}
+	}
+	q->mrg = vp->features & VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF);
+	q->hdr_len = (vp->features & (VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+				      VHOST_BIT(VIRTIO_F_VERSION_1)))
+			     ? 12
+			     : 10;
+	q->event_idx = vp->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	q->indirect = vp->features & VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC);
+	q->used_per_pkt = vp->used_per_pkt;
+	q->callfd = vr->callfd;
+	q->mem.n = vp->nmap;
+	for (unsigned i = 0; i < vp->nmap; i++) {
+		q->mem.r[i].gpa = vp->map[i].gpa;
+		q->mem.r[i].size = vp->map[i].size;
+		q->mem.r[i].host = vp->map[i].host;
+	}
+	/* We poll: ask the driver not to kick (with event index, avail_event is left alone,
+	 * so it kicks at most once per index wrap). */
+	if (!q->event_idx)
+		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
+	*fault = NULL;
+	vr->running = true;
+	/* Release: pairs with the acquire load of live in vhost_enter(). */
+	__atomic_store_n(live, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int vring_start_all(struct vhost_port *vp, const bool *was)
+{
+	for (unsigned v = 0; v < 2 * vp->queues; v++)
+		if ((was == NULL || was[v]) && vring_try_start(vp, v) < 0)
+			return -1;
+	return 0;
+}
+
+/* ---- tear down ---- */
+
+static void unmap_all(struct vhost_port *vp)
+{
+	for (unsigned i = 0; i < vp->nmap; i++)
+		munmap(vp->map[i].addr, vp->map[i].len);
+	memset(vp->map, 0, sizeof(vp->map));
+	vp->nmap = 0;
+}
+
+static void vrings_reset(struct vhost_port *vp)
+{
+	vring_stop_all(vp, NULL);
+	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++) {
+		struct vhost_vring *vr = &vp->vr[v];
+
+		close_fd(&vr->kickfd);
+		close_fd(&vr->callfd);
+		memset(vr, 0, sizeof(*vr));
+		vr->kickfd = vr->callfd = -1;
+	}
+}
+
+static void rxmsg_reset(struct vhost_rxmsg *m)
+{
+	for (unsigned i = 0; i < m->nfds; i++)
+		close_fd(&m->fds[i]);
+	m->nfds = 0;
+	m->have = 0;
+	m->too_many_fds = false;
+}
+
+static void disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (vp->cfd < 0)
+		return;
+	vrings_reset(vp);
+	unmap_all(vp);
+	rxmsg_reset(&vp->rx);
+	close_fd(&vp->cfd);
+	va_start(ap, fmt);
+	vsnprintf(vp->reason, sizeof(vp->reason), fmt, ap);
+	va_end(ap);
+	vp->features = vp->proto = 0;
+	vp->owner = false;
+	__atomic_fetch_add(&vp->disconnects, 1, __ATOMIC_RELAXED);
+	if (kind != KIND_NORMAL) {
+		__atomic_fetch_add(&vp->violations, 1, __ATOMIC_RELAXED);
+		if (kind == KIND_CTL)
+			__atomic_fetch_add(&vp->ctl_errors, 1, __ATOMIC_RELAXED);
+		TIDE_LOG_WARN_(vp->port->name, "frontend disconnected: %s", vp->reason);
+	} else {
+		TIDE_LOG_INFO_(vp->port->name, "disconnected: %s", vp->reason);
+	}
+	update_link(vp);
+	vp->retry_at = now_ns() + VHOST_RETRY_NS;
+}
+
+/* ---- messages ---- */
+
+static const char *req_name(uint32_t r)
+{
+	static const char *const names[] = {
+		[VHOST_USER_GET_FEATURES] = "GET_FEATURES",
+		[VHOST_USER_SET_FEATURES] = "SET_FEATURES",
+		[VHOST_USER_SET_OWNER] = "SET_OWNER",
+		[VHOST_USER_RESET_OWNER] = "RESET_OWNER",
+		[VHOST_USER_SET_MEM_TABLE] = "SET_MEM_TABLE",
+		[VHOST_USER_SET_LOG_BASE] = "SET_LOG_BASE",
+		[VHOST_USER_SET_LOG_FD] = "SET_LOG_FD",
+		[VHOST_USER_SET_VRING_NUM] = "SET_VRING_NUM",
+		[VHOST_USER_SET_VRING_ADDR] = "SET_VRING_ADDR",
+		[VHOST_USER_SET_VRING_BASE] = "SET_VRING_BASE",
+		[VHOST_USER_GET_VRING_BASE] = "GET_VRING_BASE",
+		[VHOST_USER_SET_VRING_KICK] = "SET_VRING_KICK",
+		[VHOST_USER_SET_VRING_CALL] = "SET_VRING_CALL",
+		[VHOST_USER_SET_VRING_ERR] = "SET_VRING_ERR",
+		[VHOST_USER_GET_PROTOCOL_FEATURES] = "GET_PROTOCOL_FEATURES",
+		[VHOST_USER_SET_PROTOCOL_FEATURES] = "SET_PROTOCOL_FEATURES",
+		[VHOST_USER_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
+		[VHOST_USER_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
+	};
+
+	return r < sizeof(names) / sizeof(names[0]) && names[r] ? names[r] : "unknown request";
+}
+
+static int send_reply(struct vhost_port *vp, uint32_t req, const void *payload, uint32_t size)
+{
+	uint8_t buf[sizeof(struct vhost_user_hdr) + 16];
+	struct vhost_user_hdr h = {.request = req, .flags = VHOST_USER_VERSION | VHOST_USER_REPLY,
+				   .size = size};
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), payload, size);
+	if (send(vp->cfd, buf, sizeof(h) + size, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)(sizeof(h) + size)) {
+		disconnect(vp, KIND_NORMAL, "cannot reply to %s: %s", req_name(req),
+			   strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int reply_u64(struct vhost_port *vp, uint32_t req, uint64_t v)
+{
+	return send_reply(vp, req, &v, sizeof(v));
+}
+
+/* Take ownership of the message's fd @i (the cleanup closes the ones left). */
+static int take_fd(struct vhost_rxmsg *m, unsigned i)
+{
+	int fd = m->fds[i];
+
+	m->fds[i] = -1;
+	return fd;
+}
+
+/*
+ * A region of the memory table: mapped from its fd. The file must be at least as long as
+ * the range the frontend announced; we seal it against shrinking when it allows, since a
+ * shrink would turn our copies into SIGBUS (frontends whose memory cannot be sealed, such
+ * as hugetlbfs files, are trusted not to shrink it, as by every vhost-user backend).
+ */
+static const char *map_region(const struct vhost_user_region *r, int fd, struct vhost_map *out)
+{
+	struct stat st;
+	uint64_t end, align, len;
+	void *a;
+
+	if (r->size == 0)
+		return "memory region of size 0";
+	if (r->gpa + r->size < r->gpa || r->uva + r->size < r->uva ||
+	    r->mmap_off + r->size < r->mmap_off)
+		return "memory region wraps around the address space";
+	end = r->mmap_off + r->size;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return "memory region fd is not a file";
+	if ((uint64_t)st.st_size < end)
+		return "memory region beyond the end of its file";
+	align = st.st_blksize > 0 && tide_is_pow2((uint64_t)st.st_blksize) ? (uint64_t)st.st_blksize
+									    : 4096;
+	len = (end + align - 1) & ~(align - 1);
+	if (len < end || len > SIZE_MAX)
+		return "memory region too large";
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+	a = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (a == MAP_FAILED)
+		return "cannot map memory region";
+	out->addr = a;
+	out->len = (size_t)len;
+	out->gpa = r->gpa;
+	out->size = r->size;
+	out->uva = r->uva;
+	out->host = (uint8_t *)a + r->mmap_off;
+	return NULL;
+}
+
+static bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+static int set_mem_table(struct vhost_port *vp, const uint8_t *pl, uint32_t size)
+{
+	struct vhost_user_mem mem;
+	struct vhost_map nm[VHOST_USER_MAX_REGIONS];
+	bool was[2 * VHOST_MAX_QP];
+	const char *why = NULL;
+	unsigned n, i;
+
+	memset(&mem, 0, sizeof(mem));
+	if (size < 8) {
+		disconnect(vp, KIND_CTL, "SET_MEM_TABLE: payload of %u bytes", size);
+		return -1;
+	}
+	memcpy(&mem, pl, size);
+	n = mem.nregions;
+	if (n == 0 || n > VHOST_USER_MAX_REGIONS) {
+		disconnect(vp, KIND_CTL, "SET_MEM_TABLE: %u regions (1..%u)", n,
+			   VHOST_USER_MAX_REGIONS);
+		return -1;
+	}
+	if (size != 8 + n * sizeof(struct vhost_user_region)) {
+		disconnect(vp, KIND_CTL, "SET_MEM_TABLE: payload of %u bytes for %u regions", size,
+			   n);
+		return -1;
+	}
+	if (vp->rx.nfds != n) {
+		disconnect(vp, KIND_CTL, "SET_MEM_TABLE: %u file descriptors for %u regions",
+			   vp->rx.nfds, n);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		for (unsigned j = 0; j < i; j++) {
+			const struct vhost_user_region *a = &mem.r[i], *b = &mem.r[j];
+
+			if (overlap(a->gpa, a->size, b->gpa, b->size) ||
+			    overlap(a->uva, a->size, b->uva, b->size)) {
+				disconnect(vp, KIND_CTL, "SET_MEM_TABLE: regions %u and %u overlap", j,
+					   i);
+				return -1;
+			}
+		}
+	for (i = 0; i < n && why == NULL; i++)
+		why = map_region(&mem.r[i], vp->rx.fds[i], &nm[i]);
+	if (why != NULL) {
+		for (unsigned j = 0; j + 1 < i; j++)
+			munmap(nm[j].addr, nm[j].len);
+		disconnect(vp, KIND_CTL, "SET_MEM_TABLE: region %u: %s", i - 1, why);
+		return -1;
+	}
+	/* The mappings keep the memory; the fds are closed by the message cleanup. */
+	vring_stop_all(vp, was);
+	unmap_all(vp);
+	memcpy(vp->map, nm, n * sizeof(nm[0]));
+	vp->nmap = n;
+	return vring_start_all(vp, was);
+}
+
+/* The vring index of a message, checked against what we offered. */
+static int vring_index(struct vhost_port *vp, uint32_t req, uint64_t idx, unsigned *out)
+{
+	if (idx >= 2ull * vp->queues) {
+		disconnect(vp, KIND_CTL, "%s: vring %llu beyond the %u offered", req_name(req),
+			   (unsigned long long)idx, 2 * vp->queues);
+		return -1;
+	}
+	*out = (unsigned)idx;
+	return 0;
+}
+
+/* SET_VRING_KICK / CALL / ERR: an index and an fd, or the no-fd flag. */
+static int vring_fd_msg(struct vhost_port *vp, uint32_t req, uint64_t u)
+{
+	bool nofd = u & VHOST_USER_VRING_NOFD;
+	struct vhost_vring *vr;
+	unsigned v;
+	int fd;
+
+	if (vring_index(vp, req, u & VHOST_USER_VRING_IDX_MASK, &v) < 0)
+		return -1;
+	if (u & ~(VHOST_USER_VRING_IDX_MASK | VHOST_USER_VRING_NOFD)) {
+		disconnect(vp, KIND_CTL, "%s: unknown bits in 0x%llx", req_name(req),
+			   (unsigned long long)u);
+		return -1;
+	}
+	if (vp->rx.nfds != (nofd ? 0u : 1u)) {
+		disconnect(vp, KIND_CTL, "%s: %u file descriptors, expected %u", req_name(req),
+			   vp->rx.nfds, nofd ? 0 : 1);
+		return -1;
+	}
+	fd = nofd ? -1 : take_fd(&vp->rx, 0);
+	vr = &vp->vr[v];
+	switch (req) {
+	case VHOST_USER_SET_VRING_KICK:
+		close_fd(&vr->kickfd);
+		vr->kickfd = fd; /* we poll: kept only so that the frontend's writes succeed */
+		vr->kicked = true;
+		return vring_try_start(vp, v);
+	case VHOST_USER_SET_VRING_CALL: {
+		bool was = vr->running;
+
+		vring_stop(vp, v);
+		close_fd(&vr->callfd);
+		vr->callfd = fd;
+		return was ? vring_try_start(vp, v) : 0;
+	}
+	default: /* SET_VRING_ERR: we never report vring errors */
+		close_fd(&fd);
+		return 0;
+	}
+}
+
+/* Payload sizes: exact for each request (requests without payload may carry 8 bytes). */
+static bool size_ok(uint32_t req, uint32_t size)
+{
+	switch (req) {
+	case VHOST_USER_GET_FEATURES:
+	case VHOST_USER_GET_PROTOCOL_FEATURES:
+	case VHOST_USER_GET_QUEUE_NUM:
+	case VHOST_USER_SET_OWNER:
+	case VHOST_USER_RESET_OWNER:
+		return size == 0 || size == 8;
+	case VHOST_USER_SET_FEATURES:
+	case VHOST_USER_SET_PROTOCOL_FEATURES:
+	case VHOST_USER_SET_VRING_KICK:
+	case VHOST_USER_SET_VRING_CALL:
+	case VHOST_USER_SET_VRING_ERR:
+	case VHOST_USER_SET_VRING_NUM:
+	case VHOST_USER_SET_VRING_BASE:
+	case VHOST_USER_GET_VRING_BASE:
+	case VHOST_USER_SET_VRING_ENABLE:
+		return size == 8;
+	case VHOST_USER_SET_VRING_ADDR:
+		return size == sizeof(struct vhost_user_addr);
+	case VHOST_USER_SET_MEM_TABLE:
+		return true; /* checked against its region count */
+	default:
+		return false;
+	}
+}
+
+/* Handle one complete message. Returns -1 when the frontend was dropped. */
+static int handle(struct vhost_port *vp)
+{
+	struct vhost_user_hdr h;
+	const uint8_t *pl = vp->rx.buf + sizeof(h);
+	struct vhost_user_state st = {0};
+	struct vhost_user_addr ad;
+	uint64_t u = 0;
+	unsigned v = 0;
+	bool was[2 * VHOST_MAX_QP];
+	int rc = 0;
+
+	memcpy(&h, vp->rx.buf, sizeof(h));
+	if ((h.flags & VHOST_USER_VERSION_MASK) != VHOST_USER_VERSION) {
+		disconnect(vp, KIND_CTL, "%s: protocol version %u (expected 1)", req_name(h.request),
+			   h.flags & VHOST_USER_VERSION_MASK);
+		return -1;
+	}
+	if (!size_ok(h.request, h.size)) {
+		if (strcmp(req_name(h.request), "unknown request") == 0)
+			disconnect(vp, KIND_CTL, "request %u not supported", h.request);
+		else
+			disconnect(vp, KIND_CTL, "%s: payload of %u bytes", req_name(h.request),
+				   h.size);
+		return -1;
+	}
+	if (vp->rx.too_many_fds) {
+		disconnect(vp, KIND_CTL, "%s: too many file descriptors", req_name(h.request));
+		return -1;
+	}
+	if (h.request != VHOST_USER_SET_MEM_TABLE && h.request != VHOST_USER_SET_VRING_KICK &&
+	    h.request != VHOST_USER_SET_VRING_CALL && h.request != VHOST_USER_SET_VRING_ERR &&
+	    vp->rx.nfds != 0) {
+		disconnect(vp, KIND_CTL, "%s: %u unexpected file descriptors", req_name(h.request),
+			   vp->rx.nfds);
+		return -1;
+	}
+	if (h.size == 8)
+		memcpy(&u, pl, 8);
+	memcpy(&st, &u, sizeof(st));
+
+	switch (h.request) {
+	case VHOST_USER_GET_FEATURES:
+		return reply_u64(vp, h.request, vp->offered);
+	case VHOST_USER_GET_PROTOCOL_FEATURES:
+		return reply_u64(vp, h.request, vp->proto_offered);
+	case VHOST_USER_GET_QUEUE_NUM:
+		return reply_u64(vp, h.request, vp->queues);
+	case VHOST_USER_SET_FEATURES:
+		if (u & ~vp->offered) {
+			disconnect(vp, KIND_CTL, "SET_FEATURES: 0x%llx not offered",
+				   (unsigned long long)(u & ~vp->offered));
+			return -1;
+		}
+		vring_stop_all(vp, was);
+		vp->features = u;
+		rc = vring_start_all(vp, was);
+		break;
+	case VHOST_USER_SET_PROTOCOL_FEATURES:
+		if (u & ~vp->proto_offered) {
+			disconnect(vp, KIND_CTL, "SET_PROTOCOL_FEATURES: 0x%llx not offered",
+				   (unsigned long long)(u & ~vp->proto_offered));
+			return -1;
+		}
+		vp->proto = u;
+		break;
+	case VHOST_USER_SET_OWNER:
+		vp->owner = true;
+		break;
+	case VHOST_USER_RESET_OWNER:
+		vrings_reset(vp);
+		vp->features = 0;
+		vp->owner = false;
+		break;
+	case VHOST_USER_SET_MEM_TABLE:
+		rc = set_mem_table(vp, pl, h.size);
+		break;
+	case VHOST_USER_SET_VRING_NUM:
+		if (vring_index(vp, h.request, st.index, &v) < 0)
+			return -1;
+		if (st.num == 0 || st.num > VHOST_MAX_VRING || !tide_is_pow2(st.num)) {
+			disconnect(vp, KIND_CTL, "SET_VRING_NUM: vring %u size %u (a power of two up to %u)",
+				   v, st.num, VHOST_MAX_VRING);
+			return -1;
+		}
+		vring_stop(vp, v);
+		vp->vr[v].num = st.num;
+		vp->vr[v].num_set = true;
+		rc = vring_try_start(vp, v);
+		break;
+	case VHOST_USER_SET_VRING_BASE:
+		if (vring_index(vp, h.request, st.index, &v) < 0)
+			return -1;
+		if (st.num > UINT16_MAX) {
+			disconnect(vp, KIND_CTL, "SET_VRING_BASE: vring %u base %u above 65535", v,
+				   st.num);
+			return -1;
+		}
+		vring_stop(vp, v);
+		vp->vr[v].base = (uint16_t)st.num;
+		rc = vring_try_start(vp, v);
+		break;
+	case VHOST_USER_GET_VRING_BASE:
+		if (vring_index(vp, h.request, st.index, &v) < 0)
+			return -1;
+		vring_stop(vp, v);
+		/* The ring is stopped until the next kick. */
+		vp->vr[v].kicked = false;
+		st.num = vp->vr[v].base;
+		update_link(vp);
+		return send_reply(vp, h.request, &st, sizeof(st));
+	case VHOST_USER_SET_VRING_ADDR:
+		memcpy(&ad, pl, sizeof(ad));
+		if (vring_index(vp, h.request, ad.index, &v) < 0)
+			return -1;
+		vring_stop(vp, v);
+		vp->vr[v].desc = ad.desc;
+		vp->vr[v].avail = ad.avail;
+		vp->vr[v].used = ad.used;
+		vp->vr[v].addr_set = true;
+		rc = vring_try_start(vp, v);
+		break;
+	case VHOST_USER_SET_VRING_KICK:
+	case VHOST_USER_SET_VRING_CALL:
+	case VHOST_USER_SET_VRING_ERR:
+		rc = vring_fd_msg(vp, h.request, u);
+		break;
+	case VHOST_USER_SET_VRING_ENABLE:
+		if (vring_index(vp, h.request, st.index, &v) < 0)
+			return -1;
+		if (st.num > 1) {
+			disconnect(vp, KIND_CTL, "SET_VRING_ENABLE: vring %u state %u (0 or 1)", v,
+				   st.num);
+			return -1;
+		}
+		vp->vr[v].enabled = st.num;
+		if (st.num)
+			rc = vring_try_start(vp, v);
+		else
+			vring_stop(vp, v);
+		break;
+	default:
+		break; /* size_ok() refused every other request */
+	}
+	if (rc < 0)
+		return -1;
+	update_link(vp);
+	/* REPLY_ACK: the frontend waits for the outcome of a message without a reply. */
+	if ((vp->proto & VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
+	    (h.flags & VHOST_USER_NEED_REPLY))
+		return reply_u64(vp, h.request, 0);
+	return 0;
+}
+
+/*
+ * Receive (the rest of) one message. Returns 1 when a whole message is in vp->rx, 0 when
+ * nothing more is waiting, -1 when the connection went down.
+ */
+static int ctl_recv(struct vhost_port *vp)
+{
+	struct vhost_rxmsg *m = &vp->rx;
+	const size_t hl = sizeof(struct vhost_user_hdr);
+
+	for (;;) {
+		char cbuf[CMSG_SPACE(sizeof(int) * VHOST_USER_MAX_FDS)];
+		struct iovec iov;
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf)};
+		size_t want;
+		ssize_t n;
+
+		if (m->have < hl) {
+			want = hl - m->have;
+		} else {
+			struct vhost_user_hdr h;
+
+			memcpy(&h, m->buf, hl);
+			if (h.size > VHOST_USER_MAX_PAYLOAD) {
+				disconnect(vp, KIND_CTL, "%s: payload of %u bytes (at most %zu)",
+					   req_name(h.request), h.size, VHOST_USER_MAX_PAYLOAD);
+				return -1;
+			}
+			want = hl + h.size - m->have;
+			if (want == 0)
+				return 1;
+		}
+		iov.iov_base = m->buf + m->have;
+		iov.iov_len = want;
+		n = recvmsg(vp->cfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return 0;
+		if (n <= 0) {
+			disconnect(vp, KIND_NORMAL, "%s",
+				   n == 0 ? (m->have ? "frontend closed the connection mid-message"
+						     : "frontend closed the connection")
+					  : strerror(errno));
+			return -1;
+		}
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			for (size_t i = 0; CMSG_LEN((i + 1) * sizeof(int)) <= c->cmsg_len; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (m->nfds < VHOST_USER_MAX_FDS) {
+					m->fds[m->nfds++] = fd;
+				} else {
+					close(fd);
+					m->too_many_fds = true;
+				}
+			}
+		}
+		if (mh.msg_flags & MSG_CTRUNC)
+			m->too_many_fds = true;
+		m->have += (size_t)n;
+	}
+}
+
+static void server_accept(struct vhost_port *vp)
+{
+	int fd = accept4(vp->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (vp->cfd >= 0) {
+		/* One frontend at a time. */
+		TIDE_LOG_WARN_(vp->port->name, "refused a second frontend on %s", vp->path);
+		close(fd);
+		return;
+	}
+	vp->cfd = fd;
+	vp->connects++;
+	TIDE_LOG_INFO_(vp->port->name, "frontend connected on %s", vp->path);
+}
+
+static void client_try(struct vhost_port *vp)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	uint64_t now = now_ns();
+	int fd;
+
+	if (now < vp->retry_at)
+		return;
+	vp->retry_at = now + VHOST_RETRY_NS;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sock_addr(vp, &sa, &len);
+	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		close(fd);
+		return;
+	}
+	vp->cfd = fd;
+	vp->connects++;
+	TIDE_LOG_INFO_(vp->port->name, "connected to the frontend on %s", vp->path);
+}
+
+/* ---- entry points ---- */
+
+int vhost_ctl_poll(struct vhost_port *vp)
+{
+	int rc;
+
+	if (!vp->started)
+		return 0;
+	/* A worker found a violation in guest memory. Acquire: pairs with vhost_fault(). */
+	for (unsigned v = 0; v < 2 * vp->queues && vp->cfd >= 0; v++) {
+		uint32_t *live, *busy;
+		const char **fault, *f;
+
+		if (!vp->vr[v].running || vring_q(vp, v, &live, &busy, &fault) == NULL)
+			continue;
+		f = __atomic_load_n(fault, __ATOMIC_ACQUIRE);
+		if (f != NULL)
+			disconnect(vp, KIND_DATA, "vring %u: %s", v, f);
+	}
+	if (vp->server)
+		server_accept(vp);
+	else if (vp->cfd < 0)
+		client_try(vp);
+	while (vp->cfd >= 0 && (rc = ctl_recv(vp)) > 0) {
+		if (handle(vp) < 0)
+			break;
+		rxmsg_reset(&vp->rx);
+	}
+	return 0;
+}
+
+int vhost_ctl_start(struct vhost_port *vp)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, rc;
+
+	vp->cfd = -1;
+	vp->retry_at = 0;
+	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
+		vp->vr[v].kickfd = vp->vr[v].callfd = -1;
+	if (!vp->server) {
+		vp->started = true;
+		return 0;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	sock_addr(vp, &sa, &len);
+	rc = bind(fd, (struct sockaddr *)&sa, len);
+	if (rc < 0 && errno == EADDRINUSE) {
+		/* A socket file left by a process that died: remove it if nobody listens. */
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct stat st;
+
+		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, len) < 0 &&
+		    errno == ECONNREFUSED && stat(vp->path, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(vp->path);
+		if (probe >= 0)
+			close(probe);
+		rc = bind(fd, (struct sockaddr *)&sa, len);
+	}
+	if (rc < 0 || listen(fd, 4) < 0) {
+		int err = errno;
+
+		TIDE_LOG_ERR_(vp->port->name, "socket=%s: cannot listen: %s", vp->path,
+			      strerror(err));
+		close(fd);
+		return -err;
+	}
+	vp->lfd = fd;
+	vp->started = true;
+	return 0;
+}
+
+void vhost_ctl_stop(struct vhost_port *vp)
+{
+	disconnect(vp, KIND_NORMAL, "port stopped");
+	if (vp->lfd >= 0) {
+		close(vp->lfd);
+		vp->lfd = -1;
+		unlink(vp->path);
+	}
+	vp->started = false;
+}

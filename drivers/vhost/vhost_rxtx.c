@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost data path: split virtqueues, copy mode, both directions.
+ *
+ *   Rx burst <- guest Tx vring (2i+1): take avail entries [last_avail, avail->idx), copy each
+ *               chain (minus the virtio-net header) into tide mbufs, one used entry per
+ *               chain (length 0: we wrote nothing).
+ *   Tx burst -> guest Rx vring (2i):   take avail entries, write header + packet into the
+ *               guest's buffers (several chains per packet with MRG_RXBUF, num_buffers in
+ *               the first header), one used entry per chain with the bytes written.
+ *
+ * Both publish used->idx once per burst (release: the used entries and the buffers are
+ * written first) and then notify the guest only when it asked: with the event index when
+ * the new used index passed used_event, without it unless avail->flags says
+ * NO_INTERRUPT. That check reads guest memory after our store of used->idx, so a full
+ * fence stands between them (the other half is the guest's fence between its update of
+ * used_event and its read of used->idx); it costs one per burst that moved something.
+ *
+ * Index pairs:
+ *   [avail] our acquire load of avail->idx <- the driver's release of it after the ring
+ *           entries and descriptors;
+ *   [used]  our release store of used->idx -> the driver's acquire load.
+ *
+ * Everything in guest memory is hostile. avail->idx may move at most the queue size past
+ * our last_avail; every ring entry and descriptor is read once into a local and checked
+ * (head and next below the table size, chains no longer than the table, indirect tables
+ * only with the feature, whole, inside one region and not nested, write flags as the
+ * direction requires); every buffer address is translated through the queue's copy of
+ * the memory table chunk by chunk, so a buffer never reaches outside a region. A violation
+ * stops the queue and records the reason; the control thread disconnects the frontend.
+ *
+ * Tx frees the burst after the copy loop in bulk (seed 003), or with txfree_loop=yes each
+ * packet right after its copy; the engine completes slots as they are copied (count mode,
+ * O(1)). used_per_pkt=yes publishes used->idx after every packet (seed 004 comparison).
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "vhost.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* Guest physical address -> our address and how many bytes follow it in its region. */
+ALWAYS_INLINE uint8_t *gpa_host(const struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		uint64_t off = gpa - m->r[i].gpa;
+
+		if (off < m->r[i].size) {
+			*contig = m->r[i].size - off;
+			return m->r[i].host + off;
+		}
+	}
+	return NULL;
+}
+
+/* Read a descriptor once: the copy is what gets checked and used. */
+ALWAYS_INLINE void desc_fetch(const struct vring_desc *s, struct vring_desc *d)
+{
+	memcpy(d, s, sizeof(*d));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory after this */
+}
+
+ALWAYS_INLINE uint16_t load16(const uint16_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* Walking one descriptor chain. */
+struct walk {
+	const struct vring_desc *tbl;
+	uint32_t n;     /* entries in tbl */
+	uint32_t count; /* descriptors visited in tbl */
+	bool indirect;  /* tbl is an indirect table */
+};
+
+static const char *walk_indirect(const struct vhost_vq *q, struct walk *w, struct vring_desc *d)
+{
+	uint64_t contig;
+	const struct vring_desc *tbl;
+
+	if (!q->indirect)
+		return "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+	if (d->flags & VRING_DESC_F_NEXT)
+		return "indirect descriptor with the next flag";
+	if (d->len == 0 || d->len % sizeof(struct vring_desc) != 0 ||
+	    d->len / sizeof(struct vring_desc) > q->num)
+		return "indirect table size not a multiple of 16 up to the queue size";
+	tbl = (const struct vring_desc *)gpa_host(&q->mem, d->addr, &contig);
+	if (tbl == NULL || contig < d->len)
+		return "indirect table outside guest memory";
+	w->tbl = tbl;
+	w->n = d->len / sizeof(struct vring_desc);
+	w->count = 1;
+	w->indirect = true;
+	desc_fetch(&tbl[0], d);
+	if (d->flags & VRING_DESC_F_INDIRECT)
+		return "nested indirect descriptor table";
+	return NULL;
+}
+
+/* The first descriptor of the chain at @head, in @d. Returns NULL or why it is bad. */
+ALWAYS_INLINE const char *walk_first(const struct vhost_vq *q, struct walk *w, uint16_t head,
+				     struct vring_desc *d)
+{
+	if (tide_unlikely(head >= q->num))
+		return "avail ring entry beyond the queue size";
+	w->tbl = q->desc;
+	w->n = q->num;
+	w->count = 1;
+	w->indirect = false;
+	desc_fetch(&w->tbl[head], d);
+	if (tide_unlikely(d->flags & VRING_DESC_F_INDIRECT))
+		return walk_indirect(q, w, d);
+	return NULL;
+}
+
+/* The next descriptor into @d: 1, 0 at the end of the chain, -1 with *why set. */
+ALWAYS_INLINE int walk_next(struct walk *w, struct vring_desc *d, const char **why)
+{
+	uint16_t next = d->next;
+
+	if (!(d->flags & VRING_DESC_F_NEXT))
+		return 0;
+	if (tide_unlikely(next >= w->n)) {
+		*why = "descriptor next index beyond the table";
+		return -1;
+	}
+	if (tide_unlikely(++w->count > w->n)) {
+		*why = "descriptor chain loops or is longer than its table";
+		return -1;
+	}
+	desc_fetch(&w->tbl[next], d);
+	if (tide_unlikely(d->flags & VRING_DESC_F_INDIRECT)) {
+		*why = w->indirect ? "nested indirect descriptor table"
+				   : "indirect descriptor inside a chain";
+		return -1;
+	}
+	return 1;
+}
+
+ALWAYS_INLINE void used_put(struct vhost_vq *q, uint16_t uidx, uint32_t id, uint32_t len)
+{
+	struct vring_used_elem *e = &q->used->ring[uidx & q->mask];
+
+	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->len, len, __ATOMIC_RELAXED);
+}
+
+/* Publish used->idx and notify the guest if it asked. */
+static void used_publish(struct vhost_vq *q, uint16_t uidx)
+{
+	uint16_t old = q->used_idx;
+	uint64_t one = 1;
+
+	/* [used] release: entries and buffers are written before the index. */
+	__atomic_store_n(&q->used->idx, uidx, __ATOMIC_RELEASE);
+	q->used_idx = uidx;
+	if (q->callfd < 0)
+		return;
+	/* Our store of used->idx before our load of the guest's wish (see the top). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (q->event_idx) {
+		if (!vring_need_event(load16(&q->avail->ring[q->num]), uidx, old))
+			return;
+	} else if (load16(&q->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT) {
+		return;
+	}
+	if (write(q->callfd, &one, sizeof(one)) < 0) {
+		/* A full eventfd counter already wakes the guest. */
+	}
+}
+
+/*
+ * Burst entry: publish busy, check the queue is live and sound, and count the avail
+ * entries waiting ([avail] acquire). avail->idx may move at most the queue size past what
+ * we took. Returns the count, or 0 with the burst already left (down, faulted, empty, or
+ * the index jumped: then the queue faults).
+ */
+ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, const char **fault,
+				uint64_t *errors, struct vhost_vq *q, uint16_t *idx)
+{
+	uint16_t a, k;
+
+	if (tide_unlikely(vhost_enter(busy, live) == 0 ||
+			  __atomic_load_n(fault, __ATOMIC_RELAXED) != NULL)) {
+		vhost_leave(busy);
+		return 0;
+	}
+	a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
+	k = (uint16_t)(a - q->last_avail);
+	if (tide_unlikely(k > q->num)) {
+		vhost_fault(fault, errors, "avail index moved more than the queue size");
+		k = 0;
+	}
+	if (k == 0)
+		vhost_leave(busy);
+	*idx = a;
+	return k;
+}
+
+/* ---- Rx: guest Tx vring -> mbufs ---- */
+
+/*
+ * Append @len bytes at @src to packet @m whose last segment is *@cur, taking segments
+ * from @q's pool as needed. Returns 0, or -1 when the pool ran dry.
+ */
+ALWAYS_INLINE int rx_put(struct vhost_rxq *q, struct tide_mbuf *m, struct tide_mbuf **cur,
+			 const uint8_t *src, uint32_t len)
+{
+	struct tide_mbuf *c = *cur;
+
+	while (len > 0) {
+		uint32_t room = q->dataroom - c->data_len, k;
+
+		if (tide_unlikely(room == 0)) {
+			struct tide_mbuf *n = tide_mbuf_alloc(q->pool);
+
+			if (n == NULL)
+				return -1;
+			c->next = n;
+			c = n;
+			m->nb_segs++;
+			continue;
+		}
+		k = len < room ? len : room;
+		memcpy(tide_mbuf_mtod_offset(c, uint8_t *, c->data_len), src, k);
+		c->data_len = (uint16_t)(c->data_len + k);
+		m->pkt_len += k;
+		src += k;
+		len -= k;
+	}
+	*cur = c;
+	return 0;
+}
+
+enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
+
+/* Copy the chain at @head into @m (reset, empty). */
+ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf *m,
+			   const char **why)
+{
+	struct vhost_vq *vq = &q->vq;
+	struct tide_mbuf *cur = m;
+	struct vring_desc d;
+	struct walk w;
+	uint32_t skip = vq->hdr_len;
+	uint64_t total = 0;
+	int rc;
+
+	if ((*why = walk_first(vq, &w, head, &d)) != NULL)
+		return RX_FAULT;
+	do {
+		uint64_t addr = d.addr, left = d.len;
+
+		if (tide_unlikely(d.flags & VRING_DESC_F_WRITE)) {
+			*why = "device-writable descriptor in a transmit chain";
+			return RX_FAULT;
+		}
+		total += left;
+		while (left > 0 && total <= VHOST_MAX_PKT + vq->hdr_len) {
+			uint64_t contig;
+			const uint8_t *src = gpa_host(&vq->mem, addr, &contig);
+			uint32_t k;
+
+			if (tide_unlikely(src == NULL)) {
+				*why = "descriptor address outside guest memory";
+				return RX_FAULT;
+			}
+			k = (uint32_t)(left < contig ? left : contig);
+			addr += k;
+			left -= k;
+			if (skip) {
+				uint32_t s = k < skip ? k : skip;
+
+				skip -= s;
+				src += s;
+				k -= s;
+			}
+			if (k && rx_put(q, m, &cur, src, k) < 0)
+				return RX_NOMBUF;
+		}
+	} while ((rc = walk_next(&w, &d, why)) > 0);
+	if (rc < 0)
+		return RX_FAULT;
+	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
+		return RX_DROP; /* shorter than the header, or longer than we take */
+	return RX_OK;
+}
+
+static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct vhost_rxq *q = (struct vhost_rxq *)pub;
+	struct vhost_vq *vq = &q->vq;
+	uint16_t aidx, last, uidx, i = 0;
+	uint64_t bytes = 0, dropped = 0;
+	const char *why = NULL;
+	unsigned nb = vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx);
+
+	if (nb == 0)
+		return 0;
+	if (nb > n)
+		nb = n;
+	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
+		tide_stat_add(&pub->stats.nombuf, 1);
+		vhost_leave(&q->busy);
+		return 0;
+	}
+	last = vq->last_avail;
+	uidx = vq->used_idx;
+	while (i < nb && last != aidx) {
+		uint16_t head = load16(&vq->avail->ring[last & vq->mask]);
+		struct tide_mbuf *m = pkts[i];
+		int rc;
+
+		tide_mbuf_reset(m);
+		rc = rx_chain(q, head, m, &why);
+		if (tide_unlikely(rc != RX_OK)) {
+			tide_mbuf_free(m->next);
+			tide_mbuf_reset(m);
+			if (rc == RX_NOMBUF) {
+				tide_stat_add(&pub->stats.nombuf, 1);
+				break;
+			}
+			if (rc == RX_FAULT) {
+				vhost_fault(&q->fault, &pub->stats.errors, why);
+				break;
+			}
+			dropped++; /* consumed, counted, the mbuf reused for the next chain */
+		} else {
+			m->port = q->port_id;
+			bytes += m->pkt_len;
+			i++;
+		}
+		used_put(vq, uidx++, head, 0);
+		last++;
+		if (vq->used_per_pkt)
+			used_publish(vq, uidx);
+	}
+	if (i < nb)
+		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+	vq->last_avail = last;
+	if (uidx != vq->used_idx)
+		used_publish(vq, uidx);
+	if (dropped)
+		tide_stat_add(&pub->stats.errors, dropped);
+	tide_stat_burst(&pub->stats, i, bytes);
+	vhost_leave(&q->busy);
+	return i;
+}
+
+tide_rx_burst_fn vhost_rx_fn(void)
+{
+	return rx_burst;
+}
+
+/* ---- Tx: mbufs -> guest Rx vring ---- */
+
+unsigned vhost_tx_advance_ool(struct txc *t)
+{
+	(void)t; /* slots complete as they are copied (txc_commit_done) */
+	return 0;
+}
+
+/* Where the packet's bytes come from: the header first, then each segment. */
+struct src {
+	const uint8_t *p;
+	uint32_t left;
+	const struct tide_mbuf *m;
+};
+
+ALWAYS_INLINE bool src_next(struct src *s)
+{
+	while (s->left == 0) {
+		s->m = s->m == NULL ? NULL : s->m->next;
+		if (s->m == NULL)
+			return false;
+		s->p = tide_mbuf_mtod(s->m, const uint8_t *);
+		s->left = s->m->data_len;
+	}
+	return true;
+}
+
+enum { TX_OK, TX_FULL, TX_DROP, TX_FAULT };
+
+/*
+ * Copy packet @m into guest buffers from avail entry *@cursor on, writing used entries
+ * from *@uidx. On TX_OK both moved past what the packet took; otherwise they are unchanged
+ * and nothing is visible to the guest (used->idx was not published).
+ */
+ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
+			 uint16_t *cursor, uint16_t *uidx, const char **why)
+{
+	struct virtio_net_hdr_mrg hdr = {.num_buffers = 1};
+	struct src s = {.p = (const uint8_t *)&hdr, .left = vq->hdr_len, .m = NULL};
+	const struct tide_mbuf *first = m;
+	uint16_t cur = *cursor, u = *uidx, nbuf = 0;
+	uint8_t *hdr_at = NULL;
+	bool more = true;
+
+	while (more) {
+		struct vring_desc d;
+		struct walk w;
+		uint32_t wrote = 0;
+		uint16_t head;
+		int rc = 0;
+
+		if (nbuf == 1 && !vq->mrg)
+			return TX_DROP; /* larger than one receive buffer */
+		if (cur == aidx) {
+			/* Out of guest buffers: wait for more, unless the ring could never hold it. */
+			return (uint16_t)(cur - *cursor) >= vq->num ? TX_DROP : TX_FULL;
+		}
+		head = load16(&vq->avail->ring[cur & vq->mask]);
+		if ((*why = walk_first(vq, &w, head, &d)) != NULL)
+			return TX_FAULT;
+		do {
+			uint64_t addr = d.addr, left = d.len;
+
+			if (tide_unlikely(!(d.flags & VRING_DESC_F_WRITE))) {
+				*why = "device-readable descriptor in a receive chain";
+				return TX_FAULT;
+			}
+			while (left > 0 && more) {
+				uint64_t contig;
+				uint8_t *dst = gpa_host(&vq->mem, addr, &contig);
+				uint32_t k;
+
+				if (tide_unlikely(dst == NULL)) {
+					*why = "descriptor address outside guest memory";
+					return TX_FAULT;
+				}
+				if (hdr_at == NULL) {
+					if (tide_unlikely(contig < vq->hdr_len || left < vq->hdr_len)) {
+						*why = "receive buffer shorter than the virtio-net header";
+						return TX_FAULT;
+					}
+					hdr_at = dst;
+				}
+				k = (uint32_t)(left < contig ? left : contig);
+				if (k > s.left)
+					k = s.left;
+				memcpy(dst, s.p, k);
+				s.p += k;
+				s.left -= k;
+				addr += k;
+				left -= k;
+				wrote += k;
+				if (s.left == 0) {
+					if (s.m == NULL) {
+						/* Header done: the packet's first segment. */
+						s.m = first;
+						s.p = tide_mbuf_mtod(first, const uint8_t *);
+						s.left = first->data_len;
+					}
+					more = src_next(&s);
+				}
+			}
+		} while (more && (rc = walk_next(&w, &d, why)) > 0);
+		if (more && rc < 0)
+			return TX_FAULT;
+		used_put(vq, u++, head, wrote);
+		cur++;
+		nbuf++;
+	}
+	if (nbuf > 1)
+		memcpy(hdr_at + offsetof(struct virtio_net_hdr_mrg, num_buffers), &nbuf,
+		       sizeof(nbuf));
+	*cursor = cur;
+	*uidx = u;
+	return TX_OK;
+}
+
+ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				const enum vhost_txfree f)
+{
+	struct vhost_txq *q = (struct vhost_txq *)pub;
+	struct vhost_vq *vq = &q->vq;
+	struct txc *t = &q->txc;
+	uint64_t bytes = 0, dropped = 0;
+	uint16_t aidx, cursor, uidx, i, k;
+	const char *why = NULL;
+	unsigned room;
+
+	if (vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx) == 0)
+		return 0;
+	room = txc_room_sync(t, n);
+	if (room < n)
+		n = (uint16_t)room;
+	cursor = vq->last_avail;
+	uidx = vq->used_idx;
+	for (i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i];
+		int rc = tx_pkt(vq, m, aidx, &cursor, &uidx, &why);
+
+		if (tide_unlikely(rc != TX_OK)) {
+			if (rc == TX_FULL)
+				break;
+			if (rc == TX_FAULT) {
+				vhost_fault(&q->fault, &pub->stats.errors, why);
+				break;
+			}
+			/* Too large for the guest's buffers: dropped and counted. */
+			tide_mbuf_free(m);
+			pkts[i] = NULL;
+			dropped++;
+			continue;
+		}
+		bytes += m->pkt_len;
+		if (f == VHOST_FREE_LOOP)
+			tide_mbuf_free(m);
+		if (vq->used_per_pkt) {
+			vq->last_avail = cursor;
+			used_publish(vq, uidx);
+		}
+	}
+	k = i;
+	vq->last_avail = cursor;
+	if (uidx != vq->used_idx)
+		used_publish(vq, uidx);
+	if (k)
+		txc_commit_done(t, k);
+	if (f == VHOST_FREE_AFTER) {
+		unsigned nfree = k;
+
+		if (tide_unlikely(dropped)) {
+			/* Dropped packets were freed in place: close the gaps they left. */
+			nfree = 0;
+			for (uint16_t j = 0; j < k; j++)
+				if (pkts[j] != NULL)
+					pkts[nfree++] = pkts[j];
+		}
+		txc_release_burst(t, pkts, nfree);
+	}
+	if (tide_unlikely(dropped))
+		tide_stat_add(&pub->stats.errors, dropped);
+	tide_stat_burst(&pub->stats, k - dropped, bytes);
+	vhost_leave(&q->busy);
+	return k;
+}
+
+static uint16_t tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst(q, pkts, n, VHOST_FREE_AFTER);
+}
+
+static uint16_t tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst(q, pkts, n, VHOST_FREE_LOOP);
+}
+
+tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f)
+{
+	return f == VHOST_FREE_LOOP ? tx_loop : tx_after;
+}

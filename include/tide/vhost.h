@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tide/vhost.h - extras of the vhost-user backend driver ("vhost:" ports): connection
+ * state. The port itself is used through tide/port.h.
+ *
+ * Spec: vhost:socket=PATH[,key=value...]
+ *   socket=PATH      the vhost-user UNIX socket (required)
+ *   role=R           server (default: tide listens, the frontend connects) | client (tide
+ *                    connects to a listening frontend and reconnects when it restarts)
+ *   queues=N         queue pairs, 1..16 (default 1); offered with VHOST_USER_PROTOCOL_F_MQ
+ *   mrg_rxbuf=B      offer VIRTIO_NET_F_MRG_RXBUF (default yes)
+ *   event_idx=B      offer VIRTIO_RING_F_EVENT_IDX (default yes)
+ *   in_order=B       offer VIRTIO_F_IN_ORDER (default yes)
+ *   indirect=B       offer VIRTIO_RING_F_INDIRECT_DESC (default yes)
+ *   txfree_loop=B    no (default): Tx frees the copied burst after the copy loop, in bulk
+ *                    | yes: frees each packet inside the loop (benchmark comparison)
+ *   used_per_pkt=B   no (default): the used ring index is published once per burst
+ *                    | yes: after every packet (benchmark comparison)
+ *
+ * Control plane: the application calls tide_port_poll_ctl() now and then (tide-fwd does
+ * every 10 ms); it never blocks. The link is up while the first queue pair's vrings run.
+ * Every value from the frontend (messages, memory table, vring addresses, descriptors,
+ * indices) is checked; a frontend that breaks a rule is disconnected with a logged reason
+ * and the port waits for (server) or retries (client) the next connection.
+ */
+#ifndef TIDE_VHOST_H
+#define TIDE_VHOST_H
+
+#include <tide/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tide_port;
+
+struct tide_vhost_info {
+	int connected;        /* the first queue pair runs */
+	int server;           /* role */
+	uint64_t features;    /* negotiated virtio features (0 before SET_FEATURES) */
+	uint64_t protocol_features;
+	unsigned vrings_running;
+	uint64_t connects;    /* connections accepted or made */
+	uint64_t disconnects; /* connections that ended (any reason) */
+	uint64_t violations;  /* of those, because the frontend broke a rule */
+	char reason[128];     /* why the last connection ended ("" if none did) */
+};
+
+/* Fill @out. Returns 0, or -EINVAL if @p is not a vhost port. */
+TIDE_EXPORT int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDE_VHOST_H */

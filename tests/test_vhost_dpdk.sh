@@ -1,0 +1,173 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# vhost-user interoperability with DPDK's virtio-user frontend (dpdk-testpmd, io forwarding:
+# it sends back what it receives). tide's side is vhost_peer: per session it sends COUNT
+# checked packets per queue and checks what comes back. For every case the counts must
+# agree exactly from both sides: testpmd's RX-packets equals what tide sent (nothing lost
+# tide -> guest: a full guest ring holds tide back instead of dropping), what tide received
+# equals testpmd's TX-packets, and every packet came back intact.
+#
+# Cases: both socket roles; 64, 1500 and 9000 bytes; mrg_rxbuf on and off; in_order on and
+# off; 2 queue pairs; kill -9 and restart of the frontend (both roles) and of tide (client
+# role: tide reconnects to the same testpmd; server role: a stale socket file is taken over).
+#
+# usage: test_vhost_dpdk.sh PATH/TO/vhost_peer      exit 77 (skip) without dpdk-testpmd
+set -u
+peer=$1
+testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" >&2; exit 77; }
+dir=$(mktemp -d /tmp/tide-vhost-dpdk-XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$dir" /var/run/dpdk/tidevh$$-* 2>/dev/null
+}
+trap cleanup EXIT
+count=${VHOST_COUNT:-5000}
+fail=0
+n=0
+
+# Wait until command $2... succeeds, for at most $1 seconds.
+wait_for() {
+	local t=$1; shift
+	local end=$((SECONDS + t))
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.05
+	done
+}
+
+# testpmd, interactive, fed from a FIFO so that the test can ask it for its counters.
+# tp_start TAG VDEV_ARGS [EXTRA testpmd options]
+tp_start() {
+	local tag=$1 vdev=$2; shift 2
+	mkfifo "$dir/$tag.in"
+	stdbuf -oL "$testpmd" --no-huge -m 256 --no-pci --file-prefix="tidevh$$-$tag" --lcores='0@0,1@0' \
+		--vdev="net_virtio_user0,$vdev" -- -i --total-num-mbufs=8192 --forward-mode=io \
+		--auto-start --nb-cores=1 "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
+	tp=$!
+	pids+=("$tp")
+	eval "exec {fd_$tag}>\"$dir/$tag.in\""
+	eval "tp_$tag=$tp"
+}
+tp_cmd() { local fd; eval "fd=\$fd_$1"; echo "$2" >&"$fd"; }
+blocks() { grep -ac 'NIC statistics for port 0' "$dir/$1.log"; }
+newblock() { [ "$(blocks "$1")" -gt "$2" ] && [ "$(grep -ac 'TX-packets' "$dir/$1.log")" -gt "$2" ]; }
+# tp_stats TAG: sets tp_rx and tp_tx from a fresh "show port stats" block.
+tp_stats() {
+	local before; before=$(blocks "$1")
+	tp_cmd "$1" "show port stats 0"
+	wait_for 10 newblock "$1" "$before" || { echo "no stats from testpmd $1"; return 1; }
+	tp_rx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /RX-packets:/ {print $2; exit}' "$dir/$1.log")
+	tp_tx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /TX-packets:/ {print $2; exit}' "$dir/$1.log")
+}
+tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "! kill -0 $p 2>/dev/null" || kill -9 "$p"; }
+
+# peer_start SPEC SIZE QUEUES SESSIONS: tide in the background, output in $dir/peer.out.
+peer_start() {
+	QUIET_MS=700 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
+	peerpid=$!
+	pids+=("$peerpid")
+}
+sessions_done() { test "$(grep -c '^session=' "$dir/peer.out")" -ge "$1"; }
+field() { sed -n "${1}p" "$dir/peer.out" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
+
+# check NAME SESSION_LINE QUEUES: compare the peer's session line with testpmd's counters.
+check() {
+	local name=$1 line=$2 nq=$3 tx rx bad
+	tx=$(field "$line" tx); rx=$(field "$line" rx); bad=$(field "$line" bad)
+	echo "$name: tide tx=${tx:-?} rx=${rx:-?} bad=${bad:-?}; testpmd rx=${tp_rx:-?} tx=${tp_tx:-?}"
+	if [ "${tx:-0}" -ne $((count * nq)) ] || [ "${tp_rx:-0}" -ne "${tx:-0}" ] ||
+		[ "${rx:-0}" -ne "${tp_tx:--1}" ] || [ "${rx:-0}" -eq 0 ] || [ "${bad:-1}" -ne 0 ]; then
+		echo "FAIL: $name"; tail -n 5 "$dir"/*.log "$dir/peer.err"; fail=1
+	fi
+}
+
+# One connection: tide role $1, packet size $2, queues $3, extra virtio-user args $4.
+run() {
+	local role=$1 size=$2 nq=$3 extra=$4 sock tag
+	n=$((n + 1)); tag=t$n; sock=$dir/$tag.sock
+	local qopt=(); [ "$nq" -gt 1 ] && qopt=(--rxq="$nq" --txq="$nq")
+	local big=(); [ "$size" -gt 1500 ] && big=(--max-pkt-len=9600 --enable-scatter)
+	if [ "$role" = server ]; then
+		peer_start "vhost:socket=$sock,role=server,queues=$nq" "$size" "$nq" 1
+		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
+		tp_start "$tag" "path=$sock,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
+	else
+		tp_start "$tag" "path=$sock,server=1,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
+		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
+		peer_start "vhost:socket=$sock,role=client,queues=$nq" "$size" "$nq" 1
+	fi
+	wait "$peerpid"; local rc=$?
+	tp_stats "$tag"
+	tp_quit "$tag"
+	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
+	check "tide $role, $size B, $nq queue(s)${extra:+, $extra}" 1 "$nq"
+}
+
+# (The kill cases below run 64 B in both roles once more.)
+run server 64 1 ""
+run server 1500 1 ",mrg_rxbuf=0"
+run client 1500 1 ",mrg_rxbuf=1,in_order=0"
+run client 9000 1 ",mrg_rxbuf=1,in_order=1"
+run server 64 2 ",cq=1"
+
+# Kill -9 of the frontend: tide (server) accepts the next testpmd; tide (client) reconnects
+# to a restarted testpmd. Each session must again be exact.
+kill_frontend() {
+	local role=$1 sock tag1 tag2
+	n=$((n + 1)); tag1=k${n}a; tag2=k${n}b; sock=$dir/k$n.sock
+	local srv=""; [ "$role" = client ] && srv=",server=1"
+	if [ "$role" = server ]; then
+		peer_start "vhost:socket=$sock,role=server" 64 1 2
+		wait_for 10 test -S "$sock"
+		tp_start "$tag1" "path=$sock,queues=1,queue_size=1024"
+	else
+		tp_start "$tag1" "path=$sock$srv,queues=1,queue_size=1024"
+		wait_for 10 test -S "$sock"
+		peer_start "vhost:socket=$sock,role=client" 64 1 2
+	fi
+	wait_for 30 sessions_done 1 || { echo "FAIL: first session"; fail=1; return; }
+	eval "kill -9 \$tp_$tag1"
+	rm -f "$sock.lock"
+	[ "$role" = client ] && rm -f "$sock"
+	tp_start "$tag2" "path=$sock$srv,queues=1,queue_size=1024"
+	wait "$peerpid"; local rc=$?
+	tp_stats "$tag2"; tp_quit "$tag2"
+	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
+	grep -q 'disconnects=1 ' "$dir/peer.out" || { echo "FAIL: no disconnect seen"; fail=1; }
+	check "tide $role, testpmd killed and restarted: second session" 2 1
+}
+kill_frontend server
+kill_frontend client
+
+# Kill -9 of tide (client role): the same testpmd (server=1) takes the restarted tide.
+n=$((n + 1)); sock=$dir/r$n.sock
+tp_start r$n "path=$sock,server=1,queues=1,queue_size=1024"
+wait_for 10 test -S "$sock"
+peer_start "vhost:socket=$sock,role=client" 64 1 2
+wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; }
+kill -9 "$peerpid"
+tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
+peer_start "vhost:socket=$sock,role=client" 64 1 1
+wait "$peerpid"; rc=$?
+tp_stats r$n; tp_quit r$n
+tp_rx=$((tp_rx - before_rx)); tp_tx=$((tp_tx - before_tx))
+[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; fail=1; }
+check "tide client killed and restarted: the new tide's session" 1 1
+
+# Kill -9 of tide (server role): its socket file stays behind; a restarted tide takes it
+# over and a new testpmd connects.
+n=$((n + 1)); sock=$dir/s$n.sock
+peer_start "vhost:socket=$sock,role=server" 64 1 2
+wait_for 10 test -S "$sock"
+kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
+test -S "$sock" || { echo "FAIL: expected a stale socket file"; fail=1; }
+peer_start "vhost:socket=$sock,role=server" 64 1 1
+tp_start s$n "path=$sock,queues=1,queue_size=1024"
+wait "$peerpid"; rc=$?
+tp_stats s$n; tp_quit s$n
+[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; fail=1; }
+check "tide server killed and restarted on its stale socket" 1 1
+exit $fail

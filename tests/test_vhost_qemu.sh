@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A real Linux guest on tide's vhost-user backend (run by tests/afxdp/netns-env, which made
+# a veth pair, one end here, one in a namespace, and removes them):
+#
+#   guest virtio_net --vhost-user--> tide-fwd io <--AF_XDP--> veth --> namespace 10.0.0.1
+#
+# QEMU runs with the software CPU (-accel tcg; /dev/kvm here is PVM), guest memory from a
+# shared memfd, a Debian cloud kernel (apt-get download + dpkg -x, cached in the build
+# directory) and a busybox initramfs built here. The guest brings its link up, pings
+# 10.0.0.1 through tide-fwd, sends COUNT UDP datagrams that the namespace must receive
+# intact, and receives COUNT datagrams sent from the namespace, intact. tide-fwd must end
+# with every buffer back. Exit 77 (skip) when QEMU, busybox, a static libc or the kernel
+# cannot be had.
+#
+# usage: test_vhost_qemu.sh TIDE_FWD CACHE_DIR GUEST_TOOL_SOURCE
+set -u
+fwd=$1 cache=$2 tool_src=$3
+count=${VHOST_QEMU_COUNT:-2000}
+skip() { echo "skip: $*" >&2; exit 77; }
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+command -v busybox >/dev/null || skip "busybox not installed"
+command -v python3 >/dev/null || skip "python3 not installed"
+[ -n "${TDX_NS:-}" ] || skip "needs netns-env (root, veth)"
+"$fwd" --help 2>&1 | grep -q . || skip "no tide-fwd"
+
+dir=$(mktemp -d /tmp/tide-vhost-qemu-XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+in_ns() { nsenter --net="/run/netns/$TDX_NS" "$@"; }
+wait_for() {
+	local t=$1; shift
+	local end=$((SECONDS + t))
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+
+# ---- the guest kernel (cached) ----
+kdir=$cache/vhost-guest-kernel
+if ! ls "$kdir"/root/boot/vmlinuz-* >/dev/null 2>&1; then
+	mkdir -p "$kdir"
+	pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
+	[ -n "$pkg" ] || skip "no linux-image-cloud-amd64 in the apt lists (apt-get update?)"
+	(cd "$kdir" && apt-get download -q "$pkg" >/dev/null 2>&1) || skip "cannot download $pkg"
+	dpkg -x "$kdir"/"$pkg"_*.deb "$kdir/root" || skip "cannot unpack $pkg"
+	rm -f "$kdir"/*.deb
+fi
+kernel=$(ls "$kdir"/root/boot/vmlinuz-* | head -1)
+kmod=$(ls -d "$kdir"/root/lib/modules/* | head -1)
+
+# ---- the initramfs: busybox, the UDP tool, the virtio-net modules, /init ----
+irfs=$dir/irfs
+mkdir -p "$irfs"/bin "$irfs"/proc "$irfs"/sys "$irfs"/dev "$irfs"/lib/modules
+cp "$(command -v busybox)" "$irfs/bin/busybox"
+file -L "$irfs/bin/busybox" 2>/dev/null | grep -q dynamic && skip "busybox is not static (busybox-static)"
+for a in $(busybox --list); do [ -e "$irfs/bin/$a" ] || ln -s busybox "$irfs/bin/$a"; done
+${CC:-cc} -O2 -static -o "$irfs/bin/vhost_guest_udp" "$tool_src" 2>"$dir/cc.log" ||
+	skip "cannot build a static guest tool: $(head -1 "$dir/cc.log")"
+for m in net/core/failover drivers/net/net_failover drivers/virtio/virtio_ring \
+	drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
+	drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/net/virtio_net; do
+	f=$(ls "$kmod/kernel/$m.ko"* 2>/dev/null | head -1)
+	[ -n "$f" ] || continue # built into this kernel
+	case $f in
+	*.xz) xz -dc "$f" >"$irfs/lib/modules/$(basename "$m").ko" ;;
+	*) cp "$f" "$irfs/lib/modules/" ;;
+	esac
+done
+cat >"$irfs/init" <<EOF
+#!/bin/sh
+export PATH=/bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in failover net_failover virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_net; do
+	[ -e /lib/modules/\$m.ko ] && insmod /lib/modules/\$m.ko
+done
+i=0; while [ ! -e /sys/class/net/eth0 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
+echo 8388608 >/proc/sys/net/core/rmem_max
+ip link set lo up; ip link set eth0 up; ip addr add 10.0.0.2/24 dev eth0
+i=0; until grep -q 1 /sys/class/net/eth0/carrier 2>/dev/null || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done
+echo "VHT LINK carrier=\$(cat /sys/class/net/eth0/carrier)"
+echo "VHT PING \$(ping -c 3 -W 5 10.0.0.1 | grep 'packets transmitted')"
+vhost_guest_udp send 10.0.0.1 5000 $count 200
+vhost_guest_udp recv 5001 $count 40
+echo "VHT UDP-MIB \$(grep Udp: /proc/net/snmp | tail -1)"
+echo "VHT DONE"
+poweroff -f
+EOF
+chmod +x "$irfs/init"
+(cd "$irfs" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$dir/initrd.gz")
+
+# ---- the namespace end ----
+in_ns ip addr add 10.0.0.1/24 dev "$TDX_A_PEER"
+# Local sockets leave the UDP checksum to the device (veth: never filled in); AF_XDP hands
+# the frame on as it is, so the guest would drop it. Checksums in software here.
+in_ns ethtool -K "$TDX_A_PEER" tx off >/dev/null 2>&1 || skip "cannot turn off veth Tx checksum offload"
+in_ns python3 - "$count" >"$dir/ns-rx.out" 2>&1 <<'PY' &
+import socket, struct, sys, time
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+s.bind(("10.0.0.1", 5000))
+s.settimeout(0.5)
+got, bad, end = 0, 0, time.time() + 110
+print("ready", flush=True)
+while got < n and time.time() < end:
+    try:
+        d = s.recv(4096)
+    except socket.timeout:
+        continue
+    seq = struct.unpack("!I", d[:4])[0]
+    want = d[:4] + bytes((seq * 7 + i) & 0xff for i in range(4, len(d)))
+    bad += d != want
+    got += 1
+print(f"ns got={got} bad={bad}", flush=True)
+PY
+pids+=($!)
+wait_for 10 grep -q ready "$dir/ns-rx.out" || { echo "FAIL: namespace receiver"; exit 1; }
+
+# ---- tide-fwd between the guest and the veth ----
+sock=$dir/vhost.sock
+TIDE_LOG_LEVEL=info "$fwd" --port "vhost:socket=$sock,role=server" \
+	--port "afxdp:dev=$TDX_A,mode=generic" --fwd io --duration 150 --stats-period 0 \
+	--json "$dir/fwd.json" >"$dir/fwd.log" 2>&1 &
+fwdpid=$!
+pids+=($fwdpid)
+wait_for 10 test -S "$sock" || { echo "FAIL: no vhost socket"; cat "$dir/fwd.log"; exit 1; }
+
+# ---- the guest ----
+timeout 140 qemu-system-x86_64 -accel tcg -cpu max -m 256 -smp 1 -display none -no-reboot \
+	-monitor none -serial "file:$dir/console.log" \
+	-object memory-backend-memfd,id=mem,size=256M,share=on -numa node,memdev=mem \
+	-chardev "socket,id=c0,path=$sock" -netdev vhost-user,id=n0,chardev=c0 \
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02,vectors=0 \
+	-kernel "$kernel" -initrd "$dir/initrd.gz" \
+	-append "console=ttyS0 quiet panic=-1" </dev/null >"$dir/qemu.out" 2>&1 &
+qpid=$!
+pids+=($qpid)
+
+# When the guest listens, send it COUNT datagrams from the namespace.
+if wait_for 120 grep -aq "VHT RECV-READY" "$dir/console.log"; then
+	in_ns python3 - "$count" <<'PY'
+import socket, struct, sys, time
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for seq in range(n):
+    d = struct.pack("!I", seq) + bytes((seq * 7 + i) & 0xff for i in range(4, 200))
+    s.sendto(d, ("10.0.0.2", 5001))
+    if seq % 32 == 31:
+        time.sleep(0.004)   # pacing: the guest runs on a software CPU
+PY
+fi
+wait "$qpid"
+qrc=$?
+wait_for 20 grep -q "ns got=" "$dir/ns-rx.out"
+kill -INT "$fwdpid"
+wait "$fwdpid"
+frc=$?
+
+grep -a "^VHT" "$dir/console.log"
+cat "$dir/ns-rx.out" | grep got
+grep -E "outstanding|^0 |^1 " "$dir/fwd.log"
+fail=0
+grep -aq "VHT LINK carrier=1" "$dir/console.log" || { echo "FAIL: guest link not up"; fail=1; }
+grep -aq "VHT PING 3 packets transmitted, 3 packets received" "$dir/console.log" ||
+	{ echo "FAIL: ping through tide-fwd"; fail=1; }
+grep -aq "VHT SEND sent=$count" "$dir/console.log" || { echo "FAIL: guest send"; fail=1; }
+grep -q "ns got=$count bad=0" "$dir/ns-rx.out" || { echo "FAIL: guest -> namespace stream"; fail=1; }
+grep -aq "VHT RECV got=$count bad=0" "$dir/console.log" || { echo "FAIL: namespace -> guest stream"; fail=1; }
+grep -q "buffers outstanding after stop: 0 " "$dir/fwd.log" || { echo "FAIL: tide-fwd buffers"; fail=1; }
+[ "$frc" -eq 0 ] || { echo "FAIL: tide-fwd exit $frc"; fail=1; }
+if [ $fail -ne 0 ]; then
+	echo "--- qemu ($qrc)"; tail -5 "$dir/qemu.out"; echo "--- console"; tail -30 "$dir/console.log"
+	echo "--- tide-fwd"; tail -30 "$dir/fwd.log"
+fi
+exit $fail

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A small vhost-user frontend for tests: guest memory in a memfd, a receive and a transmit
+ * vring laid out in it, the handshake message by message, and packets in and out. Each
+ * step can be bent by the test to break exactly one rule.
+ */
+#ifndef TIDE_TEST_VHOST_FRONT_H
+#define TIDE_TEST_VHOST_FRONT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../drivers/vhost/vhost_proto.h"
+
+#define FE_CHECK(c)                                                                                \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+#define FE_MEM	  (4u << 20)	/* guest memory */
+#define FE_GPA	  0x40000000ull /* where the guest sees it */
+#define FE_NUM	  256		/* vring size */
+#define FE_BUF	  2048		/* one packet buffer */
+#define FE_BUFS	  (64u << 10)	/* offset of the buffers */
+
+struct fe_vq {
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint64_t desc_off, avail_off, used_off;
+	uint16_t avail_idx, used_seen;
+	int kick, call;
+};
+
+struct fe {
+	int sock, memfd;
+	uint8_t *mem;
+	struct fe_vq vq[2]; /* 0: guest Rx (tide Tx), 1: guest Tx (tide Rx) */
+	uint64_t features;
+};
+
+static inline uint64_t fe_gpa(const struct fe *f, const void *p)
+{
+	return FE_GPA + (uint64_t)((const uint8_t *)p - f->mem);
+}
+
+static inline uint64_t fe_uva(const struct fe *f, uint64_t off)
+{
+	return (uint64_t)(uintptr_t)f->mem + off;
+}
+
+/* Buffer j of vring v. */
+static inline uint8_t *fe_buf(struct fe *f, unsigned v, unsigned j)
+{
+	return f->mem + FE_BUFS + ((size_t)v * FE_NUM + j) * FE_BUF;
+}
+
+static inline void fe_init(struct fe *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->memfd = memfd_create("fe-guest", MFD_CLOEXEC);
+	FE_CHECK(f->memfd >= 0 && ftruncate(f->memfd, FE_MEM) == 0);
+	f->mem = mmap(NULL, FE_MEM, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
+	FE_CHECK(f->mem != MAP_FAILED);
+	for (unsigned v = 0; v < 2; v++) {
+		struct fe_vq *q = &f->vq[v];
+
+		q->desc_off = v * 16384;
+		q->avail_off = q->desc_off + 4096;
+		q->used_off = q->desc_off + 8192;
+		q->desc = (struct vring_desc *)(f->mem + q->desc_off);
+		q->avail = (struct vring_avail *)(f->mem + q->avail_off);
+		q->used = (struct vring_used *)(f->mem + q->used_off);
+		q->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		q->call = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		FE_CHECK(q->kick >= 0 && q->call >= 0);
+	}
+	f->sock = -1;
+}
+
+static inline void fe_fini(struct fe *f)
+{
+	if (f->sock >= 0)
+		close(f->sock);
+	for (unsigned v = 0; v < 2; v++) {
+		close(f->vq[v].kick);
+		close(f->vq[v].call);
+	}
+	munmap(f->mem, FE_MEM);
+	close(f->memfd);
+}
+
+static inline void fe_connect(struct fe *f, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	f->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	FE_CHECK(f->sock >= 0);
+	FE_CHECK(connect(f->sock, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+}
+
+/* Send one message with a header claiming @size payload bytes, @len of them actually sent. */
+static inline void fe_send_raw(struct fe *f, uint32_t req, uint32_t flags, uint32_t size,
+			       const void *pl, size_t len, const int *fds, unsigned nfds)
+{
+	uint8_t buf[sizeof(struct vhost_user_hdr) + 512];
+	struct vhost_user_hdr h = {.request = req, .flags = flags, .size = size};
+	char cbuf[CMSG_SPACE(sizeof(int) * 16)];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(h) + len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	FE_CHECK(len <= 512);
+	memcpy(buf, &h, sizeof(h));
+	if (len)
+		memcpy(buf + sizeof(h), pl, len);
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	/* The backend may already have dropped us: a failed send is what the test checks. */
+	(void)!sendmsg(f->sock, &mh, MSG_NOSIGNAL);
+}
+
+static inline void fe_send(struct fe *f, uint32_t req, const void *pl, uint32_t size,
+			   const int *fds, unsigned nfds)
+{
+	fe_send_raw(f, req, VHOST_USER_VERSION, size, pl, size, fds, nfds);
+}
+
+static inline void fe_send_u64(struct fe *f, uint32_t req, uint64_t v)
+{
+	fe_send(f, req, &v, 8, NULL, 0);
+}
+
+static inline void fe_send_state(struct fe *f, uint32_t req, uint32_t idx, uint32_t num)
+{
+	struct vhost_user_state s = {idx, num};
+
+	fe_send(f, req, &s, sizeof(s), NULL, 0);
+}
+
+/* Read a reply of @size payload bytes into @out; returns 0, or -1 when the socket closed. */
+static inline int fe_reply(struct fe *f, void *out, uint32_t size)
+{
+	uint8_t buf[sizeof(struct vhost_user_hdr) + 64];
+	size_t have = 0, want = sizeof(struct vhost_user_hdr) + size;
+
+	while (have < want) {
+		ssize_t n = recv(f->sock, buf + have, want - have, 0);
+
+		if (n <= 0)
+			return -1;
+		have += (size_t)n;
+	}
+	memcpy(out, buf + sizeof(struct vhost_user_hdr), size);
+	return 0;
+}
+
+static inline struct vhost_user_region fe_region(const struct fe *f)
+{
+	struct vhost_user_region r = {.gpa = FE_GPA, .size = FE_MEM,
+				      .uva = (uint64_t)(uintptr_t)f->mem, .mmap_off = 0};
+	return r;
+}
+
+static inline void fe_mem_table(struct fe *f, const struct vhost_user_region *r, unsigned n,
+				const int *fds, unsigned nfds)
+{
+	struct vhost_user_mem m = {.nregions = n};
+
+	memcpy(m.r, r, n * sizeof(*r));
+	fe_send(f, VHOST_USER_SET_MEM_TABLE, &m, 8 + n * (uint32_t)sizeof(*r), fds, nfds);
+}
+
+static inline void fe_vring(struct fe *f, unsigned v)
+{
+	struct fe_vq *q = &f->vq[v];
+	struct vhost_user_addr a = {.index = v, .desc = fe_uva(f, q->desc_off),
+				    .used = fe_uva(f, q->used_off), .avail = fe_uva(f, q->avail_off)};
+	uint64_t u = v;
+
+	fe_send_state(f, VHOST_USER_SET_VRING_NUM, v, FE_NUM);
+	fe_send_state(f, VHOST_USER_SET_VRING_BASE, v, 0);
+	fe_send(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
+	fe_send(f, VHOST_USER_SET_VRING_KICK, &u, 8, &q->kick, 1);
+	fe_send(f, VHOST_USER_SET_VRING_CALL, &u, 8, &q->call, 1);
+	fe_send_state(f, VHOST_USER_SET_VRING_ENABLE, v, 1);
+}
+
+/* ---- guest side of the rings ---- */
+
+/* Guest Tx: one packet of @len bytes (after a zero header of @hdr bytes) in buffer slot j. */
+static inline void fe_tx_post(struct fe *f, unsigned j, const uint8_t *pkt, uint32_t len,
+			      unsigned hdr)
+{
+	struct fe_vq *q = &f->vq[1];
+	uint8_t *b = fe_buf(f, 1, j);
+
+	memset(b, 0, hdr);
+	memcpy(b + hdr, pkt, len);
+	q->desc[j].addr = fe_gpa(f, b);
+	q->desc[j].len = hdr + len;
+	q->desc[j].flags = 0;
+	q->desc[j].next = 0;
+	q->avail->ring[q->avail_idx % FE_NUM] = (uint16_t)j;
+	__atomic_store_n(&q->avail->idx, ++q->avail_idx, __ATOMIC_RELEASE);
+}
+
+/* Guest Rx: post @n empty buffers of FE_BUF bytes from slot 0. */
+static inline void fe_rx_post(struct fe *f, unsigned n)
+{
+	struct fe_vq *q = &f->vq[0];
+
+	for (unsigned j = 0; j < n; j++) {
+		q->desc[j].addr = fe_gpa(f, fe_buf(f, 0, j));
+		q->desc[j].len = FE_BUF;
+		q->desc[j].flags = VRING_DESC_F_WRITE;
+		q->avail->ring[q->avail_idx % FE_NUM] = (uint16_t)j;
+		q->avail_idx++;
+	}
+	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+}
+
+#endif

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost_guest_udp: the guest side of the QEMU test (built static, runs as a tool of the
+ * test's initramfs). A counted UDP stream through ordinary sockets, so that the guest's
+ * whole stack and its virtio_net driver carry it.
+ *
+ *   vhost_guest_udp send IP PORT COUNT SIZE    send COUNT datagrams of SIZE bytes, each
+ *                                              starting with its sequence number, paced
+ *   vhost_guest_udp recv PORT COUNT SECONDS    count datagrams until COUNT arrived or
+ *                                              SECONDS passed; check each payload
+ *
+ * Prints "VHT SEND sent=N" or "VHT RECV got=N bad=B". Payload byte i of datagram s is
+ * (s * 7 + i) & 0xff after the 4-byte sequence number (network order).
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void fill(uint8_t *b, uint32_t seq, unsigned size)
+{
+	uint32_t n = htonl(seq);
+
+	memcpy(b, &n, 4);
+	for (unsigned i = 4; i < size; i++)
+		b[i] = (uint8_t)(seq * 7 + i);
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t buf[2048], want[2048];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), big = 4 << 20;
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+
+	if (argc < 5 || fd < 0) {
+		fprintf(stderr, "usage: vhost_guest_udp send IP PORT COUNT SIZE | recv PORT COUNT SECONDS\n");
+		return 2;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	if (strcmp(argv[1], "send") == 0 && argc == 6) {
+		unsigned count = (unsigned)atoi(argv[4]), size = (unsigned)atoi(argv[5]), sent = 0;
+
+		if (size < 4 || size > sizeof(buf))
+			return 2;
+		sa.sin_port = htons((uint16_t)atoi(argv[3]));
+		inet_pton(AF_INET, argv[2], &sa.sin_addr);
+		for (uint32_t s = 0; s < count; s++) {
+			fill(buf, s, size);
+			if (sendto(fd, buf, size, 0, (struct sockaddr *)&sa, sizeof(sa)) == (ssize_t)size)
+				sent++;
+			if (s % 32 == 31)
+				usleep(2000); /* pacing: the receiver is a script */
+		}
+		printf("VHT SEND sent=%u\n", sent);
+		return 0;
+	}
+	if (strcmp(argv[1], "recv") == 0) {
+		unsigned count = (unsigned)atoi(argv[3]), got = 0, bad = 0;
+		double end = now() + atof(argv[4]);
+
+		sa.sin_port = htons((uint16_t)atoi(argv[2]));
+		sa.sin_addr.s_addr = htonl(INADDR_ANY);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			perror("bind");
+			return 1;
+		}
+		printf("VHT RECV-READY\n");
+		fflush(stdout);
+		while (got < count && now() < end) {
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			ssize_t n;
+			uint32_t seq;
+
+			if (poll(&p, 1, 200) <= 0)
+				continue;
+			n = recv(fd, buf, sizeof(buf), 0);
+			if (n < 4)
+				continue;
+			memcpy(&seq, buf, 4);
+			fill(want, ntohl(seq), (unsigned)n);
+			bad += memcmp(buf, want, (size_t)n) != 0;
+			got++;
+		}
+		printf("VHT RECV got=%u bad=%u\n", got, bad);
+		return 0;
+	}
+	return 2;
+}
