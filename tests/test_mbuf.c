@@ -174,6 +174,59 @@ static void test_free_bulk_mixed(void **state)
 	tide_pool_free(pb);
 }
 
+/*
+ * tide_mbuf_free_bulk puts a burst back in one go when every packet is already in the pool
+ * state. One packet that is not (shared, chained, from another pool, NULL), at the front, in
+ * the middle or at the end, must send the whole burst the careful way: nothing leaks, no
+ * shared buffer is freed early, no buffer lands in the wrong pool.
+ */
+static void test_free_bulk_fast_check(void **state)
+{
+	enum { N = 32, PLAIN, SHARED, CHAINED, FOREIGN, NUL };
+	static const unsigned kinds[] = {PLAIN, SHARED, CHAINED, FOREIGN, NUL};
+	static const unsigned at[] = {0, N / 2, N - 1};
+	struct tide_pool *pa, *pb;
+	struct tide_mbuf *m[N], *odd;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("fa", 128, 32, 0, NULL, &pa), 0);
+	assert_int_equal(tide_pktpool_create("fb", 16, 0, 0, NULL, &pb), 0);
+	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (unsigned a = 0; a < sizeof(at) / sizeof(at[0]); a++) {
+			assert_int_equal(tide_mbuf_alloc_bulk(pa, m, N), 0);
+			odd = m[at[a]];
+			switch (kinds[k]) {
+			case SHARED:
+				tide_mbuf_refcnt_update(odd, 1);
+				break;
+			case CHAINED:
+				assert_int_equal(tide_mbuf_chain(odd, make_chain(pa, 1, 10)), 0);
+				break;
+			case FOREIGN:
+				tide_mbuf_free(odd);
+				odd = m[at[a]] = tide_mbuf_alloc(pb);
+				assert_non_null(odd);
+				break;
+			case NUL:
+				tide_mbuf_free(odd);
+				m[at[a]] = NULL;
+				break;
+			}
+			tide_mbuf_free_bulk(m, N);
+			if (kinds[k] == SHARED) {
+				/* One reference dropped, the buffer still out. */
+				assert_int_equal(tide_pool_in_use(pa), 1);
+				assert_int_equal(tide_mbuf_refcnt_read(odd), 1);
+				tide_mbuf_free(odd);
+			}
+			assert_pool_full(pa);
+			assert_pool_full(pb);
+		}
+	}
+	tide_pool_free(pa);
+	tide_pool_free(pb);
+}
+
 static void test_data_helpers_bounds(void **state)
 {
 	struct tide_pool *p;
@@ -212,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_refcnt),
 		cmocka_unit_test(test_chain_free_and_linearize),
 		cmocka_unit_test(test_free_bulk_mixed),
+		cmocka_unit_test(test_free_bulk_fast_check),
 		cmocka_unit_test(test_data_helpers_bounds),
 	};
 

@@ -68,6 +68,15 @@ _Static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf,
 	       "nb_segs follows refcnt");
 #endif
 
+/* refcnt and nb_segs read as one word (pinned together above); the pool state has both 1.
+ * Internal to the fast paths (tide_mbuf_free_bulk, the Tx release). */
+#define TIDE_MBUF_REFCNT_SEGS_ONE (1u | 1u << 16)
+
+static inline uint32_t tide_mbuf__refcnt_segs(const struct tide_mbuf *m)
+{
+	return __atomic_load_n((const uint32_t *)(const void *)&m->refcnt, __ATOMIC_RELAXED);
+}
+
 /* Optional settings of tide_pktpool_create(); set sz = sizeof(struct tide_pktpool_opts). */
 struct tide_pktpool_opts {
 	size_t sz;
