@@ -172,6 +172,50 @@ static void test_null_empty_packets(void **state)
 	assert_pool_full(pool);
 }
 
+/* Every received packet starts with a fresh header, whatever the buffer's last user left. */
+static void test_null_rx_fresh_header(void **state)
+{
+	struct tide_mbuf *pkts[32];
+	struct tide_port *p, *first;
+	uint16_t buf_len;
+
+	(void)state;
+	/* Not the first port: its id is not 0, so a missing port id shows. */
+	assert_int_equal(tide_port_open("null", &first), 0);
+	p = port_up("null:size=100", 1, 0, 64, NULL, true);
+	assert_int_not_equal(tide_port_rxq(p, 0)->port->id, 0);
+	for (unsigned round = 0; round < 2; round++) {
+		assert_int_equal(tide_rx_burst(tide_port_rxq(p, 0), pkts, 32), 32);
+		for (unsigned i = 0; i < 32; i++) {
+			struct tide_mbuf *m = pkts[i];
+
+			assert_int_equal(m->pkt_len, 100);
+			assert_int_equal(m->data_len, 100);
+			assert_int_equal(m->data_off, tide_pktpool_headroom(pool));
+			assert_int_equal(m->port, tide_port_rxq(p, 0)->port->id);
+			assert_int_equal(tide_mbuf_refcnt_read(m), 1);
+			assert_int_equal(m->nb_segs, 1);
+			assert_null(m->next);
+			assert_int_equal(m->ol_flags, 0);
+			assert_int_equal(m->rss_hash, 0);
+			assert_int_equal(m->packet_type, 0);
+			assert_ptr_equal(m->pool, pool);
+			buf_len = (uint16_t)(tide_pktpool_headroom(pool) + tide_pktpool_data_room(pool));
+			assert_int_equal(m->buf_len, buf_len);
+			/* Leave marks for the next round to find cleared. */
+			m->ol_flags = TIDE_MBUF_F_RX_RSS_HASH;
+			m->rss_hash = 0xdeadbeef;
+			m->packet_type = 7;
+			m->port = 999;
+			assert_non_null(tide_mbuf_adj(m, 10));
+		}
+		tide_mbuf_free_bulk(pkts, 32);
+	}
+	tide_port_close(p);
+	tide_port_close(first);
+	assert_pool_full(pool);
+}
+
 static void test_null_txfree_modes(void **state)
 {
 	struct tide_mbuf *pkts[32];
@@ -802,6 +846,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_rx_tx),
 		cmocka_unit_test(test_null_empty_packets),
+		cmocka_unit_test(test_null_rx_fresh_header),
 		cmocka_unit_test(test_null_txfree_modes),
 		cmocka_unit_test(test_null_tx_never_refuses),
 		cmocka_unit_test(test_null_nombuf),

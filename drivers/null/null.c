@@ -39,7 +39,7 @@ struct null_port {
 struct null_rxq {
 	struct tide_rxq pub; /* first: the handle */
 	struct tide_pool *pool;
-	uint16_t headroom;
+	struct tide_mbuf__rx_tmpl tmpl; /* every packet's header, second half */
 	uint16_t size;
 	const uint8_t *frame;
 };
@@ -55,7 +55,8 @@ static inline __attribute__((always_inline)) uint16_t
 rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool fill)
 {
 	struct null_rxq *q = (struct null_rxq *)pub;
-	const uint16_t port = (uint16_t)pub->port->id;
+	/* In a local: the stores below could alias q under -fno-strict-aliasing. */
+	const struct tide_mbuf__rx_tmpl tmpl = q->tmpl;
 
 	if (n == 0)
 		return 0;
@@ -66,14 +67,8 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool f
 	for (uint16_t i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 
-		/* Pool state already has next == NULL, nb_segs == 1, refcnt == 1. */
-		m->data_off = q->headroom;
-		m->data_len = q->size;
-		m->pkt_len = q->size;
-		m->port = port;
-		m->ol_flags = 0;
-		m->rss_hash = 0;
-		m->packet_type = 0;
+		/* The first half (buf_addr, iova, pool, next == NULL) is the pool state. */
+		tide_mbuf__rx_tmpl_write(m, &tmpl);
 		if (fill)
 			memcpy(tide_mbuf_mtod(m, void *), q->frame, q->size);
 	}
@@ -135,7 +130,7 @@ static int null_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	if (q == NULL)
 		return -ENOMEM;
 	q->pool = pool;
-	q->headroom = (uint16_t)tide_pktpool_headroom(pool);
+	tide_mbuf__rx_tmpl_init(&q->tmpl, pool, (uint16_t)p->id, (uint16_t)np->size);
 	q->size = (uint16_t)np->size;
 	q->frame = np->frame;
 	/* No refill ring: buffers come straight from the pool, so nothing to recycle into. */

@@ -68,6 +68,53 @@ _Static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf,
 	       "nb_segs follows refcnt");
 #endif
 
+/*
+ * The second half of the header, pkt_len to packet_type (32 bytes), as a receive path writes
+ * it: a driver fills one of these at queue setup (tide_mbuf__rx_tmpl_init) and copies it
+ * into every fresh mbuf with two 16-byte stores instead of seven narrow ones. Internal to
+ * the drivers.
+ */
+struct tide_mbuf__rx_tmpl {
+	uint32_t pkt_len;
+	uint16_t data_len, data_off, refcnt, nb_segs, buf_len, port;
+	uint64_t ol_flags;
+	uint32_t rss_hash, packet_type;
+};
+
+#define TIDE_MBUF__RX_TMPL_OFF offsetof(struct tide_mbuf, pkt_len)
+#ifdef __cplusplus
+static_assert(sizeof(struct tide_mbuf__rx_tmpl) == 64 - TIDE_MBUF__RX_TMPL_OFF, "template size");
+static_assert(offsetof(struct tide_mbuf, packet_type) - TIDE_MBUF__RX_TMPL_OFF ==
+		      offsetof(struct tide_mbuf__rx_tmpl, packet_type), "template layout");
+#else
+_Static_assert(sizeof(struct tide_mbuf__rx_tmpl) == 64 - TIDE_MBUF__RX_TMPL_OFF, "template size");
+_Static_assert(offsetof(struct tide_mbuf, packet_type) - TIDE_MBUF__RX_TMPL_OFF ==
+		       offsetof(struct tide_mbuf__rx_tmpl, packet_type), "template layout");
+#endif
+
+/*
+ * A fresh single-segment packet of @len bytes from @p, received on @port: the pool state
+ * (refcnt 1, one segment, the pool's buffer length) with the pool's headroom, no offloads.
+ */
+static inline void tide_mbuf__rx_tmpl_init(struct tide_mbuf__rx_tmpl *t, const struct tide_pool *p,
+					   uint16_t port, uint16_t len)
+{
+	memset(t, 0, sizeof(*t));
+	t->pkt_len = len;
+	t->data_len = len;
+	t->data_off = (uint16_t)p->mbuf_headroom;
+	t->refcnt = 1;
+	t->nb_segs = 1;
+	t->buf_len = (uint16_t)(p->elt_size - sizeof(struct tide_mbuf));
+	t->port = port;
+}
+
+/* Write the template into @m (which must be fresh from the template's pool). */
+static inline void tide_mbuf__rx_tmpl_write(struct tide_mbuf *m, const struct tide_mbuf__rx_tmpl *t)
+{
+	memcpy((char *)m + TIDE_MBUF__RX_TMPL_OFF, t, sizeof(*t));
+}
+
 /* refcnt and nb_segs read as one word (pinned together above); the pool state has both 1.
  * Internal to the fast paths (tide_mbuf_free_bulk, the Tx release). */
 #define TIDE_MBUF_REFCNT_SEGS_ONE (1u | 1u << 16)
