@@ -222,9 +222,12 @@ static void test_null_txfree_modes(void **state)
 	struct tide_port_stats st;
 
 	(void)state;
-	for (unsigned f = 0; f < sizeof(all_txfree) / sizeof(all_txfree[0]); f++) {
-		struct tide_txq_conf c = txconf(all_txfree[f]);
-		struct tide_port *p = port_up("null:size=64,queues=2", 2, 2, 128, &c, true);
+	for (unsigned f = 0; f < 2 * sizeof(all_txfree) / sizeof(all_txfree[0]); f++) {
+		struct tide_txq_conf c = txconf(all_txfree[f / 2]);
+		/* tx=free releases every burst at once; tx=ring holds them in the engine. */
+		struct tide_port *p = port_up(f & 1 ? "null:size=64,queues=2,tx=ring"
+						     : "null:size=64,queues=2,tx=free",
+					      2, 2, 128, &c, true);
 		unsigned sent = 0, held;
 
 		for (unsigned b = 0; b < 50; b++) {
@@ -240,6 +243,10 @@ static void test_null_txfree_modes(void **state)
 		/* Whatever the queues still hold, done_cleanup gives back while running. */
 		held = tide_pool_in_use(pool);
 		assert_int_equal(st.tx_released + held, sent);
+		if (f & 1)
+			assert_true(held > 0);
+		else
+			assert_int_equal(held, 0);
 		assert_int_equal(tide_txq_done_cleanup(tide_port_txq(p, 0), 0) +
 					 tide_txq_done_cleanup(tide_port_txq(p, 1), 0),
 				 held);
@@ -253,7 +260,7 @@ static void test_null_txfree_modes(void **state)
 static void test_null_tx_never_refuses(void **state)
 {
 	struct tide_mbuf *pkts[64];
-	struct tide_port *p = port_up("null", 1, 1, 64, NULL, true);
+	struct tide_port *p = port_up("null:tx=ring", 1, 1, 64, NULL, true);
 
 	(void)state;
 	for (unsigned b = 0; b < 20; b++) {
@@ -302,6 +309,7 @@ static void test_null_bad_config(void **state)
 	bad_spec("null:queues=0");
 	bad_spec("null:queues=17");
 	bad_spec("null:fill=maybe");
+	bad_spec("null:tx=later");
 	bad_spec("null:sz=64");
 	assert_int_equal(tide_port_open("null:queues=4", &p), 0);
 	assert_int_equal(tide_port_configure(p, 5, 1), -EINVAL);
