@@ -184,7 +184,10 @@ static void test_free_bulk_fast_check(void **state)
 {
 	enum { N = 32, PLAIN, SHARED, CHAINED, FOREIGN, NUL };
 	static const unsigned kinds[] = {PLAIN, SHARED, CHAINED, FOREIGN, NUL};
-	static const unsigned at[] = {0, N / 2, N - 1};
+	/* 32 packets (checked four at a time) and 31 (three more one by one). */
+	static const struct {
+		unsigned n, at;
+	} cases[] = {{N, 0}, {N, N / 2}, {N, N - 1}, {N - 1, 0}, {N - 1, N / 2}, {N - 1, N - 2}};
 	struct tide_pool *pa, *pb;
 	struct tide_mbuf *m[N], *odd;
 
@@ -192,9 +195,11 @@ static void test_free_bulk_fast_check(void **state)
 	assert_int_equal(tide_pktpool_create("fa", 128, 32, 0, NULL, &pa), 0);
 	assert_int_equal(tide_pktpool_create("fb", 16, 0, 0, NULL, &pb), 0);
 	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		for (unsigned a = 0; a < sizeof(at) / sizeof(at[0]); a++) {
-			assert_int_equal(tide_mbuf_alloc_bulk(pa, m, N), 0);
-			odd = m[at[a]];
+		for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			unsigned n = cases[c].n, at = cases[c].at;
+
+			assert_int_equal(tide_mbuf_alloc_bulk(pa, m, n), 0);
+			odd = m[at];
 			switch (kinds[k]) {
 			case SHARED:
 				tide_mbuf_refcnt_update(odd, 1);
@@ -204,15 +209,15 @@ static void test_free_bulk_fast_check(void **state)
 				break;
 			case FOREIGN:
 				tide_mbuf_free(odd);
-				odd = m[at[a]] = tide_mbuf_alloc(pb);
+				odd = m[at] = tide_mbuf_alloc(pb);
 				assert_non_null(odd);
 				break;
 			case NUL:
 				tide_mbuf_free(odd);
-				m[at[a]] = NULL;
+				m[at] = NULL;
 				break;
 			}
-			tide_mbuf_free_bulk(m, N);
+			tide_mbuf_free_bulk(m, n);
 			if (kinds[k] == SHARED) {
 				/* One reference dropped, the buffer still out. */
 				assert_int_equal(tide_pool_in_use(pa), 1);
