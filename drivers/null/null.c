@@ -59,8 +59,8 @@ static inline __attribute__((always_inline)) uint16_t
 rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool fill)
 {
 	struct null_rxq *q = (struct null_rxq *)pub;
-	/* In a local: the stores below could alias q under -fno-strict-aliasing. */
-	const struct tide_mbuf__rx_tmpl tmpl = q->tmpl;
+	/* In registers: the stores below could alias q under -fno-strict-aliasing. */
+	const struct tide_mbuf__rx_regs tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
 
 	if (n == 0)
 		return 0;
@@ -72,7 +72,7 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool f
 		struct tide_mbuf *m = pkts[i];
 
 		/* The first half (buf_addr, iova, pool, next == NULL) is the pool state. */
-		tide_mbuf__rx_tmpl_write(m, &tmpl);
+		tide_mbuf__rx_tmpl_write(m, tmpl);
 		if (fill)
 			memcpy(tide_mbuf_mtod(m, void *), q->frame, q->size);
 	}

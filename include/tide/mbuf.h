@@ -79,18 +79,30 @@ struct tide_mbuf__rx_tmpl {
 	uint16_t data_len, data_off, refcnt, nb_segs, buf_len, port;
 	uint64_t ol_flags;
 	uint32_t rss_hash, packet_type;
-};
+} __attribute__((aligned(16)));
 
 #define TIDE_MBUF__RX_TMPL_OFF offsetof(struct tide_mbuf, pkt_len)
 #ifdef __cplusplus
 static_assert(sizeof(struct tide_mbuf__rx_tmpl) == 64 - TIDE_MBUF__RX_TMPL_OFF, "template size");
+static_assert(TIDE_MBUF__RX_TMPL_OFF % 16 == 0, "template half is 16-byte aligned");
 static_assert(offsetof(struct tide_mbuf, packet_type) - TIDE_MBUF__RX_TMPL_OFF ==
 		      offsetof(struct tide_mbuf__rx_tmpl, packet_type), "template layout");
 #else
 _Static_assert(sizeof(struct tide_mbuf__rx_tmpl) == 64 - TIDE_MBUF__RX_TMPL_OFF, "template size");
+_Static_assert(TIDE_MBUF__RX_TMPL_OFF % 16 == 0, "template half is 16-byte aligned");
 _Static_assert(offsetof(struct tide_mbuf, packet_type) - TIDE_MBUF__RX_TMPL_OFF ==
 		       offsetof(struct tide_mbuf__rx_tmpl, packet_type), "template layout");
 #endif
+
+/*
+ * The template as two 16-byte values a driver holds in registers across its Rx loop (GCC
+ * and clang vector types: one vector store each on any target that has them).
+ */
+typedef long long tide_mbuf__v16 __attribute__((vector_size(16), may_alias));
+
+struct tide_mbuf__rx_regs {
+	tide_mbuf__v16 lo, hi;
+};
 
 /*
  * A fresh single-segment packet of @len bytes from @p, received on @port: the pool state
@@ -109,10 +121,21 @@ static inline void tide_mbuf__rx_tmpl_init(struct tide_mbuf__rx_tmpl *t, const s
 	t->port = port;
 }
 
-/* Write the template into @m (which must be fresh from the template's pool). */
-static inline void tide_mbuf__rx_tmpl_write(struct tide_mbuf *m, const struct tide_mbuf__rx_tmpl *t)
+static inline struct tide_mbuf__rx_regs tide_mbuf__rx_tmpl_load(const struct tide_mbuf__rx_tmpl *t)
 {
-	memcpy((char *)m + TIDE_MBUF__RX_TMPL_OFF, t, sizeof(*t));
+	const tide_mbuf__v16 *v = (const tide_mbuf__v16 *)(const void *)t;
+	struct tide_mbuf__rx_regs r = {v[0], v[1]};
+
+	return r;
+}
+
+/* Write the template into @m (which must be fresh from the template's pool). */
+static inline void tide_mbuf__rx_tmpl_write(struct tide_mbuf *m, struct tide_mbuf__rx_regs r)
+{
+	tide_mbuf__v16 *d = (tide_mbuf__v16 *)(void *)((char *)m + TIDE_MBUF__RX_TMPL_OFF);
+
+	d[0] = r.lo;
+	d[1] = r.hi;
 }
 
 /* refcnt and nb_segs read as one word (pinned together above); the pool state has both 1.
