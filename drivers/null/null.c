@@ -97,8 +97,12 @@ static uint16_t tx_free(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t 
 {
 	struct null_txq *q = (struct null_txq *)pub;
 	uint64_t bytes = 0;
+	uint16_t i = 0;
 
-	for (uint16_t i = 0; i < n; i++)
+	for (; i + 4 <= n; i += 4) /* four at a time: one loop test per four packets */
+		bytes += (uint64_t)pkts[i]->pkt_len + pkts[i + 1]->pkt_len + pkts[i + 2]->pkt_len +
+			 pkts[i + 3]->pkt_len;
+	for (; i < n; i++) /* the last n % 4 */
 		bytes += pkts[i]->pkt_len;
 	tide_stat_burst(&pub->stats, n, bytes);
 	txc_release_burst(&q->txc, pkts, n);
