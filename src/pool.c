@@ -136,6 +136,7 @@ int tide_pool_create(const char *name, unsigned n, unsigned elt_size, unsigned c
 			o.obj_init(p, obj, i, o.obj_init_arg);
 		tide_ring_enqueue_bulk(p->ring, &obj, 1, NULL);
 	}
+	p->fast_max = p->debug_state ? 0 : cache_size;
 	TIDE_LOG_DEBUG_("pool", "%s: %u x %u bytes, cache %u%s", name, n, elt_size, cache_size,
 			p->debug_state ? ", debug tracking" : "");
 	*out = p;

@@ -135,11 +135,14 @@ static void test_null_rx_tx(void **state)
 		}
 		assert_int_equal(tide_tx_burst(tide_port_txq(p, 0), pkts, 32), 32);
 	}
+	/* A burst that is not a multiple of four (Tx sums the bytes four at a time). */
+	assert_int_equal(tide_rx_burst(tide_port_rxq(p, 0), pkts, 7), 7);
+	assert_int_equal(tide_tx_burst(tide_port_txq(p, 0), pkts, 7), 7);
 	tide_port_stats_get(p, &st);
-	assert_int_equal(st.ipackets, 3200);
-	assert_int_equal(st.ibytes, 3200 * 60);
-	assert_int_equal(st.opackets, 3200);
-	assert_int_equal(st.obytes, 3200 * 60);
+	assert_int_equal(st.ipackets, 3207);
+	assert_int_equal(st.ibytes, 3207 * 60);
+	assert_int_equal(st.opackets, 3207);
+	assert_int_equal(st.obytes, 3207 * 60);
 	assert_int_equal(st.rx_nombuf, 0);
 	assert_int_equal(st.oerrors, 0);
 	assert_true(st.tx_released > 0);
@@ -172,15 +175,62 @@ static void test_null_empty_packets(void **state)
 	assert_pool_full(pool);
 }
 
+/* Every received packet starts with a fresh header, whatever the buffer's last user left. */
+static void test_null_rx_fresh_header(void **state)
+{
+	struct tide_mbuf *pkts[32];
+	struct tide_port *p, *first;
+	uint16_t buf_len;
+
+	(void)state;
+	/* Not the first port: its id is not 0, so a missing port id shows. */
+	assert_int_equal(tide_port_open("null", &first), 0);
+	p = port_up("null:size=100", 1, 0, 64, NULL, true);
+	assert_int_not_equal(tide_port_rxq(p, 0)->port->id, 0);
+	for (unsigned round = 0; round < 2; round++) {
+		assert_int_equal(tide_rx_burst(tide_port_rxq(p, 0), pkts, 32), 32);
+		for (unsigned i = 0; i < 32; i++) {
+			struct tide_mbuf *m = pkts[i];
+
+			assert_int_equal(m->pkt_len, 100);
+			assert_int_equal(m->data_len, 100);
+			assert_int_equal(m->data_off, tide_pktpool_headroom(pool));
+			assert_int_equal(m->port, tide_port_rxq(p, 0)->port->id);
+			assert_int_equal(tide_mbuf_refcnt_read(m), 1);
+			assert_int_equal(m->nb_segs, 1);
+			assert_null(m->next);
+			assert_int_equal(m->ol_flags, 0);
+			assert_int_equal(m->rss_hash, 0);
+			assert_int_equal(m->packet_type, 0);
+			assert_ptr_equal(m->pool, pool);
+			buf_len = (uint16_t)(tide_pktpool_headroom(pool) + tide_pktpool_data_room(pool));
+			assert_int_equal(m->buf_len, buf_len);
+			/* Leave marks for the next round to find cleared. */
+			m->ol_flags = TIDE_MBUF_F_RX_RSS_HASH;
+			m->rss_hash = 0xdeadbeef;
+			m->packet_type = 7;
+			m->port = 999;
+			assert_non_null(tide_mbuf_adj(m, 10));
+		}
+		tide_mbuf_free_bulk(pkts, 32);
+	}
+	tide_port_close(p);
+	tide_port_close(first);
+	assert_pool_full(pool);
+}
+
 static void test_null_txfree_modes(void **state)
 {
 	struct tide_mbuf *pkts[32];
 	struct tide_port_stats st;
 
 	(void)state;
-	for (unsigned f = 0; f < sizeof(all_txfree) / sizeof(all_txfree[0]); f++) {
-		struct tide_txq_conf c = txconf(all_txfree[f]);
-		struct tide_port *p = port_up("null:size=64,queues=2", 2, 2, 128, &c, true);
+	for (unsigned f = 0; f < 2 * sizeof(all_txfree) / sizeof(all_txfree[0]); f++) {
+		struct tide_txq_conf c = txconf(all_txfree[f / 2]);
+		/* tx=free releases every burst at once; tx=ring holds them in the engine. */
+		struct tide_port *p = port_up(f & 1 ? "null:size=64,queues=2,tx=ring"
+						     : "null:size=64,queues=2,tx=free",
+					      2, 2, 128, &c, true);
 		unsigned sent = 0, held;
 
 		for (unsigned b = 0; b < 50; b++) {
@@ -196,6 +246,10 @@ static void test_null_txfree_modes(void **state)
 		/* Whatever the queues still hold, done_cleanup gives back while running. */
 		held = tide_pool_in_use(pool);
 		assert_int_equal(st.tx_released + held, sent);
+		if (f & 1)
+			assert_true(held > 0);
+		else
+			assert_int_equal(held, 0);
 		assert_int_equal(tide_txq_done_cleanup(tide_port_txq(p, 0), 0) +
 					 tide_txq_done_cleanup(tide_port_txq(p, 1), 0),
 				 held);
@@ -209,7 +263,7 @@ static void test_null_txfree_modes(void **state)
 static void test_null_tx_never_refuses(void **state)
 {
 	struct tide_mbuf *pkts[64];
-	struct tide_port *p = port_up("null", 1, 1, 64, NULL, true);
+	struct tide_port *p = port_up("null:tx=ring", 1, 1, 64, NULL, true);
 
 	(void)state;
 	for (unsigned b = 0; b < 20; b++) {
@@ -258,6 +312,7 @@ static void test_null_bad_config(void **state)
 	bad_spec("null:queues=0");
 	bad_spec("null:queues=17");
 	bad_spec("null:fill=maybe");
+	bad_spec("null:tx=later");
 	bad_spec("null:sz=64");
 	assert_int_equal(tide_port_open("null:queues=4", &p), 0);
 	assert_int_equal(tide_port_configure(p, 5, 1), -EINVAL);
@@ -820,6 +875,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest core_tests[] = {
 		cmocka_unit_test(test_null_rx_tx),
 		cmocka_unit_test(test_null_empty_packets),
+		cmocka_unit_test(test_null_rx_fresh_header),
 		cmocka_unit_test(test_null_txfree_modes),
 		cmocka_unit_test(test_null_tx_never_refuses),
 		cmocka_unit_test(test_null_nombuf),

@@ -228,6 +228,64 @@ static void test_free_bulk_mixed(void **state)
 	tide_pool_free(pb);
 }
 
+/*
+ * tide_mbuf_free_bulk puts a burst back in one go when every packet is already in the pool
+ * state. One packet that is not (shared, chained, from another pool, NULL), at the front, in
+ * the middle or at the end, must send the whole burst the careful way: nothing leaks, no
+ * shared buffer is freed early, no buffer lands in the wrong pool.
+ */
+static void test_free_bulk_fast_check(void **state)
+{
+	enum { N = 32, PLAIN, SHARED, CHAINED, FOREIGN, NUL };
+	static const unsigned kinds[] = {PLAIN, SHARED, CHAINED, FOREIGN, NUL};
+	/* 32 packets (checked four at a time) and 31 (three more one by one). */
+	static const struct {
+		unsigned n, at;
+	} cases[] = {{N, 0}, {N, N / 2}, {N, N - 1}, {N - 1, 0}, {N - 1, N / 2}, {N - 1, N - 2}};
+	struct tide_pool *pa, *pb;
+	struct tide_mbuf *m[N], *odd;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("fa", 128, 32, 0, NULL, &pa), 0);
+	assert_int_equal(tide_pktpool_create("fb", 16, 0, 0, NULL, &pb), 0);
+	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			unsigned n = cases[c].n, at = cases[c].at;
+
+			assert_int_equal(tide_mbuf_alloc_bulk(pa, m, n), 0);
+			odd = m[at];
+			switch (kinds[k]) {
+			case SHARED:
+				tide_mbuf_refcnt_update(odd, 1);
+				break;
+			case CHAINED:
+				assert_int_equal(tide_mbuf_chain(odd, make_chain(pa, 1, 10)), 0);
+				break;
+			case FOREIGN:
+				tide_mbuf_free(odd);
+				odd = m[at] = tide_mbuf_alloc(pb);
+				assert_non_null(odd);
+				break;
+			case NUL:
+				tide_mbuf_free(odd);
+				m[at] = NULL;
+				break;
+			}
+			tide_mbuf_free_bulk(m, n);
+			if (kinds[k] == SHARED) {
+				/* One reference dropped, the buffer still out. */
+				assert_int_equal(tide_pool_in_use(pa), 1);
+				assert_int_equal(tide_mbuf_refcnt_read(odd), 1);
+				tide_mbuf_free(odd);
+			}
+			assert_pool_full(pa);
+			assert_pool_full(pb);
+		}
+	}
+	tide_pool_free(pa);
+	tide_pool_free(pb);
+}
+
 static void test_data_helpers_bounds(void **state)
 {
 	struct tide_pool *p;
@@ -267,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_chain_free_and_linearize),
 		cmocka_unit_test(test_chain_limits),
 		cmocka_unit_test(test_free_bulk_mixed),
+		cmocka_unit_test(test_free_bulk_fast_check),
 		cmocka_unit_test(test_data_helpers_bounds),
 	};
 

@@ -3,18 +3,21 @@
  * null driver: no device at all, so what a burst costs here is the cost of the burst API,
  * the pool and the Tx release path alone (the counterpart of DPDK's net_null).
  *
- * Spec: null:size=64,queues=1,fill=no
+ * Spec: null:size=64,queues=1,fill=no,tx=free
  *   size    bytes per received packet (0..65535; 0 = empty packets); checked against the
  *           pool's data room at Rx queue setup
  *   queues  Rx and Tx queues the port offers (1..16)
  *   fill    yes: write an Ethernet/IPv4/UDP frame (cut or zero-padded to size) into every
  *           received packet; no (default): lengths only, the data is left as it is
+ *   tx      free (default): Tx releases each burst at once through the queue's txfree
+ *           policy, as DPDK's net_null frees what it is given; ring: Tx puts the packets in
+ *           the engine's slots and reports them completed at once (count mode), and the next
+ *           burst that runs short of slots releases them, exactly as a device completion
+ *           would (exercises the engine: rs buckets, done_cleanup, 1024 buffers held)
  *
  * Rx hands out freshly allocated mbufs: one bulk get per burst, all or nothing (an empty
- * pool is one nombuf and a burst of 0). Tx puts the packets in the engine's slots and
- * reports them completed at once (count mode); the next burst that runs short of slots
- * releases them through the queue's txfree policy, exactly as a device completion would.
- * Tx never refuses a packet: the ring always has at least free_thresh slots after reclaim.
+ * pool is one nombuf and a burst of 0). Tx never refuses a packet (tx=ring: the ring always
+ * has at least free_thresh slots after reclaim).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,13 +36,14 @@ extern const struct tide_driver tide_driver_null;
 struct null_port {
 	unsigned size;
 	bool fill;
+	bool tx_ring; /* tx=ring */
 	uint8_t *frame; /* fill=yes: the size-byte frame copied into every packet */
 };
 
 struct null_rxq {
 	struct tide_rxq pub; /* first: the handle */
 	struct tide_pool *pool;
-	uint16_t headroom;
+	struct tide_mbuf__rx_tmpl tmpl; /* every packet's header, second half */
 	uint16_t size;
 	const uint8_t *frame;
 };
@@ -55,7 +59,8 @@ static inline __attribute__((always_inline)) uint16_t
 rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool fill)
 {
 	struct null_rxq *q = (struct null_rxq *)pub;
-	const uint16_t port = (uint16_t)pub->port->id;
+	/* In registers: the stores below could alias q under -fno-strict-aliasing. */
+	const struct tide_mbuf__rx_regs tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
 
 	if (n == 0)
 		return 0;
@@ -66,14 +71,8 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool f
 	for (uint16_t i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 
-		/* Pool state already has next == NULL, nb_segs == 1, refcnt == 1. */
-		m->data_off = q->headroom;
-		m->data_len = q->size;
-		m->pkt_len = q->size;
-		m->port = port;
-		m->ol_flags = 0;
-		m->rss_hash = 0;
-		m->packet_type = 0;
+		/* The first half (buf_addr, iova, pool, next == NULL) is the pool state. */
+		tide_mbuf__rx_tmpl_write(m, tmpl);
 		if (fill)
 			memcpy(tide_mbuf_mtod(m, void *), q->frame, q->size);
 	}
@@ -93,6 +92,24 @@ static uint16_t rx_fill(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
 
 /* ---- Tx ---- */
 
+/* tx=free: count the burst and release it now (a copy-mode driver's way, txc.h). */
+static uint16_t tx_free(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct null_txq *q = (struct null_txq *)pub;
+	uint64_t bytes = 0;
+	uint16_t i = 0;
+
+	for (; i + 4 <= n; i += 4) /* four at a time: one loop test per four packets */
+		bytes += (uint64_t)pkts[i]->pkt_len + pkts[i + 1]->pkt_len + pkts[i + 2]->pkt_len +
+			 pkts[i + 3]->pkt_len;
+	for (; i < n; i++) /* the last n % 4 */
+		bytes += pkts[i]->pkt_len;
+	tide_stat_burst(&pub->stats, n, bytes);
+	txc_release_burst(&q->txc, pkts, n);
+	return n;
+}
+
+/* tx=ring: through the engine's slots, completed at once, released later. */
 static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct null_txq *q = (struct null_txq *)pub;
@@ -135,7 +152,7 @@ static int null_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	if (q == NULL)
 		return -ENOMEM;
 	q->pool = pool;
-	q->headroom = (uint16_t)tide_pktpool_headroom(pool);
+	tide_mbuf__rx_tmpl_init(&q->tmpl, pool, (uint16_t)p->id, (uint16_t)np->size);
 	q->size = (uint16_t)np->size;
 	q->frame = np->frame;
 	/* No refill ring: buffers come straight from the pool, so nothing to recycle into. */
@@ -177,7 +194,7 @@ static int null_start(struct tide_port *p)
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		p->rxq[i]->burst = np->fill ? rx_fill : rx_plain;
 	for (unsigned i = 0; i < p->nb_txq; i++)
-		p->txq[i]->burst = tx_burst;
+		p->txq[i]->burst = np->tx_ring ? tx_burst : tx_free;
 	return 0;
 }
 
@@ -241,7 +258,9 @@ static int build_frame(struct null_port *np, const uint8_t mac[6])
 static int null_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
 {
 	static unsigned seq;
+	static const char *const tx_modes[] = {"free", "ring", NULL};
 	uint64_t size, nq;
+	unsigned tx;
 	bool fill;
 	struct tide_port *p;
 	struct null_port *np;
@@ -251,7 +270,8 @@ static int null_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned 
 	(void)max;
 	if (tide_kvargs_uint(kv, "size", 64, 0, UINT16_MAX, &size) ||
 	    tide_kvargs_uint(kv, "queues", 1, 1, NULL_MAX_QUEUES, &nq) ||
-	    tide_kvargs_bool(kv, "fill", false, &fill))
+	    tide_kvargs_bool(kv, "fill", false, &fill) ||
+	    tide_kvargs_choice(kv, "tx", tx_modes, 0, &tx))
 		return -EINVAL;
 	snprintf(name, sizeof(name), "null%u", seq);
 	rc = tide_port_alloc(&tide_driver_null, name, sizeof(*np), &p);
@@ -260,6 +280,7 @@ static int null_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned 
 	np = p->priv;
 	np->size = (unsigned)size;
 	np->fill = fill;
+	np->tx_ring = tx == 1;
 	p->info.max_rxq = (unsigned)nq;
 	p->info.max_txq = (unsigned)nq;
 	p->info.count_completion = 1;
@@ -284,7 +305,7 @@ static int null_link_get(struct tide_port *p, struct tide_link *out)
 
 const struct tide_driver tide_driver_null = {
 	.name = "null",
-	.keys = "size, queues, fill",
+	.keys = "size, queues, fill, tx",
 	.open = null_open,
 	.rxq_setup = null_rxq_setup,
 	.txq_setup = null_txq_setup,

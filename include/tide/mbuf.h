@@ -68,6 +68,85 @@ _Static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf,
 	       "nb_segs follows refcnt");
 #endif
 
+/*
+ * The second half of the header, pkt_len to packet_type (32 bytes), as a receive path writes
+ * it: a driver fills one of these at queue setup (tide_mbuf__rx_tmpl_init) and copies it
+ * into every fresh mbuf with two 16-byte stores instead of seven narrow ones. Internal to
+ * the drivers.
+ */
+struct tide_mbuf__rx_tmpl {
+	uint32_t pkt_len;
+	uint16_t data_len, data_off, refcnt, nb_segs, buf_len, port;
+	uint64_t ol_flags;
+	uint32_t rss_hash, packet_type;
+} __attribute__((aligned(16)));
+
+#define TIDE_MBUF__RX_TMPL_OFF offsetof(struct tide_mbuf, pkt_len)
+#ifdef __cplusplus
+static_assert(sizeof(struct tide_mbuf__rx_tmpl) == 64 - TIDE_MBUF__RX_TMPL_OFF, "template size");
+static_assert(TIDE_MBUF__RX_TMPL_OFF % 16 == 0, "template half is 16-byte aligned");
+static_assert(offsetof(struct tide_mbuf, packet_type) - TIDE_MBUF__RX_TMPL_OFF ==
+		      offsetof(struct tide_mbuf__rx_tmpl, packet_type), "template layout");
+#else
+_Static_assert(sizeof(struct tide_mbuf__rx_tmpl) == 64 - TIDE_MBUF__RX_TMPL_OFF, "template size");
+_Static_assert(TIDE_MBUF__RX_TMPL_OFF % 16 == 0, "template half is 16-byte aligned");
+_Static_assert(offsetof(struct tide_mbuf, packet_type) - TIDE_MBUF__RX_TMPL_OFF ==
+		       offsetof(struct tide_mbuf__rx_tmpl, packet_type), "template layout");
+#endif
+
+/*
+ * The template as two 16-byte values a driver holds in registers across its Rx loop (GCC
+ * and clang vector types: one vector store each on any target that has them).
+ */
+typedef long long tide_mbuf__v16 __attribute__((vector_size(16), may_alias));
+
+struct tide_mbuf__rx_regs {
+	tide_mbuf__v16 lo, hi;
+};
+
+/*
+ * A fresh single-segment packet of @len bytes from @p, received on @port: the pool state
+ * (refcnt 1, one segment, the pool's buffer length) with the pool's headroom, no offloads.
+ */
+static inline void tide_mbuf__rx_tmpl_init(struct tide_mbuf__rx_tmpl *t, const struct tide_pool *p,
+					   uint16_t port, uint16_t len)
+{
+	memset(t, 0, sizeof(*t));
+	t->pkt_len = len;
+	t->data_len = len;
+	t->data_off = (uint16_t)p->mbuf_headroom;
+	t->refcnt = 1;
+	t->nb_segs = 1;
+	t->buf_len = (uint16_t)(p->elt_size - sizeof(struct tide_mbuf));
+	t->port = port;
+}
+
+static inline struct tide_mbuf__rx_regs tide_mbuf__rx_tmpl_load(const struct tide_mbuf__rx_tmpl *t)
+{
+	const tide_mbuf__v16 *v = (const tide_mbuf__v16 *)(const void *)t;
+	struct tide_mbuf__rx_regs r = {v[0], v[1]};
+
+	return r;
+}
+
+/* Write the template into @m (which must be fresh from the template's pool). */
+static inline void tide_mbuf__rx_tmpl_write(struct tide_mbuf *m, struct tide_mbuf__rx_regs r)
+{
+	tide_mbuf__v16 *d = (tide_mbuf__v16 *)(void *)((char *)m + TIDE_MBUF__RX_TMPL_OFF);
+
+	d[0] = r.lo;
+	d[1] = r.hi;
+}
+
+/* refcnt and nb_segs read as one word (pinned together above); the pool state has both 1.
+ * Internal to the fast paths (tide_mbuf_free_bulk, the Tx release). */
+#define TIDE_MBUF_REFCNT_SEGS_ONE (1u | 1u << 16)
+
+static inline uint32_t tide_mbuf__refcnt_segs(const struct tide_mbuf *m)
+{
+	return __atomic_load_n((const uint32_t *)(const void *)&m->refcnt, __ATOMIC_RELAXED);
+}
+
 /* Optional settings of tide_pktpool_create(); set sz = sizeof(struct tide_pktpool_opts). */
 struct tide_pktpool_opts {
 	size_t sz;
@@ -124,14 +203,29 @@ static inline void tide_mbuf_reset(struct tide_mbuf *m)
 
 /* ---- reference counts ---- */
 
+/*
+ * The reference count's address for the atomics below. GCC 12 sometimes follows a caller's
+ * pointer into a path where it believes the mbuf is a zero-sized object (a NULL check it
+ * cannot see through, a failed allocation) and reports -Wstringop-overflow on the atomic
+ * (at -O3 in release builds, inlined into ordinary callers). The empty asm only tells the
+ * compiler the pointer is opaque; it emits no instruction.
+ */
+static inline uint16_t *tide_mbuf__refcnt_ptr(const struct tide_mbuf *m)
+{
+	struct tide_mbuf *o = (struct tide_mbuf *)(uintptr_t)m;
+
+	__asm__("" : "+r"(o)); /* the mbuf, not the field: the offset stays in the load */
+	return &o->refcnt;
+}
+
 static inline uint16_t tide_mbuf_refcnt_read(const struct tide_mbuf *m)
 {
-	return __atomic_load_n(&m->refcnt, __ATOMIC_RELAXED);
+	return __atomic_load_n(tide_mbuf__refcnt_ptr(m), __ATOMIC_RELAXED);
 }
 
 static inline void tide_mbuf_refcnt_set(struct tide_mbuf *m, uint16_t v)
 {
-	__atomic_store_n(&m->refcnt, v, __ATOMIC_RELAXED);
+	__atomic_store_n(tide_mbuf__refcnt_ptr(m), v, __ATOMIC_RELAXED);
 }
 
 /*
@@ -146,7 +240,7 @@ static inline uint16_t tide_mbuf_refcnt_update(struct tide_mbuf *m, int16_t delt
 		return 0;
 	}
 	/* acq_rel: the last dropper must see every other owner's writes before reuse. */
-	return (uint16_t)__atomic_add_fetch(&m->refcnt, delta, __ATOMIC_ACQ_REL);
+	return (uint16_t)__atomic_add_fetch(tide_mbuf__refcnt_ptr(m), delta, __ATOMIC_ACQ_REL);
 }
 
 /*

@@ -84,34 +84,88 @@ static inline int tide_pool__ring_get(struct tide_pool *p, void **objs, unsigned
 }
 
 /*
+ * The inline fast path is one test: a thread with a cache and a call of at most
+ * p->fast_max objects (0 when the pool has no caches or tracks element states); everything
+ * else goes the careful way below. The cache length is held in a local: with
+ * -fno-strict-aliasing every pointer the copy stores could otherwise force a reload.
+ */
+static inline int tide_pool__cache_get(struct tide_pool *p, struct tide_pool_cache *c,
+				       void **objs, unsigned n)
+{
+	uint32_t len = c->len;
+
+	if (tide_unlikely(len < n)) {
+		int rc = tide_pool__cache_refill(p, c, n);
+
+		if (rc < 0)
+			return rc;
+		len = c->len;
+	} else {
+		c->hits++;
+	}
+	/* LIFO: hand out the most recently freed (cache-warm) objects: the top n. */
+	len -= n;
+	c->len = len;
+	c->gets += n;
+	tide_copy_ptrs(objs, &c->objs[len], n);
+	return 0;
+}
+
+static inline void tide_pool__cache_put(struct tide_pool *p, struct tide_pool_cache *c,
+					void *const *objs, unsigned n)
+{
+	uint32_t len = c->len;
+
+	tide_copy_ptrs(&c->objs[len], objs, n);
+	c->len = len + n;
+	c->puts += n;
+	if (c->len > c->size)
+		tide_pool__cache_flush(p, c); /* down to size / 2 */
+	else
+		c->hits++;
+}
+
+/* No cache for this thread or call, or debug tracking. */
+static inline int tide_pool__get_careful(struct tide_pool *p, void **objs, unsigned n)
+{
+	unsigned idx = tide_thread_index();
+	int rc;
+
+	if (idx >= TIDE_MAX_THREADS || n > p->cache_size)
+		rc = tide_pool__ring_get(p, objs, n);
+	else
+		rc = tide_pool__cache_get(p, &p->cache[idx], objs, n);
+	if (tide_unlikely(p->debug_state != NULL) && rc == 0)
+		rc = tide_pool__debug_check(p, objs, n, 1);
+	return rc;
+}
+
+static inline void tide_pool__put_careful(struct tide_pool *p, void *const *objs, unsigned n)
+{
+	unsigned idx = tide_thread_index();
+
+	if (tide_unlikely(p->debug_state != NULL) && tide_pool__debug_check(p, objs, n, 0) < 0)
+		return;
+	if (idx >= TIDE_MAX_THREADS || n > p->cache_size) {
+		__atomic_fetch_add(&p->nc_ring_ops, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p->nc_puts, n, __ATOMIC_RELAXED);
+		tide_ring_enqueue_bulk(p->ring, objs, n, NULL);
+		return;
+	}
+	tide_pool__cache_put(p, &p->cache[idx], objs, n);
+}
+
+/*
  * Take @n objects (all or none). Returns 0, or -ENOENT when the pool cannot supply @n now
  * (objects in other threads' caches are not reachable). Inline, no argument checks; @n > 0.
  */
 static inline int tide_pool_get_bulk(struct tide_pool *p, void **objs, unsigned n)
 {
 	unsigned idx = tide_thread_index();
-	struct tide_pool_cache *c;
-	int rc = 0;
 
-	if (tide_unlikely(idx >= TIDE_MAX_THREADS || n > p->cache_size)) {
-		rc = tide_pool__ring_get(p, objs, n);
-	} else {
-		c = &p->cache[idx];
-		if (c->len < n) {
-			rc = tide_pool__cache_refill(p, c, n);
-			if (rc < 0)
-				return rc;
-		} else {
-			c->hits++;
-		}
-		/* LIFO: hand out the most recently freed (cache-warm) objects: the top n. */
-		c->len -= n;
-		tide_copy_ptrs(objs, &c->objs[c->len], n);
-		c->gets += n;
-	}
-	if (tide_unlikely(p->debug_state != NULL) && rc == 0)
-		rc = tide_pool__debug_check(p, objs, n, 1);
-	return rc;
+	if (tide_unlikely(idx >= TIDE_MAX_THREADS || n > p->fast_max))
+		return tide_pool__get_careful(p, objs, n);
+	return tide_pool__cache_get(p, &p->cache[idx], objs, n);
 }
 
 /*
@@ -121,24 +175,12 @@ static inline int tide_pool_get_bulk(struct tide_pool *p, void **objs, unsigned 
 static inline void tide_pool_put_bulk(struct tide_pool *p, void *const *objs, unsigned n)
 {
 	unsigned idx = tide_thread_index();
-	struct tide_pool_cache *c;
 
-	if (tide_unlikely(p->debug_state != NULL) && tide_pool__debug_check(p, objs, n, 0) < 0)
-		return;
-	if (tide_unlikely(idx >= TIDE_MAX_THREADS || n > p->cache_size)) {
-		__atomic_fetch_add(&p->nc_ring_ops, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&p->nc_puts, n, __ATOMIC_RELAXED);
-		tide_ring_enqueue_bulk(p->ring, objs, n, NULL);
+	if (tide_unlikely(idx >= TIDE_MAX_THREADS || n > p->fast_max)) {
+		tide_pool__put_careful(p, objs, n);
 		return;
 	}
-	c = &p->cache[idx];
-	tide_copy_ptrs(&c->objs[c->len], objs, n);
-	c->len += n;
-	c->puts += n;
-	if (c->len > c->size)
-		tide_pool__cache_flush(p, c);
-	else
-		c->hits++;
+	tide_pool__cache_put(p, &p->cache[idx], objs, n);
 }
 
 static inline int tide_pool_get(struct tide_pool *p, void **obj)

@@ -36,6 +36,8 @@ struct tide_pool {
 	uint32_t elt_size;        /* bytes between elements */
 	uint32_t n;               /* number of elements */
 	uint32_t cache_size;      /* 0: no caches */
+	uint32_t fast_max;        /* largest get/put the inline cache path takes: cache_size,
+				     0 without caches or with debug tracking */
 	uint32_t flags;
 	uint32_t mbuf_headroom;   /* packet pools: headroom of a fresh mbuf (tide/mbuf.h) */
 	uint8_t *debug_state;     /* one byte per element when debugging, else NULL */
