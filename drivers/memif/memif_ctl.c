@@ -54,22 +54,53 @@ static int sock_addr(const struct memif_port *mp, struct sockaddr_un *sa, sockle
 
 /* ---- queues: publish and quiesce ---- */
 
-static void membarrier_all(void)
+/*
+ * Which quiesce scheme works here (once per process): 1 private expedited membarrier, 2 the
+ * global command, 0 none (old kernel, or a seccomp filter that forbids it).
+ */
+static int membarrier_kind(void)
 {
-	static int registered; /* 1: private expedited works, -1: use the global command */
+	static int kind = -1;
 
-	if (registered == 0)
-		registered = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
-				     0) == 0
-				 ? 1
-				 : -1;
-	if (registered > 0 &&
+	if (kind < 0) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+			kind = 1;
+		else if (syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
+			 syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+			kind = 2;
+		else
+			kind = 0;
+	}
+	return kind;
+}
+
+int memif_quiesce_setup(struct memif_port *mp)
+{
+	int kind = membarrier_kind();
+
+	if (mp->quiesce == MEMIF_QUIESCE_MEMBARRIER && kind == 0) {
+		TIDE_LOG_ERR_(mp->port->name, "quiesce=membarrier: the kernel refuses membarrier() (use quiesce=fence or auto)");
+		return -ENOSYS;
+	}
+	mp->fence = mp->quiesce == MEMIF_QUIESCE_FENCE || kind == 0;
+	if (mp->fence && mp->quiesce == MEMIF_QUIESCE_AUTO)
+		TIDE_LOG_INFO_(mp->port->name, "no membarrier(): bursts take a full fence each");
+	return 0;
+}
+
+/* A full barrier on every thread of the process (the workers' half of the pair). */
+static void membarrier_all(struct memif_port *mp)
+{
+	if (mp->fence) {
+		/* The workers fence themselves (memif_enter); this is our half of the pair. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
+	if (membarrier_kind() == 1 &&
 	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
 		return;
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
-		return;
-	/* No membarrier at all: nothing better than our own fence (workers may lag). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* Checked at start: the global command works when the private one does not. */
+	syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
 static void wait_idle(const uint32_t *busy)
@@ -80,9 +111,10 @@ static void wait_idle(const uint32_t *busy)
 }
 
 /*
- * Take every queue off the shared memory. Pair: memif_enter() stores busy then loads live
- * with only a compiler barrier; membarrier() here makes that a full fence on every thread,
- * so after it a worker either sees live == 0 or shows busy == 1 until its burst ends.
+ * Take every queue off the shared memory. Pair: memif_enter() stores busy then loads live;
+ * membarrier() here (or, with mp->fence, a fence on both sides) orders that store before
+ * that load on every worker, so after it a worker either sees live == 0 or shows busy == 1
+ * until its burst ends.
  */
 static void quiesce(struct memif_port *mp)
 {
@@ -96,7 +128,7 @@ static void quiesce(struct memif_port *mp)
 		if (p->txq[i])
 			__atomic_store_n(&((struct memif_txq *)p->txq[i])->live, 0,
 					 __ATOMIC_RELAXED);
-	membarrier_all();
+	membarrier_all(mp);
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		if (p->rxq[i]) {
 			struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
@@ -126,8 +158,10 @@ static void qring_set(struct memif_port *mp, struct memif_qring *r, const struct
 	r->rbase = mp->rbase;
 	r->lim.region_size = mp->rsize;
 	r->lim.n_regions = mp->nreg;
-	r->lim.buffer_size = mp->bufsize;
-	r->lim.max_chain = MEMIF_MAX_CHAIN < r->size ? MEMIF_MAX_CHAIN : r->size;
+	/* Client: the length of one of our own buffers. Server: the client chose its buffer
+	 * size (libmemif and DPDK: 16 bits); the region bounds where a descriptor may point. */
+	r->lim.buffer_size = mp->role == MEMIF_ROLE_SERVER ? UINT16_MAX : mp->bufsize;
+	r->lim.max_chain = mp->max_chain < r->size ? mp->max_chain : r->size;
 }
 
 /*
@@ -148,6 +182,14 @@ static void link_up(struct memif_port *mp)
 		struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
 
 		qring_set(mp, &q->r, &mp->ring[rx_dir][i]);
+		/* The receiver of a ring owns its mask flag: ours polled (no kicks) unless the
+		 * application asked for interrupts. */
+		if (q->intr)
+			__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
+					   __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_or(&q->r.ring->flags, MEMIF_RING_FLAG_MASK_INT,
+					  __ATOMIC_RELEASE);
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
 	for (unsigned i = 0; i < p->nb_txq && i < n_tx; i++) {
@@ -157,9 +199,12 @@ static void link_up(struct memif_port *mp)
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
 	mp->connects++;
+	mp->retry_ns = MEMIF_RETRY_NS;
+	mp->last_err = 0;
 	__atomic_store_n(&mp->up, 1, __ATOMIC_RELAXED);
-	TIDE_LOG_INFO_(p->name, "connected to '%s': %u C2S and %u S2C rings", mp->peer_name,
-		       mp->n_c2s, mp->n_s2c);
+	tide_log(TIDE_LOG_NOTICE, p->name, "link up: '%s', %u C2S and %u S2C rings of %u slots",
+		 mp->peer_name, mp->n_c2s, mp->n_s2c,
+		 1u << mp->ring[MEMIF_DIR_C2S][0].log2);
 }
 
 /* ---- tear down ---- */
@@ -226,6 +271,9 @@ static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
 
 void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, bool send)
 {
+	bool was_up = mp->up, repeat;
+	uint64_t now;
+
 	if (mp->cfd < 0)
 		return;
 	quiesce(mp);
@@ -238,19 +286,32 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 	}
 	close_fd(&mp->cfd);
 	free_regions(mp);
+	/* A client refused again for the same reason says it once, not at every retry. */
+	repeat = !was_up && strcmp(mp->reason, reason) == 0;
 	snprintf(mp->reason, sizeof(mp->reason), "%s", reason);
 	__atomic_fetch_add(&mp->disconnects, 1, __ATOMIC_RELAXED);
 	if (kind != MEMIF_DISC_NORMAL) {
 		__atomic_fetch_add(&mp->violations, 1, __ATOMIC_RELAXED);
 		if (kind == MEMIF_DISC_CTL)
 			__atomic_fetch_add(&mp->ctl_errors, 1, __ATOMIC_RELAXED);
-		TIDE_LOG_WARN_(mp->port->name, "peer disconnected: %s", reason);
-	} else {
-		TIDE_LOG_INFO_(mp->port->name, "disconnected: %s", reason);
+		TIDE_LOG_WARN_(mp->port->name, "%s: peer disconnected: %s",
+			       was_up ? "link down" : "handshake failed", reason);
+	} else if (was_up) {
+		tide_log(TIDE_LOG_NOTICE, mp->port->name, "link down: %s", reason);
+	} else if (!send && !repeat) {
+		/* The peer ended the handshake: a refusal (id, secret, rings...). */
+		TIDE_LOG_WARN_(mp->port->name, "refused by '%s': %s",
+			       mp->peer_name[0] ? mp->peer_name : "peer", reason);
 	}
 	__atomic_store_n(&mp->up, 0, __ATOMIC_RELAXED);
 	mp->next_msg = 0;
-	mp->retry_at = memif_now_ns() + MEMIF_RETRY_NS;
+	/* Client: retry at once after a link that worked, back off after a failed attempt. */
+	now = memif_now_ns();
+	if (was_up || mp->retry_ns == 0)
+		mp->retry_ns = MEMIF_RETRY_NS;
+	else if (mp->retry_ns < MEMIF_RETRY_MAX_NS)
+		mp->retry_ns *= 2;
+	mp->retry_at = now + (was_up ? 0 : mp->retry_ns);
 }
 
 /* ---- receiving ---- */
@@ -366,6 +427,7 @@ static void server_accept(struct memif_port *mp)
 	}
 	mp->cfd = fd;
 	mp->peer_name[0] = '\0';
+	mp->hs_deadline = memif_now_ns() + (uint64_t)mp->hs_timeout_ms * 1000000u;
 	server_hello(mp);
 }
 
@@ -505,7 +567,10 @@ static const char *client_regions(struct memif_port *mp)
 			return "eventfd failed";
 		ring = (struct memif_ring *)(a + ri->offset);
 		ring->cookie = MEMIF_COOKIE;
-		ring->flags = MEMIF_RING_FLAG_MASK_INT; /* polling until the reader asks */
+		/* The receiver owns the flag: the server sets it on C2S if it polls; we set ours
+		 * on S2C at link up (link_up()). A masked C2S ring would never wake an
+		 * interrupt-mode server (libmemif's default). */
+		ring->flags = 0;
 		for (unsigned j = 0; j < slots && !mp->zc; j++) {
 			ring->desc[j].region = 0;
 			ring->desc[j].offset = (uint32_t)(boff + (uint64_t)j * mp->bufsize);
@@ -652,18 +717,30 @@ static void client_try(struct memif_port *mp)
 
 	if (now < mp->retry_at)
 		return;
-	mp->retry_at = now + MEMIF_RETRY_NS;
+	if (mp->retry_ns == 0)
+		mp->retry_ns = MEMIF_RETRY_NS;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	sock_addr(mp, &sa, &len);
-	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
-		close(fd);
-		return;
+	if (fd >= 0) {
+		sock_addr(mp, &sa, &len);
+		if (connect(fd, (struct sockaddr *)&sa, len) == 0) {
+			mp->cfd = fd;
+			mp->peer_name[0] = '\0';
+			mp->hs_deadline = now + (uint64_t)mp->hs_timeout_ms * 1000000u;
+			memif_conn_init(&mp->conn, MEMIF_ROLE_CLIENT, NULL);
+			return;
+		}
 	}
-	mp->cfd = fd;
-	mp->peer_name[0] = '\0';
-	memif_conn_init(&mp->conn, MEMIF_ROLE_CLIENT, NULL);
+	/* No server yet: say so once per cause, and back off. */
+	if (errno != mp->last_err) {
+		mp->last_err = errno;
+		tide_log(TIDE_LOG_NOTICE, mp->port->name, "socket=%s%s: %s; retrying",
+			 mp->abstract ? "@" : "", mp->path, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	mp->retry_at = now + mp->retry_ns;
+	if (mp->retry_ns < MEMIF_RETRY_MAX_NS)
+		mp->retry_ns *= 2;
 }
 
 /* ---- entry points ---- */
@@ -689,6 +766,9 @@ int memif_ctl_poll(struct memif_port *mp)
 		if (f)
 			memif_ctl_disconnect(mp, f, MEMIF_DISC_DATA, true);
 	}
+	/* A peer that stops answering in the handshake must not hold the interface. */
+	if (mp->cfd >= 0 && !mp->up && memif_now_ns() > mp->hs_deadline)
+		memif_ctl_disconnect(mp, "handshake timed out", MEMIF_DISC_CTL, true);
 	if (mp->role == MEMIF_ROLE_SERVER)
 		server_accept(mp);
 	else if (mp->cfd < 0)
@@ -711,6 +791,11 @@ int memif_ctl_start(struct memif_port *mp)
 
 	mp->cfd = -1;
 	mp->retry_at = 0;
+	mp->retry_ns = 0;
+	mp->last_err = 0;
+	rc = memif_quiesce_setup(mp);
+	if (rc < 0)
+		return rc;
 	if (mp->role == MEMIF_ROLE_CLIENT) {
 		mp->started = true;
 		return 0;
