@@ -345,6 +345,7 @@ unsigned memif_tx_room_more(struct memif_txq *q, bool server)
 			return 0;
 		}
 		q->peer = head;
+		txc_reclaim(t, UINT32_MAX); /* every slot completed in its burst: O(1) */
 		room = txc_free_slots(t);
 		rr = (uint16_t)(head - q->head);
 	} else {

@@ -294,8 +294,9 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 		__atomic_fetch_add(&mp->violations, 1, __ATOMIC_RELAXED);
 		if (kind == MEMIF_DISC_CTL)
 			__atomic_fetch_add(&mp->ctl_errors, 1, __ATOMIC_RELAXED);
-		TIDE_LOG_WARN_(mp->port->name, "%s: peer disconnected: %s",
-			       was_up ? "link down" : "handshake failed", reason);
+		TIDE_LOG_WARN_(mp->port->name, "%s: %s",
+			       was_up ? "link down, the peer broke a rule" : "handshake failed",
+			       reason);
 	} else if (was_up) {
 		tide_log(TIDE_LOG_NOTICE, mp->port->name, "link down: %s", reason);
 	} else if (!send && !repeat) {
