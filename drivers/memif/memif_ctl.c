@@ -664,8 +664,12 @@ static void client_send_next(struct memif_port *mp)
 	int fd;
 
 	client_msg(mp, mp->next_msg++, &m, &fd);
-	if (memif_conn_sent(&mp->conn, m.type) < 0 || send_msg(mp, &m, fd) < 0)
+	if (memif_conn_sent(&mp->conn, m.type) < 0)
 		memif_ctl_disconnect(mp, "cannot send", MEMIF_DISC_NORMAL, false);
+	else if (send_msg(mp, &m, fd) < 0)
+		/* libmemif closes without a reason when it refuses an id. */
+		memif_ctl_disconnect(mp, "the peer closed the connection (unknown id?)",
+				     MEMIF_DISC_NORMAL, false);
 }
 
 static void client_handle(struct memif_port *mp, const struct memif_msg *m)
