@@ -193,7 +193,7 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 				tide_stat_add(&pub->stats.nombuf, 1);
 				break;
 			}
-			if (tide_unlikely(m->pkt_len == 0)) {
+			if (tide_unlikely(!m->pkt_len)) { /* a chain of empty descriptors */
 				tide_mbuf_free(m->next);
 				m->next = NULL;
 				dropped++;
