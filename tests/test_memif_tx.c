@@ -12,6 +12,7 @@
  *    roles) and a good peer connects afterwards;
  *  - interrupt flags: a polling receiver is never kicked; one that asked for interrupts
  *    is kicked at most once per burst;
+ *  - several interface ids served on one socket; unknown and busy ids refused;
  *  - a secret libmemif would truncate is refused at open.
  * Every packet is checked (sequence and payload) and every pool is full at the end.
  */
@@ -276,6 +277,8 @@ static void t_intr(void)
 	printf("ok interrupts: none to a polling receiver, one per burst when asked\n");
 }
 
+static struct tide_port *also_poll[2]; /* servers to drive while waiting */
+
 static void wait_reason(struct tide_port *p, const char *why)
 {
 	struct tide_memif_info info;
@@ -283,6 +286,9 @@ static void wait_reason(struct tide_port *p, const char *why)
 
 	for (;;) {
 		tide_port_poll_ctl(p);
+		for (int i = 0; i < 2; i++)
+			if (also_poll[i])
+				tide_port_poll_ctl(also_poll[i]);
 		MT_CHECK(tide_memif_info_get(p, &info) == 0);
 		if (info.disconnects > 0)
 			break;
@@ -329,6 +335,63 @@ static void t_handshake_timeout(void)
 	printf("ok silent peer dropped after handshake_timeout, both roles\n");
 }
 
+/* Several interface ids on one server socket, as libmemif and VPP serve them. */
+static void t_ids(void)
+{
+	const char *f = "memif:socket=%s/ids.sock,role=%s%s";
+	struct tide_port *s1 = open_port(f, ",id=1", true, 1024);
+	struct tide_port *s2 = open_port(f, ",id=2", true, 1024);
+	struct tide_port *c1 = open_port(f, ",id=1", false, 1024);
+	struct tide_port *c2 = open_port(f, ",id=2", false, 1024);
+	struct tide_port *c3, *dup;
+	struct tide_memif_info info;
+	char spec[256];
+
+	wait_link(s1, c1, c1, 1);
+	wait_link(s2, c2, c2, 1);
+	pump_ctl(s1, s2);
+	/* Each client reaches the port of its own id, both at once, counts exact. */
+	for (int round = 0; round < 2; round++) {
+		struct tide_port *c = round ? c2 : c1, *s = round ? s2 : s1, *o = round ? s1 : s2;
+		struct tide_mbuf *pk[8];
+		uint64_t next = 0, none = 0;
+
+		for (int i = 0; i < 8; i++)
+			pk[i] = mt_pkt(pool_c, 0, (uint64_t)i, 200 + (uint32_t)round);
+		MT_CHECK(tide_tx_burst(tide_port_txq(c, 0), pk, 8) == 8);
+		MT_CHECK(drain(s, &next, 200 + (uint32_t)round) == 8);
+		MT_CHECK(drain(o, &none, 0) == 0);
+	}
+	/* An id nobody serves, and an id that is connected already: refused with the reason. */
+	also_poll[0] = s1;
+	also_poll[1] = s2;
+	c3 = open_port(f, ",id=3", false, 1024);
+	wait_reason(c3, "ID not found");
+	tide_port_close(c3);
+	dup = open_port(f, ",id=2", false, 1024);
+	wait_reason(dup, "already connected");
+	tide_port_close(dup);
+	also_poll[0] = also_poll[1] = NULL;
+	/* A second server for an id the socket serves already cannot start. */
+	snprintf(spec, sizeof(spec), f, dir, "server", ",id=2");
+	MT_CHECK(tide_port_open(spec, &dup) == 0);
+	MT_CHECK(tide_port_configure(dup, 1, 1) == 0);
+	MT_CHECK(tide_rxq_setup(dup, 0, 1024, pool_s, NULL) == 0);
+	MT_CHECK(tide_txq_setup(dup, 0, 1024, NULL) == 0);
+	MT_CHECK(tide_port_start(dup) == -EADDRINUSE);
+	tide_port_close(dup);
+	/* One id going away leaves the other connected. */
+	tide_port_close(s1);
+	wait_link(c1, c2, c1, 0);
+	pump_ctl(s2, c2);
+	MT_CHECK(tide_memif_info_get(c2, &info) == 0 && info.connected && info.disconnects == 0);
+	tide_port_close(c1);
+	tide_port_close(c2);
+	tide_port_close(s2);
+	MT_CHECK(tide_pool_in_use(pool_s) == 0 && tide_pool_in_use(pool_c) == 0);
+	printf("ok two interface ids on one socket; unknown and busy ids refused\n");
+}
+
 static void t_secret(void)
 {
 	char spec[256];
@@ -362,6 +425,7 @@ int main(void)
 	t_drops();
 	t_intr();
 	t_handshake_timeout();
+	t_ids();
 	t_secret();
 	tide_pool_free(pool_s);
 	tide_pool_free(pool_c);

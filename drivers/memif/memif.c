@@ -379,7 +379,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	mp->max_chain = (uint16_t)chain;
 	mp->hs_timeout_ms = (uint32_t)hs;
 	mp->quiesce = (int)quiesce;
-	mp->lfd = mp->cfd = -1;
+	mp->cfd = -1;
 	for (unsigned i = 0; i < MEMIF_MAX_REGIONS; i++)
 		mp->reg[i].fd = -1;
 	for (unsigned d = 0; d < 2; d++)

@@ -159,7 +159,7 @@ struct memif_port {
 	struct tide_port *port;
 
 	/* Control plane (control thread only). */
-	int lfd;	    /* server: listening socket */
+	struct memif_listener *lst; /* server: the socket it shares with other ids */
 	int cfd;	    /* the control connection, -1 when none */
 	bool started;
 	struct memif_conn conn;
@@ -196,6 +196,28 @@ static inline struct memif_port *mport(const struct tide_port *p)
 /* ---- control plane (memif_ctl.c) ---- */
 
 int memif_ctl_start(struct memif_port *mp);
+/* Control messages on a socket (both return 0/1 or -errno / <0 with *why; see memif_ctl.c). */
+int memif_send_on(int sock, const struct memif_msg *m, int fd);
+/* 1: a decoded message (*fd: the one fd that came with it, or -1); 0: nothing waiting;
+ * -1: the peer is gone (*why); -2: a bad message (*why; its fds closed). */
+int memif_recv_on(int sock, struct memif_msg *m, int *fd, const char **why);
+/* Send disconnect with @reason on @fd and close it. */
+void memif_refuse(int fd, const char *reason);
+/* Server: the limits port @mp advertises (ring counts from its queues). */
+void memif_server_limits(const struct memif_port *mp, struct memif_limits *lim);
+/* Server: a new connection for @mp, hello not sent yet. */
+void memif_server_take(struct memif_port *mp, int fd);
+/* Server: a connection whose init (already stepped through @conn) names @mp's id. */
+void memif_server_adopt(struct memif_port *mp, int fd, const struct memif_conn *conn,
+			const struct memif_msg *init, uint64_t deadline);
+/* A listening socket for @mp's path: the fd or -errno (logged). */
+int memif_listen(const struct memif_port *mp);
+
+/* ---- server sockets shared by several interface ids (memif_sock.c) ---- */
+int memif_listener_join(struct memif_port *mp);
+void memif_listener_leave(struct memif_port *mp);
+void memif_listener_poll(struct memif_port *mp);
+
 /* Choose the quiesce scheme (membarrier or fences); -ENOSYS if quiesce=membarrier can't. */
 int memif_quiesce_setup(struct memif_port *mp);
 void memif_ctl_stop(struct memif_port *mp);

@@ -243,7 +243,7 @@ static void free_regions(struct memif_port *mp)
 		}
 }
 
-static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
+int memif_send_on(int sock, const struct memif_msg *m, int fd)
 {
 	uint8_t buf[MEMIF_MSG_SIZE];
 	char cbuf[CMSG_SPACE(sizeof(int))];
@@ -264,9 +264,14 @@ static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
-	if (sendmsg(mp->cfd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(buf))
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(buf))
 		return -errno ? -errno : -EIO;
 	return 0;
+}
+
+static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
+{
+	return memif_send_on(mp->cfd, m, fd);
 }
 
 void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, bool send)
@@ -319,11 +324,7 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 
 #define MEMIF_MAX_FDS 4 /* more than one is already a violation; room to see and close them */
 
-/*
- * Receive one message. Returns 1 with the message decoded, 0 when nothing is waiting, or
- * -1 when the link went down (peer gone, or a violation; handled here).
- */
-static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
+int memif_recv_on(int sock, struct memif_msg *m, int *fd, const char **why)
 {
 	uint8_t buf[MEMIF_MSG_SIZE + 1];
 	char cbuf[CMSG_SPACE(sizeof(int) * MEMIF_MAX_FDS)];
@@ -332,14 +333,14 @@ static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
 			    .msg_controllen = sizeof(cbuf)};
 	int fds[MEMIF_MAX_FDS * 2];
 	unsigned nfds = 0;
-	const char *why = NULL;
 	ssize_t len;
 
-	len = recvmsg(mp->cfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	*why = NULL;
+	len = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (len < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
 	if (len <= 0) {
-		memif_ctl_disconnect(mp, len == 0 ? "peer closed the connection" : strerror(errno), MEMIF_DISC_NORMAL, false);
+		*why = len == 0 ? "peer closed the connection" : strerror(errno);
 		return -1;
 	}
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
@@ -350,20 +351,39 @@ static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
 				memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 	}
 	if (mh.msg_flags & MSG_CTRUNC)
-		why = "too many file descriptors";
+		*why = "too many file descriptors";
 	else if (mh.msg_flags & MSG_TRUNC)
-		why = "message too long";
-	else if (memif_msg_decode(buf, (size_t)len, m, &why) == 0 &&
-		 memif_conn_step(&mp->conn, m, nfds, &why) == 0)
-		why = NULL;
-	if (why != NULL) {
+		*why = "message too long";
+	else if (memif_msg_decode(buf, (size_t)len, m, why) == 0 && nfds > 1)
+		*why = "unexpected file descriptor";
+	if (*why != NULL) {
 		for (unsigned i = 0; i < nfds; i++)
 			close(fds[i]);
-		memif_ctl_disconnect(mp, why, MEMIF_DISC_CTL, true);
-		return -1;
+		return -2;
 	}
 	*fd = nfds ? fds[0] : -1;
 	return 1;
+}
+
+/*
+ * Receive one message. Returns 1 with the message decoded, 0 when nothing is waiting, or
+ * -1 when the link went down (peer gone, or a violation; handled here).
+ */
+static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
+{
+	const char *why;
+	int rc = memif_recv_on(mp->cfd, m, fd, &why);
+
+	if (rc == 1 && memif_conn_step(&mp->conn, m, *fd >= 0, &why) < 0) {
+		if (*fd >= 0)
+			close(*fd);
+		rc = -2;
+	}
+	if (rc == -1)
+		memif_ctl_disconnect(mp, why, MEMIF_DISC_NORMAL, false);
+	else if (rc == -2)
+		memif_ctl_disconnect(mp, why, MEMIF_DISC_CTL, true);
+	return rc < 0 ? -1 : rc;
 }
 
 /*
@@ -390,17 +410,24 @@ static const char *region_check(int fd, uint64_t size)
 
 /* ---- server ---- */
 
-static void server_hello(struct memif_port *mp)
+void memif_server_limits(const struct memif_port *mp, struct memif_limits *lim)
 {
-	struct tide_port *p = mp->port;
-	struct memif_limits lim = {
+	const struct tide_port *p = mp->port;
+
+	*lim = (struct memif_limits){
 		.regions = MEMIF_MAX_REGIONS,
 		.c2s_rings = (uint16_t)(p->nb_rxq ? p->nb_rxq : 1),
 		.s2c_rings = (uint16_t)(p->nb_txq ? p->nb_txq : 1),
 		.max_log2_ring_size = MEMIF_LOG2_RING_SIZE_MAX,
 	};
+}
+
+static void server_hello(struct memif_port *mp)
+{
+	struct memif_limits lim;
 	struct memif_msg m;
 
+	memif_server_limits(mp, &lim);
 	memif_conn_init(&mp->conn, MEMIF_ROLE_SERVER, &lim);
 	memif_msg_hello_from_limits(&m, &lim, mp->ifname);
 	memif_conn_sent(&mp->conn, MEMIF_MSG_HELLO);
@@ -408,28 +435,40 @@ static void server_hello(struct memif_port *mp)
 		memif_ctl_disconnect(mp, "cannot send hello", MEMIF_DISC_NORMAL, false);
 }
 
-static void server_accept(struct memif_port *mp)
+void memif_refuse(int fd, const char *reason)
 {
-	int fd = accept4(mp->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct memif_msg m = {.type = MEMIF_MSG_DISCONNECT};
 
-	if (fd < 0)
-		return;
+	snprintf(m.disconnect.reason, sizeof(m.disconnect.reason), "%s", reason);
+	memif_send_on(fd, &m, -1);
+	close(fd);
+}
+
+void memif_server_take(struct memif_port *mp, int fd)
+{
 	if (mp->cfd >= 0) {
 		/* One connection per interface; tell the newcomer why it is refused. */
-		struct memif_msg m = {.type = MEMIF_MSG_DISCONNECT};
-		int keep = mp->cfd;
-
-		snprintf(m.disconnect.reason, sizeof(m.disconnect.reason), "already connected");
-		mp->cfd = fd;
-		send_msg(mp, &m, -1);
-		mp->cfd = keep;
-		close(fd);
+		memif_refuse(fd, "already connected");
 		return;
 	}
 	mp->cfd = fd;
 	mp->peer_name[0] = '\0';
 	mp->hs_deadline = memif_now_ns() + (uint64_t)mp->hs_timeout_ms * 1000000u;
 	server_hello(mp);
+}
+
+static void server_handle(struct memif_port *mp, const struct memif_msg *m, int fd);
+
+void memif_server_adopt(struct memif_port *mp, int fd, const struct memif_conn *conn,
+			const struct memif_msg *init, uint64_t deadline)
+{
+	mp->cfd = fd;
+	mp->peer_name[0] = '\0';
+	mp->hs_deadline = deadline;
+	mp->conn = *conn;
+	/* The socket advertised the largest ring counts of its ports; this one's apply. */
+	memif_server_limits(mp, &mp->conn.limits);
+	server_handle(mp, init, -1);
 }
 
 /* Map every region and check every ring; the answer to connect. */
@@ -775,7 +814,7 @@ int memif_ctl_poll(struct memif_port *mp)
 	if (mp->cfd >= 0 && !mp->up && memif_now_ns() > mp->hs_deadline)
 		memif_ctl_disconnect(mp, "handshake timed out", MEMIF_DISC_CTL, true);
 	if (mp->role == MEMIF_ROLE_SERVER)
-		server_accept(mp);
+		memif_listener_poll(mp);
 	else if (mp->cfd < 0)
 		client_try(mp);
 	/* Lock-step protocol: a handful of messages per connection; take what is there. */
@@ -790,9 +829,7 @@ int memif_ctl_poll(struct memif_port *mp)
 
 int memif_ctl_start(struct memif_port *mp)
 {
-	struct sockaddr_un sa;
-	socklen_t len;
-	int fd, rc;
+	int rc;
 
 	mp->cfd = -1;
 	mp->retry_at = 0;
@@ -805,6 +842,19 @@ int memif_ctl_start(struct memif_port *mp)
 		mp->started = true;
 		return 0;
 	}
+	rc = memif_listener_join(mp);
+	if (rc < 0)
+		return rc;
+	mp->started = true;
+	return 0;
+}
+
+int memif_listen(const struct memif_port *mp)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, rc;
+
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -830,19 +880,13 @@ int memif_ctl_start(struct memif_port *mp)
 		close(fd);
 		return -err;
 	}
-	mp->lfd = fd;
-	mp->started = true;
-	return 0;
+	return fd;
 }
 
 void memif_ctl_stop(struct memif_port *mp)
 {
 	memif_ctl_disconnect(mp, "port stopped", MEMIF_DISC_NORMAL, true);
-	if (mp->lfd >= 0) {
-		close(mp->lfd);
-		mp->lfd = -1;
-		if (!mp->abstract)
-			unlink(mp->path);
-	}
+	if (mp->role == MEMIF_ROLE_SERVER && mp->started)
+		memif_listener_leave(mp);
 	mp->started = false;
 }

@@ -14,10 +14,13 @@
 # client with 4096-byte buffers, secret and id mismatch refused with the reason logged,
 # kill -9 and restart of either side, icmp_responder answering every echo request.
 #
-# usage: test_libmemif.sh BUILD_DIR PATH/TO/memif_peer
+# usage: test_libmemif.sh BUILD_DIR PATH/TO/memif_peer PATH/TO/tide-fwd
 set -u
-build=$1
+build=$(cd "$1" && pwd)
 peer=$2
+fwd=$3
+# The cases read tide's link and refusal lines (notice and warning level).
+export TIDE_LOG_LEVEL=notice
 src=$(cd "$(dirname "$0")" && pwd)
 tarball=${LIBMEMIF_TARBALL:-$src/../../../shared/peers/libmemif-src.tar.gz}
 [ -f "$tarball" ] || tarball=/work/shared/peers/libmemif-src.tar.gz
@@ -173,6 +176,35 @@ restart() { # NAME TIDE_ROLE
 		echo "FAIL $1"; tail -n 5 "$dir/tide$n.c.err"; fail=1
 	fi
 }
+# Two interface ids on one tide socket (as libmemif and VPP serve them): tide-fwd forwards
+# between ids 0 and 1; one libmemif client generates on id 0, another counts on id 1.
+multi_id() {
+	n=$((n + 1))
+	sock=$dir/s$n.sock
+	"$fwd" --port "memif:socket=$sock,role=server,id=0" --port "memif:socket=$sock,role=server,id=1" \
+		--fwd io --quiet --duration 30 >"$dir/fwd$n.out" 2>"$dir/fwd$n.err" &
+	fpid=$!
+	pids="$pids $fpid"
+	wait_for test -S "$sock" || { echo "FAIL two ids: tide-fwd never listened"; fail=1; return; }
+	"$lmp" -r slave -s "$sock" -i 1 -a count -x 5000 -t 25 >"$dir/cnt$n.out" 2>&1 &
+	cpid=$!
+	pids="$pids $cpid"
+	wait_for grep -q "memif_s1: link up" "$dir/fwd$n.err" || { echo "FAIL two ids: id 1 never up"; fail=1; return; }
+	"$lmp" -r slave -s "$sock" -i 0 -a gen -n 5000 -z 500 -t 25 >"$dir/gen$n.out" 2>&1 &
+	gpid=$!
+	pids="$pids $gpid"
+	wait "$cpid"
+	kill "$gpid" "$fpid" 2>/dev/null
+	wait "$gpid" "$fpid" 2>/dev/null
+	cnt=$(tail -n 1 "$dir/cnt$n.out") gen=$(tail -n 1 "$dir/gen$n.out")
+	echo "two ids on one socket: libmemif id 0 $gen; libmemif id 1 $cnt"
+	if [ "$(field "$gen" tx)" != 5000 ] || [ "$(field "$cnt" rx)" != 5000 ] ||
+		[ "$(field "$cnt" bad)" != 0 ]; then
+		echo "FAIL two ids on one socket"; tail -n 5 "$dir/fwd$n.err"; fail=1
+	fi
+}
+multi_id
+
 restart "kill -9 and restart, tide client" client
 restart "kill -9 and restart, tide server" server
 
