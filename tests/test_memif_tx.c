@@ -264,16 +264,36 @@ static void t_intr(void)
 	MT_CHECK(eventfd_ready(fd));
 	MT_CHECK(read(fd, &v, sizeof(v)) == sizeof(v) && v == 1); /* one kick per burst */
 	MT_CHECK(drain(s, &next, 64) == 4);
-	/* The other way: the client asked for interrupts on its Rx ring. */
-	fd = tide_memif_rxq_eventfd(c, 0);
-	MT_CHECK(fd >= 0 && tide_memif_rxq_intr(c, 0, 1) == 0);
+	/* The other way, through the generic port API: the client enables its Rx interrupt. */
+	fd = tide_rxq_intr_fd(c, 0);
+	MT_CHECK(fd >= 0 && fd == tide_memif_rxq_eventfd(c, 0));
+	MT_CHECK(tide_rxq_intr_fd(c, 1) == -EINVAL);
+	MT_CHECK(tide_rxq_intr_enable(c, 0) == 0);
 	for (int i = 0; i < 4; i++)
 		pk[i] = mt_pkt(pool_s, 0, (uint64_t)i, 64);
 	MT_CHECK(tide_tx_burst(tide_port_txq(s, 0), pk, 4) == 4);
 	MT_CHECK(eventfd_ready(fd) && read(fd, &v, sizeof(v)) == sizeof(v) && v == 1);
 	next = 0;
 	MT_CHECK(drain(c, &next, 64) == 4);
+	/* Disabled again: no kick. */
+	MT_CHECK(tide_rxq_intr_disable(c, 0) == 0);
+	for (int i = 0; i < 4; i++)
+		pk[i] = mt_pkt(pool_s, 0, 4 + (uint64_t)i, 64);
+	MT_CHECK(tide_tx_burst(tide_port_txq(s, 0), pk, 4) == 4);
+	MT_CHECK(!eventfd_ready(fd));
+	MT_CHECK(drain(c, &next, 64) == 4);
 	close_pair(s, c);
+	/* A driver without Rx interrupts says so. */
+	{
+		struct tide_port *np;
+
+		MT_CHECK(tide_port_open("null:size=64", &np) == 0);
+		MT_CHECK(tide_port_configure(np, 1, 1) == 0);
+		MT_CHECK(tide_rxq_setup(np, 0, 1024, pool_s, NULL) == 0);
+		MT_CHECK(tide_rxq_intr_fd(np, 0) == -ENOTSUP);
+		MT_CHECK(tide_rxq_intr_enable(np, 0) == -ENOTSUP);
+		tide_port_close(np);
+	}
 	printf("ok interrupts: none to a polling receiver, one per burst when asked\n");
 }
 

@@ -415,6 +415,8 @@ const struct tide_driver tide_driver_memif = {
 	.link_get = memif_link_get,
 	.poll_ctl = memif_poll_ctl,
 	.stats_add = memif_stats_add,
+	.rxq_intr_fd = tide_memif_rxq_eventfd,
+	.rxq_intr_set = tide_memif_rxq_intr,
 };
 
 /* ---- tide/memif.h ---- */
