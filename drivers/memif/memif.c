@@ -5,6 +5,7 @@
  * the control plane) in memif.h, the data paths at the top of memif_copy.c and memif_zc.c.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -471,6 +472,17 @@ int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid)
 	return q->r.efd >= 0 ? q->r.efd : -ENOTCONN;
 }
 
+/* Mask the ring again and clear a signal that came meanwhile (the fd may block: poll first). */
+static void memif_intr_mask(struct memif_rxq *q)
+{
+	struct pollfd pfd = {.fd = q->r.efd, .events = POLLIN};
+	uint64_t v;
+
+	__atomic_fetch_or(&q->r.ring->flags, MEMIF_RING_FLAG_MASK_INT, __ATOMIC_RELEASE);
+	if (q->r.efd >= 0 && poll(&pfd, 1, 0) == 1 && read(q->r.efd, &v, sizeof(v)) < 0)
+		return; /* nothing to clear after all */
+}
+
 int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable)
 {
 	struct memif_rxq *q = rxq_of(p, qid);
@@ -486,6 +498,6 @@ int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable)
 		__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
 				   __ATOMIC_RELEASE);
 	else
-		__atomic_fetch_or(&q->r.ring->flags, MEMIF_RING_FLAG_MASK_INT, __ATOMIC_RELEASE);
+		memif_intr_mask(q);
 	return 0;
 }

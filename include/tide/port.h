@@ -185,8 +185,8 @@ TIDE_EXPORT int tide_port_poll_ctl(struct tide_port *p);
 /*
  * Rx interrupts, for applications that sleep when a queue is idle. tide_rxq_intr_fd()
  * returns a file descriptor that becomes readable (poll/epoll POLLIN) when Rx queue @qid
- * of @p has received packets while its interrupt is enabled; read it (8 bytes for an
- * eventfd) to clear it before the next wait. It may change when the link reconnects: ask
+ * of @p has received packets while its interrupt is enabled; tide_rxq_intr_disable() clears
+ * it again (no read needed). It may change when the link reconnects: ask
  * again after a wake-up that found nothing. Enable, then burst once more before sleeping
  * (packets that came before the enable do not signal); disable when polling again, so the
  * peer need not signal while the queue is busy. Not on the fast path: control calls, same
