@@ -14,11 +14,12 @@
 # client with 4096-byte buffers, secret and id mismatch refused with the reason logged,
 # kill -9 and restart of either side, icmp_responder answering every echo request.
 #
-# usage: test_libmemif.sh BUILD_DIR PATH/TO/memif_peer PATH/TO/tide-fwd
+# usage: test_libmemif.sh BUILD_DIR PATH/TO/memif_peer PATH/TO/tide-fwd PATH/TO/icmp_ping
 set -u
 build=$(cd "$1" && pwd)
 peer=$2
 fwd=$3
+ping=$4
 # The cases read tide's link and refusal lines (notice and warning level).
 export TIDE_LOG_LEVEL=notice
 src=$(cd "$(dirname "$0")" && pwd)
@@ -210,6 +211,39 @@ multi_id() {
 	fi
 }
 multi_id
+
+# libmemif's own icmp_responder (interrupt mode) answers tide: every request captured on
+# the way out, every reply on the way in, each reply matched to its request.
+icmp() { # NAME ROLE_OF_RESPONDER
+	n=$((n + 1))
+	sock=$dir/s$n.sock
+	trole=client
+	[ "$2" = slave ] && trole=server
+	if [ "$2" = master ]; then
+		"$responder" -r master -s "$sock" >"$dir/icmp$n.out" 2>&1 &
+		rpid=$!
+		wait_for test -S "$sock" || { echo "FAIL $1: icmp_responder never listened"; fail=1; return; }
+		out=$("$ping" "memif:socket=$sock,role=$trole" 1000 20 "$dir/in$n.pcap" "$dir/out$n.pcap" 2>"$dir/ping$n.err")
+	else
+		"$ping" "memif:socket=$sock,role=$trole" 1000 20 "$dir/in$n.pcap" "$dir/out$n.pcap" \
+			>"$dir/ping$n.out" 2>"$dir/ping$n.err" &
+		ppid=$!
+		wait_for test -S "$sock"
+		"$responder" -r slave -s "$sock" >"$dir/icmp$n.out" 2>&1 &
+		rpid=$!
+		wait "$ppid"
+		out=$(cat "$dir/ping$n.out")
+	fi
+	pids="$pids $rpid"
+	kill "$rpid" 2>/dev/null
+	wait "$rpid" 2>/dev/null
+	chk=$(python3 "$src/check_icmp.py" "$dir/in$n.pcap" "$dir/out$n.pcap" 1000 2>&1)
+	rc=$?
+	echo "$1: tide $out; $chk"
+	[ $rc -eq 0 ] || { echo "FAIL $1"; tail -n 5 "$dir/ping$n.err" "$dir/icmp$n.out"; fail=1; }
+}
+icmp "icmp_responder master, tide client" master
+icmp "icmp_responder slave, tide server" slave
 
 restart "kill -9 and restart, tide client" client
 restart "kill -9 and restart, tide server" server
