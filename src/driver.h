@@ -68,6 +68,9 @@ struct tide_driver {
 	/* Optional. */
 	int (*link_get)(struct tide_port *p, struct tide_link *out);
 	int (*poll_ctl)(struct tide_port *p);
+	/* Optional Rx interrupts (tide_rxq_intr_*; qid checked): the fd, or 0/-errno. */
+	int (*rxq_intr_fd)(struct tide_port *p, unsigned qid);
+	int (*rxq_intr_set)(struct tide_port *p, unsigned qid, int enable);
 	/* Device counters not kept per queue (rx_missed, tx_hangs, ...). */
 	void (*stats_add)(const struct tide_port *p, struct tide_port_stats *st);
 	void (*stats_reset)(struct tide_port *p);

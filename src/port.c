@@ -449,6 +449,35 @@ int tide_port_poll_ctl(struct tide_port *p)
 	return p->drv->poll_ctl ? p->drv->poll_ctl(p) : 0;
 }
 
+/* Rx interrupts: checked here, implemented by the drivers that have them. */
+static int rxq_intr_check(struct tide_port *p, unsigned qid)
+{
+	if (p == NULL || qid >= p->nb_rxq || p->rxq[qid] == NULL)
+		return -EINVAL;
+	return p->drv->rxq_intr_fd ? 0 : -ENOTSUP;
+}
+
+int tide_rxq_intr_fd(struct tide_port *p, unsigned qid)
+{
+	int rc = rxq_intr_check(p, qid);
+
+	return rc < 0 ? rc : p->drv->rxq_intr_fd(p, qid);
+}
+
+int tide_rxq_intr_enable(struct tide_port *p, unsigned qid)
+{
+	int rc = rxq_intr_check(p, qid);
+
+	return rc < 0 ? rc : p->drv->rxq_intr_set(p, qid, 1);
+}
+
+int tide_rxq_intr_disable(struct tide_port *p, unsigned qid)
+{
+	int rc = rxq_intr_check(p, qid);
+
+	return rc < 0 ? rc : p->drv->rxq_intr_set(p, qid, 0);
+}
+
 static uint64_t rd(const uint64_t *c)
 {
 	return __atomic_load_n(c, __ATOMIC_RELAXED);

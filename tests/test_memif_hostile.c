@@ -407,7 +407,7 @@ static void c_desc_offset(struct hc *h)
 static void c_desc_len(struct hc *h)
 {
 	hc_until(h, ST_DONE, full_len());
-	h->c2s->desc[0].length = BUF + 1;
+	h->c2s->desc[0].length = UINT16_MAX + 1; /* above any peer's buffer size */
 	__atomic_store_n(&h->c2s->head, 1, __ATOMIC_RELEASE);
 }
 
@@ -469,15 +469,15 @@ static const struct {
 	{"bad cookie", c_cookie, "bad ring cookie"},
 	{"unknown id", c_id, "ID not found"},
 	{"wrong secret", c_secret, "incorrect secret"},
-	{"descriptor region", c_desc_region, "descriptor outside its region"},
-	{"offset+length beyond region", c_desc_offset, "descriptor outside its region"},
+	{"descriptor region", c_desc_region, "descriptor region out of range"},
+	{"offset+length beyond region", c_desc_offset, "descriptor beyond its region"},
 	{"length beyond buffer size", c_desc_len, "descriptor length exceeds buffer size"},
-	{"head moved > ring size", c_head_far, "ring head moved more than the ring size"},
-	{"head moved backwards", c_head_back, "ring head moved more than the ring size"},
-	{"endless continues chain", c_chain_long, "descriptor chain too long"},
+	{"head moved > ring size", c_head_far, "ring index moved too far"},
+	{"head moved backwards", c_head_back, "ring index moved backwards"},
+	{"endless continues chain", c_chain_long, "descriptor chain not terminated"},
 	{"unterminated chain", c_chain_open, "descriptor chain not terminated"},
-	{"S2C head moved too far", c_s2c_head, "ring head moved more than the ring size"},
-	{"S2C buffer beyond region", c_s2c_desc, "posted buffer outside its region"},
+	{"S2C head moved too far", c_s2c_head, "ring index moved too far"},
+	{"S2C buffer beyond region", c_s2c_desc, "descriptor beyond its region"},
 };
 
 int main(void)

@@ -649,29 +649,39 @@ static void test_desc_chain(void **state)
 {
 	struct memif_desc ring[8], out[4];
 	const char *why = NULL;
+	uint16_t skip = 0;
 
 	(void)state;
 	for (int i = 0; i < 8; i++)
 		ring[i] = d(MEMIF_DESC_FLAG_NEXT, 0, 64, (uint32_t)i * 2048);
 	/* A chain of 3 that wraps around the end of the ring: slots 6, 7, 0. */
 	ring[0].flags = 0;
-	assert_int_equal(memif_desc_chain_read(ring, 7, 0xfffe, 5, &dlim, out, &why), 3);
+	assert_int_equal(memif_desc_chain_read(ring, 7, 0xfffe, 5, &dlim, out, &skip, &why), 3);
 	assert_int_equal(out[0].offset, 6 * 2048);
 	assert_int_equal(out[2].offset, 0);
-	assert_int_equal(memif_desc_chain_read(ring, 7, 0xfffe, 0, &dlim, out, &why), 0);
+	assert_int_equal(memif_desc_chain_read(ring, 7, 0xfffe, 0, &dlim, out, &skip, &why), 0);
 	/* Single descriptor packet. */
-	assert_int_equal(memif_desc_chain_read(ring, 7, 8, 1, &dlim, out, &why), 1);
+	assert_int_equal(memif_desc_chain_read(ring, 7, 8, 1, &dlim, out, &skip, &why), 1);
 
-	/* Endless chain: every slot says "continues". */
+	/* A terminated chain of 6 above max_chain 4: dropped as one packet, not a violation. */
 	ring[0].flags = MEMIF_DESC_FLAG_NEXT;
-	assert_int_equal(memif_desc_chain_read(ring, 7, 0, 8, &dlim, out, &why), -EINVAL);
+	ring[5].flags = 0;
+	assert_int_equal(memif_desc_chain_read(ring, 7, 0, 8, &dlim, out, &skip, &why), -E2BIG);
+	assert_int_equal(skip, 6);
 	assert_string_equal(why, "descriptor chain too long");
+	/* ... but one that ends beyond the published slots is. */
+	assert_int_equal(memif_desc_chain_read(ring, 7, 0, 5, &dlim, out, &skip, &why), -EINVAL);
+	assert_string_equal(why, "descriptor chain not terminated");
+	/* Endless chain: every slot says "continues". */
+	ring[5].flags = MEMIF_DESC_FLAG_NEXT;
+	assert_int_equal(memif_desc_chain_read(ring, 7, 0, 8, &dlim, out, &skip, &why), -EINVAL);
+	assert_string_equal(why, "descriptor chain not terminated");
 	/* Chain still open at the last published slot. */
-	assert_int_equal(memif_desc_chain_read(ring, 7, 0, 2, &dlim, out, &why), -EINVAL);
+	assert_int_equal(memif_desc_chain_read(ring, 7, 0, 2, &dlim, out, &skip, &why), -EINVAL);
 	assert_string_equal(why, "descriptor chain not terminated");
 	/* A bad descriptor in the middle of a chain. */
 	ring[3] = d(0, 9, 64, 0);
-	assert_int_equal(memif_desc_chain_read(ring, 7, 2, 4, &dlim, out, &why), -EINVAL);
+	assert_int_equal(memif_desc_chain_read(ring, 7, 2, 4, &dlim, out, &skip, &why), -EINVAL);
 	assert_string_equal(why, "descriptor region out of range");
 }
 

@@ -57,6 +57,8 @@ void fwd_cli_usage(FILE *f)
 	    "      --stats-period S    live statistics every S seconds; 0 = none (default 1)\n"
 	    "      --json FILE         also write the summary as JSON\n"
 	    "  -q, --quiet             no live statistics\n"
+	    "      --rx-mode MODE      poll (default) | interrupt: an idle lcore sleeps on its\n"
+	    "                          Rx queues' interrupt fds (ports that have them)\n"
 	    "  -h, --help              this text\n"
 	    "\n"
 	    "Exit status: 0 done, 1 runtime failure or buffers not returned, 2 bad options.\n"
@@ -241,6 +243,7 @@ enum {
 	OPT_FLOWS,
 	OPT_STATS_PERIOD,
 	OPT_JSON,
+	OPT_RX_MODE,
 };
 
 static const struct option long_opts[] = {
@@ -266,6 +269,7 @@ static const struct option long_opts[] = {
     {"packets", required_argument, NULL, 'n'},
     {"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
     {"json", required_argument, NULL, OPT_JSON},
+    {"rx-mode", required_argument, NULL, OPT_RX_MODE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -373,6 +377,11 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			break;
 		case OPT_JSON:
 			cfg->json = optarg;
+			break;
+		case OPT_RX_MODE:
+			if (strcmp(optarg, "poll") != 0 && strcmp(optarg, "interrupt") != 0)
+				return bad(err, errlen, "--rx-mode %s: poll or interrupt", optarg);
+			cfg->rx_intr = strcmp(optarg, "interrupt") == 0;
 			break;
 		case 'q':
 			cfg->quiet = true;

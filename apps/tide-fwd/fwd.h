@@ -79,9 +79,16 @@ struct fwd_config {
 	double stats_period; /* seconds; 0: no live statistics */
 	const char *json;
 	bool quiet;
+	bool rx_intr; /* --rx-mode interrupt: sleep on the Rx interrupt fds when idle */
 };
 
 void fwd_config_init(struct fwd_config *cfg);
+
+/* --rx-mode interrupt (fwd_intr.c): sleep until a stream of @lc has packets, or 10 ms. */
+#define FWD_IDLE_ROUNDS 1024 /* empty rounds before an lcore sleeps */
+struct fwd_lcore;
+struct tide_mbuf;
+void fwd_rx_sleep(struct fwd_lcore *lc, struct tide_mbuf **pkts);
 
 struct fwd_ctx;
 struct fwd_lcore;

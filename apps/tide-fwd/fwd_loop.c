@@ -90,8 +90,18 @@ int fwd_lcore_main(void *arg)
 	const uint16_t burst = (uint16_t)ctx->cfg->burst;
 	struct tide_mbuf *pkts[FWD_BURST_MAX];
 	uint64_t t0 = fwd_tsc(), t1;
+	const bool intr = ctx->cfg->rx_intr && !no_rx;
+	unsigned idle = 0, got = 0;
 
 	while (!__atomic_load_n(&ctx->stop, __ATOMIC_RELAXED)) {
+		if (intr) {
+			idle = got ? 0 : idle + 1;
+			got = 0;
+			if (idle >= FWD_IDLE_ROUNDS) {
+				fwd_rx_sleep(lc, pkts);
+				idle = 0;
+			}
+		}
 		if (lc->nstreams == 0)
 			tide_pause(); /* an lcore left without streams by the mapping */
 		for (unsigned i = 0; i < lc->nstreams; i++) {
@@ -105,6 +115,7 @@ int fwd_lcore_main(void *arg)
 
 				if (n != 0)
 					eng->burst(lc, s, pkts, n);
+				got |= n;
 			}
 			if (lc->ndirty != 0)
 				fwd_tx_flush(lc);

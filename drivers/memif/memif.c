@@ -5,6 +5,8 @@
  * the control plane) in memif.h, the data paths at the top of memif_copy.c and memif_zc.c.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,10 @@ static int memif_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	if (q == NULL)
 		return -ENOMEM;
 	d.drv = q;
+	/* Client: the ring has 2^log2 slots whatever nb_desc says; an engine with more slots
+	 * than the ring would wait for completions the ring can never hold. */
+	if (mp->role == MEMIF_ROLE_CLIENT && (1u << mp->log2) < nb_desc)
+		nb_desc = 1u << mp->log2;
 	rc = txc_init(&q->txc, &q->pub, nb_desc, conf, &d);
 	if (rc < 0) {
 		free(q);
@@ -136,6 +142,52 @@ static void memif_rxq_release(struct tide_rxq *pub)
 	if (q->rxr_ok)
 		rxr_fini(&q->rxr);
 	free(q);
+}
+
+/*
+ * Port names: "memif_c3" (client, id 3), "memif_s3"; a second port with the same role and
+ * id (another socket) gets "memif_c3.2", and so on, so that names stay unique.
+ */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tide_port *names[64];
+
+static void memif_port_name(char *out, size_t size, const char *role, unsigned id)
+{
+	pthread_mutex_lock(&names_lock);
+	for (unsigned k = 1;; k++) {
+		bool taken = false;
+
+		if (k == 1)
+			snprintf(out, size, "memif_%s%u", role, id);
+		else
+			snprintf(out, size, "memif_%s%u.%u", role, id, k);
+		for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (names[i] != NULL && strcmp(names[i]->name, out) == 0)
+				taken = true;
+		if (!taken)
+			break;
+	}
+	pthread_mutex_unlock(&names_lock);
+}
+
+static void memif_names_add(struct tide_port *p)
+{
+	pthread_mutex_lock(&names_lock);
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i] == NULL) {
+			names[i] = p;
+			break;
+		}
+	pthread_mutex_unlock(&names_lock);
+}
+
+static void memif_names_del(struct tide_port *p)
+{
+	pthread_mutex_lock(&names_lock);
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i] == p)
+			names[i] = NULL;
+	pthread_mutex_unlock(&names_lock);
 }
 
 /* ---- port ---- */
@@ -197,6 +249,10 @@ static int memif_start(struct tide_port *p)
 	rc = memif_ctl_start(mp);
 	if (rc < 0)
 		return rc;
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		((struct memif_rxq *)p->rxq[i])->fence = mp->fence;
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		((struct memif_txq *)p->txq[i])->fence = mp->fence;
 	/* Role and mode are fixed by the spec: one burst function each, no per-packet test. */
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		p->rxq[i]->burst = mp->zc ? memif_zc_rx_fn() : memif_copy_rx_fn(mp);
@@ -219,7 +275,8 @@ static void memif_stop(struct tide_port *p)
 
 static void memif_close(struct tide_port *p)
 {
-	(void)p; /* stop released everything; the port frees the private state */
+	/* Stop released everything; the port frees the private state. */
+	memif_names_del(p);
 }
 
 static int memif_link_get(struct tide_port *p, struct tide_link *out)
@@ -248,11 +305,12 @@ static int parse_uint(struct tide_kvargs *kv, const char *key, uint64_t def, uin
 static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
 {
 	static const char *const roles[] = {"server", "client", "master", "slave", NULL};
+	static const char *const quiesces[] = {"auto", "membarrier", "fence", NULL};
 	const char *sock = tide_kvargs_get(kv, "socket");
 	const char *secret = tide_kvargs_get(kv, "secret");
 	const char *name = tide_kvargs_get(kv, "name");
-	uint64_t id, rings, rsize, buf;
-	unsigned role;
+	uint64_t id, rings, rsize, buf, chain, hs;
+	unsigned role, quiesce;
 	bool zc, loop, abstract;
 	struct memif_port *mp;
 	struct tide_port *p;
@@ -267,7 +325,10 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    parse_uint(kv, "buffer", MEMIF_BUFFER_SIZE_DEFAULT, 128, UINT16_MAX, &buf) ||
 	    tide_kvargs_bool(kv, "zero_copy", false, &zc) ||
 	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
-	    tide_kvargs_bool(kv, "abstract", false, &abstract))
+	    tide_kvargs_bool(kv, "abstract", false, &abstract) ||
+	    parse_uint(kv, "max_chain", MEMIF_CHAIN_DEFAULT, 1, MEMIF_MAX_CHAIN, &chain) ||
+	    parse_uint(kv, "handshake_timeout", MEMIF_HANDSHAKE_MS, 1, 3600000, &hs) ||
+	    tide_kvargs_choice(kv, "quiesce", quiesces, 0, &quiesce))
 		return -EINVAL;
 	role = role % 2; /* master = server, slave = client */
 	if (!tide_is_pow2(rsize)) {
@@ -285,8 +346,10 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 			      sizeof(mp->path) - 2);
 		return -EINVAL;
 	}
-	if (secret != NULL && strlen(secret) > MEMIF_SECRET_LEN) {
-		TIDE_LOG_ERR_("memif", "secret: at most %d characters", MEMIF_SECRET_LEN);
+	if (secret != NULL && strlen(secret) > MEMIF_SECRET_LEN - 1) {
+		/* The wire field is 24 bytes, but libmemif and VPP keep a NUL in it. */
+		TIDE_LOG_ERR_("memif", "secret: %zu characters, at most %d (libmemif and VPP keep %d)",
+			      strlen(secret), MEMIF_SECRET_LEN - 1, MEMIF_SECRET_LEN - 1);
 		return -EINVAL;
 	}
 	if (name != NULL && strlen(name) >= MEMIF_NAME_LEN) {
@@ -297,7 +360,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		TIDE_LOG_ERR_("memif", "zero_copy=yes: only the client can (the client owns the memory)");
 		return -EINVAL;
 	}
-	snprintf(pname, sizeof(pname), "memif_%s%u", role == 0 ? "s" : "c", (unsigned)id);
+	memif_port_name(pname, sizeof(pname), role == 0 ? "s" : "c", (unsigned)id);
 	rc = tide_port_alloc(&tide_driver_memif, pname, sizeof(*mp), &p);
 	if (rc < 0)
 		return rc;
@@ -314,7 +377,10 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	mp->bufsize = (uint32_t)buf;
 	mp->zc = zc;
 	mp->txfree_loop = loop;
-	mp->lfd = mp->cfd = -1;
+	mp->max_chain = (uint16_t)chain;
+	mp->hs_timeout_ms = (uint32_t)hs;
+	mp->quiesce = (int)quiesce;
+	mp->cfd = -1;
 	for (unsigned i = 0; i < MEMIF_MAX_REGIONS; i++)
 		mp->reg[i].fd = -1;
 	for (unsigned d = 0; d < 2; d++)
@@ -331,13 +397,14 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.mac[3] = (uint8_t)(id >> 16);
 	p->info.mac[4] = (uint8_t)(id >> 8);
 	p->info.mac[5] = (uint8_t)id;
+	memif_names_add(p);
 	ports[0] = p;
 	return 1;
 }
 
 const struct tide_driver tide_driver_memif = {
 	.name = "memif",
-	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name",
+	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name, max_chain, handshake_timeout, quiesce",
 	.open = memif_open,
 	.rxq_setup = memif_rxq_setup,
 	.txq_setup = memif_txq_setup,
@@ -349,6 +416,8 @@ const struct tide_driver tide_driver_memif = {
 	.link_get = memif_link_get,
 	.poll_ctl = memif_poll_ctl,
 	.stats_add = memif_stats_add,
+	.rxq_intr_fd = tide_memif_rxq_eventfd,
+	.rxq_intr_set = tide_memif_rxq_intr,
 };
 
 /* ---- tide/memif.h ---- */
@@ -403,12 +472,25 @@ int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid)
 	return q->r.efd >= 0 ? q->r.efd : -ENOTCONN;
 }
 
+/* Mask the ring again and clear a signal that came meanwhile (the fd may block: poll first). */
+static void memif_intr_mask(struct memif_rxq *q)
+{
+	struct pollfd pfd = {.fd = q->r.efd, .events = POLLIN};
+	uint64_t v;
+
+	__atomic_fetch_or(&q->r.ring->flags, MEMIF_RING_FLAG_MASK_INT, __ATOMIC_RELEASE);
+	if (q->r.efd >= 0 && poll(&pfd, 1, 0) == 1 && read(q->r.efd, &v, sizeof(v)) < 0)
+		return; /* nothing to clear after all */
+}
+
 int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable)
 {
 	struct memif_rxq *q = rxq_of(p, qid);
 
 	if (q == NULL)
 		return -EINVAL;
+	/* Kept for the next connections too (link_up() applies it). */
+	q->intr = enable != 0;
 	if (__atomic_load_n(&q->live, __ATOMIC_ACQUIRE) == 0)
 		return -ENOTCONN;
 	/* The reader of a ring owns its flags; the peer only reads them. */
@@ -416,6 +498,6 @@ int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable)
 		__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
 				   __ATOMIC_RELEASE);
 	else
-		__atomic_fetch_or(&q->r.ring->flags, MEMIF_RING_FLAG_MASK_INT, __ATOMIC_RELEASE);
+		memif_intr_mask(q);
 	return 0;
 }

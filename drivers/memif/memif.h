@@ -17,7 +17,10 @@
  * membarrier() (a full barrier on every thread of the process, so the worker needs only a
  * compiler barrier between its store of busy and its load of live), then waits until busy
  * is 0. After that no burst can touch the old mappings, and the control thread unmaps them.
- * A burst costs two plain stores to a line the worker owns, and no fence.
+ * A burst costs two plain stores to a line the worker owns, and no fence. Without
+ * membarrier() (old kernels, seccomp) both sides use a full fence instead (Dekker's
+ * store-fence-load on each side): correct, and one fence per burst slower; quiesce=
+ * chooses, and quiesce=membarrier refuses to start rather than fall back.
  *
  * Buffers a queue holds (zero-copy Rx buffers posted to the peer, zero-copy Tx buffers in
  * flight) are owned by the worker: a burst that sees its generation gone gives them back
@@ -42,8 +45,11 @@
 #define MEMIF_MAX_QP	   16		  /* queue pairs per port (TIDE_MAX_QUEUES) */
 #define MEMIF_SEEN_NONE	   UINT32_MAX	  /* a queue that adopted no connection */
 #define MEMIF_SEEN_FAULT   (UINT32_MAX - 1) /* its connection broke a rule */
-#define MEMIF_MAX_CHAIN	   64		  /* descriptors one packet may span */
-#define MEMIF_RETRY_NS	   (50 * 1000000) /* client: pause between connection attempts */
+#define MEMIF_MAX_CHAIN	   256		  /* most descriptors one packet may span (max_chain=) */
+#define MEMIF_CHAIN_DEFAULT 64		  /* max_chain default */
+#define MEMIF_RETRY_NS	   (50 * 1000000) /* client: first pause between connection attempts */
+#define MEMIF_RETRY_MAX_NS (2000 * 1000000ull) /* client: backoff doubles up to this */
+#define MEMIF_HANDSHAKE_MS 3000		  /* default handshake_timeout */
 #define MEMIF_MAX_ZC_POOLS 4		  /* zero-copy: distinct pools exposed as regions */
 
 extern const struct tide_driver tide_driver_memif;
@@ -76,6 +82,7 @@ struct memif_rxq {
 	struct tide_rxq pub; /* first: the handle */
 	/* Worker-owned, hot. */
 	uint32_t busy;
+	bool fence;	     /* no membarrier(): burst entry carries its own full fence */
 	uint32_t seen;	     /* generation adopted, or MEMIF_SEEN_NONE */
 	uint16_t cons;	     /* next slot to read */
 	uint16_t peer;	     /* last accepted index of the peer (server: head, client: tail) */
@@ -88,6 +95,7 @@ struct memif_rxq {
 	struct rxr rxr;	     /* zero-copy only */
 	bool rxr_ok;
 	uint16_t zreg;	     /* zero-copy: region index of the Rx pool */
+	bool intr;	     /* the application asked the peer to signal this queue */
 	unsigned nb_desc;
 	struct memif_port *mp;
 	/* Shared with the control thread. */
@@ -98,6 +106,7 @@ struct memif_rxq {
 struct memif_txq {
 	struct tide_txq pub; /* first: the handle */
 	uint32_t busy;
+	bool fence;
 	uint32_t seen;
 	uint16_t head;	     /* client: next slot we fill (published head); server: our tail */
 	uint16_t peer;	     /* last accepted index of the peer (client: tail, server: head) */
@@ -142,17 +151,24 @@ struct memif_port {
 	uint32_t bufsize;   /* copy buffer size; longest descriptor accepted */
 	bool zc;
 	bool txfree_loop;
+	uint16_t max_chain;	/* descriptors one packet may span, both ways */
+	uint32_t hs_timeout_ms; /* handshake_timeout */
+	int quiesce;		/* MEMIF_QUIESCE_* (quiesce= key) */
+	bool fence;		/* resolved at start: workers fence (no membarrier) */
 	char ifname[MEMIF_NAME_LEN];
 	struct tide_port *port;
 
 	/* Control plane (control thread only). */
-	int lfd;	    /* server: listening socket */
+	struct memif_listener *lst; /* server: the socket it shares with other ids */
 	int cfd;	    /* the control connection, -1 when none */
 	bool started;
 	struct memif_conn conn;
 	uint16_t next_msg;  /* client: position in its message plan */
 	uint16_t n_c2s, n_s2c;
 	uint64_t retry_at;  /* client: next connection attempt (ns, CLOCK_MONOTONIC) */
+	uint64_t retry_ns;  /* client: current backoff */
+	uint64_t hs_deadline; /* the handshake in progress must end by then (ns) */
+	int last_err;	    /* client: errno of the last failed connect, logged once */
 	struct memif_region reg[MEMIF_MAX_REGIONS];
 	uint8_t *rbase[MEMIF_MAX_REGIONS];
 	uint64_t rsize[MEMIF_MAX_REGIONS];
@@ -172,9 +188,38 @@ static inline struct memif_port *mport(const struct tide_port *p)
 	return p->priv;
 }
 
+/* How bursts and the control thread agree that a queue is off the shared memory. */
+#define MEMIF_QUIESCE_AUTO	 0 /* membarrier when the kernel has it, else fence */
+#define MEMIF_QUIESCE_MEMBARRIER 1 /* membarrier() or refuse to start */
+#define MEMIF_QUIESCE_FENCE	 2 /* a full fence in every burst entry (slower, portable) */
+
 /* ---- control plane (memif_ctl.c) ---- */
 
 int memif_ctl_start(struct memif_port *mp);
+/* Control messages on a socket (both return 0/1 or -errno / <0 with *why; see memif_ctl.c). */
+int memif_send_on(int sock, const struct memif_msg *m, int fd);
+/* 1: a decoded message (*fd: the one fd that came with it, or -1); 0: nothing waiting;
+ * -1: the peer is gone (*why); -2: a bad message (*why; its fds closed). */
+int memif_recv_on(int sock, struct memif_msg *m, int *fd, const char **why);
+/* Send disconnect with @reason on @fd and close it. */
+void memif_refuse(int fd, const char *reason);
+/* Server: the limits port @mp advertises (ring counts from its queues). */
+void memif_server_limits(const struct memif_port *mp, struct memif_limits *lim);
+/* Server: a new connection for @mp, hello not sent yet. */
+void memif_server_take(struct memif_port *mp, int fd);
+/* Server: a connection whose init (already stepped through @conn) names @mp's id. */
+void memif_server_adopt(struct memif_port *mp, int fd, const struct memif_conn *conn,
+			const struct memif_msg *init, uint64_t deadline);
+/* A listening socket for @mp's path: the fd or -errno (logged). */
+int memif_listen(const struct memif_port *mp);
+
+/* ---- server sockets shared by several interface ids (memif_sock.c) ---- */
+int memif_listener_join(struct memif_port *mp);
+void memif_listener_leave(struct memif_port *mp);
+void memif_listener_poll(struct memif_port *mp);
+
+/* Choose the quiesce scheme (membarrier or fences); -ENOSYS if quiesce=membarrier can't. */
+int memif_quiesce_setup(struct memif_port *mp);
 void memif_ctl_stop(struct memif_port *mp);
 int memif_ctl_poll(struct memif_port *mp);
 /* Why a link goes down: the port or the peer closed it, or the peer broke a rule. */
@@ -194,6 +239,8 @@ tide_tx_burst_fn memif_copy_tx_fn(const struct memif_port *mp, enum memif_txfree
 tide_rx_burst_fn memif_zc_rx_fn(void);
 tide_tx_burst_fn memif_zc_tx_fn(void);
 unsigned memif_tx_advance_ool(struct txc *t);
+/* Tx slow path: the peer's index read again; the burst's room (0 after a violation). */
+unsigned memif_tx_room_more(struct memif_txq *q, bool server);
 void memif_zc_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
 
 /*
@@ -208,16 +255,23 @@ void memif_rxq_flush(struct memif_rxq *q);
 void memif_txq_flush(struct memif_txq *q);
 
 /*
- * Burst entry and exit. Entry publishes `busy` and then reads `live`; the control thread's
- * membarrier() stands in for the full fence this store-then-load would otherwise need
- * (pair: memif_quiesce() in memif_ctl.c). `live` is loaded with acquire: it pairs with the
- * control thread's release store that published the queue's ring pointers.
+ * Burst entry and exit. Entry publishes `busy` and then reads `live`; this store-then-load
+ * needs a full fence against the control thread's store of live and load of busy
+ * (memif_quiesce() in memif_ctl.c). With membarrier() the control thread supplies it on
+ * every thread at once and the worker needs only a compiler barrier; without it
+ * (quiesce=fence, or a kernel without membarrier), @fence is set and the worker pays a
+ * real fence per burst. `live` is loaded with acquire: it pairs with the control thread's
+ * release store that published the queue's ring pointers.
  */
 static inline __attribute__((always_inline)) uint32_t memif_enter(uint32_t *busy,
-								   const uint32_t *live)
+								   const uint32_t *live,
+								   bool fence)
 {
 	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (tide_unlikely(fence))
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return __atomic_load_n(live, __ATOMIC_ACQUIRE);
 }
 
@@ -275,11 +329,12 @@ static inline __attribute__((always_inline)) unsigned memif_tx_advance_client(st
 {
 	struct memif_txq *q = t->drv;
 	/* [C2S-tail] acquire: pairs with the server's release store of tail. */
-	uint16_t tail = __atomic_load_n(&q->r.ring->tail, __ATOMIC_ACQUIRE);
-	uint16_t moved = (uint16_t)(tail - q->peer);
+	uint16_t tail = __atomic_load_n(&q->r.ring->tail, __ATOMIC_ACQUIRE), moved;
+	const char *why = NULL;
 
-	if (tide_unlikely(moved > (uint16_t)(q->head - q->peer))) {
-		memif_tx_fault(q, "ring tail moved beyond the published head");
+	if (tide_unlikely(memif_ring_index_check(q->peer, tail, (uint16_t)(q->head - q->peer),
+						 &moved, &why))) {
+		memif_tx_fault(q, why);
 		return 0;
 	}
 	q->peer = tail;

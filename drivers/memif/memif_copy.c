@@ -29,13 +29,6 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* Inline check of a local descriptor copy (same rules as memif_desc_check()). */
-ALWAYS_INLINE bool desc_ok(const struct memif_desc *d, const struct memif_desc_limits *lim)
-{
-	return d->region < lim->n_regions && d->length <= lim->buffer_size &&
-	       (uint64_t)d->offset + d->length <= lim->region_size[d->region];
-}
-
 /*
  * Append @len bytes at @src to packet @m, whose last segment is @*cur, taking more
  * segments from @q's pool as needed. Returns 0, or -1 when the pool ran dry.
@@ -102,13 +95,15 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 			       const bool server)
 {
 	struct memif_rxq *q = (struct memif_rxq *)pub;
-	uint32_t live = memif_enter(&q->busy, &q->live);
+	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 	struct memif_ring *ring;
 	struct memif_desc d[MEMIF_MAX_CHAIN];
 	uint8_t *src[MEMIF_MAX_CHAIN];
-	uint16_t idx, avail, moved, cons, mask, i = 0;
-	uint64_t bytes = 0;
+	uint16_t idx, moved, cons, mask, i = 0;
+	uint64_t bytes = 0, dropped = 0;
+	const char *why = NULL;
 	unsigned nb;
+	int bad;
 
 	if (tide_unlikely(live != q->seen) && !memif_rxq_resync(q, live)) {
 		memif_leave(&q->busy);
@@ -118,31 +113,29 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 	mask = q->r.mask;
 	cons = q->cons;
 	if (server) {
-		/* [C2S-head] acquire */
+		/* [C2S-head] acquire. The client may fill what we have not consumed yet. */
 		idx = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-		moved = (uint16_t)(idx - q->peer);
-		if (tide_unlikely(moved > (uint16_t)(q->r.size - (uint16_t)(q->peer - cons)))) {
-			memif_rx_fault(q, "ring head moved more than the ring size");
-			rx_done(q, 0, 0);
-			return 0;
-		}
+		bad = memif_ring_index_check(q->peer, idx, q->r.size - (uint16_t)(q->peer - cons),
+					     &moved, &why);
 	} else {
-		/* [S2C-tail] acquire */
+		/* [S2C-tail] acquire. The server may fill only the buffers we posted. */
 		idx = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-		moved = (uint16_t)(idx - q->peer);
-		if (tide_unlikely(moved > (uint16_t)(q->head - q->peer))) {
-			memif_rx_fault(q, "ring tail moved beyond the posted buffers");
-			rx_done(q, 0, 0);
-			return 0;
-		}
+		bad = memif_ring_index_check(q->peer, idx, (uint16_t)(q->head - q->peer), &moved,
+					     &why);
 	}
-	q->peer = idx;
-	avail = (uint16_t)(idx - cons);
-	if (avail == 0) {
+	if (tide_unlikely(bad)) {
+		memif_rx_fault(q, why);
 		rx_done(q, 0, 0);
 		return 0;
 	}
-	nb = avail < n ? avail : n;
+	q->peer = idx;
+	nb = (uint16_t)(idx - cons);
+	if (nb == 0) {
+		rx_done(q, 0, 0);
+		return 0;
+	}
+	if (nb > n)
+		nb = n;
 	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
 		tide_stat_add(&pub->stats.nombuf, 1);
 		rx_done(q, 0, 0);
@@ -154,14 +147,18 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 		int nd = 1;
 
 		memif_desc_fetch(&ring->desc[slot], &d[0]);
-		tide_mbuf_reset(m);
 		if (tide_likely(!(d[0].flags & MEMIF_DESC_FLAG_NEXT))) {
-			if (tide_unlikely(!desc_ok(&d[0], &q->r.lim))) {
-				memif_rx_fault(q, d[0].length > q->r.lim.buffer_size
-						    ? "descriptor length exceeds buffer size"
-						    : "descriptor outside its region");
+			if (tide_unlikely(memif_desc_check(&d[0], &q->r.lim, &why))) {
+				memif_rx_fault(q, why);
 				break;
 			}
+			if (tide_unlikely(d[0].length == 0)) {
+				/* An empty frame is no packet: drop it, counted in errors. */
+				dropped++;
+				cons++;
+				continue;
+			}
+			tide_mbuf_reset(m);
 			src[0] = server ? q->r.rbase[d[0].region] + d[0].offset
 					: q->r.buf0 + (size_t)slot * q->r.lim.buffer_size;
 			if (tide_likely(d[0].length <= q->dataroom)) {
@@ -173,14 +170,21 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 				break;
 			}
 		} else {
-			const char *why = "bad descriptor chain";
+			uint16_t skip = 0;
 
 			nd = memif_desc_chain_read(ring->desc, mask, cons, (uint16_t)(idx - cons),
-						   &q->r.lim, d, &why);
+						   &q->r.lim, d, &skip, &why);
+			if (nd == -E2BIG) {
+				/* Longer than max_chain: dropped and counted, the link stays. */
+				dropped++;
+				cons = (uint16_t)(cons + skip);
+				continue;
+			}
 			if (nd <= 0) {
 				memif_rx_fault(q, why);
 				break;
 			}
+			tide_mbuf_reset(m);
 			for (int k = 0; k < nd; k++)
 				src[k] = server ? q->r.rbase[d[k].region] + d[k].offset
 						: q->r.buf0 + (size_t)((cons + k) & mask) *
@@ -188,6 +192,13 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 			if (rx_chain(q, m, d, src, (unsigned)nd) < 0) {
 				tide_stat_add(&pub->stats.nombuf, 1);
 				break;
+			}
+			if (tide_unlikely(!m->pkt_len)) { /* a chain of empty descriptors */
+				tide_mbuf_free(m->next);
+				m->next = NULL;
+				dropped++;
+				cons = (uint16_t)(cons + nd);
+				continue;
 			}
 		}
 		m->port = q->port_id;
@@ -218,6 +229,8 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 		memif_publish(&ring->head, q->head);
 	}
 	q->cons = cons;
+	if (tide_unlikely(dropped))
+		tide_stat_add(&pub->stats.errors, dropped);
 	rx_done(q, i, bytes);
 	return i;
 }
@@ -243,7 +256,7 @@ tide_rx_burst_fn memif_copy_rx_fn(const struct memif_port *mp)
 unsigned memif_tx_advance_ool(struct txc *t)
 {
 	struct memif_txq *q = t->drv;
-	uint32_t live = memif_enter(&q->busy, &q->live);
+	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 	unsigned n = 0;
 
 	if (live == q->seen && q->mp->role == MEMIF_ROLE_CLIENT)
@@ -308,16 +321,63 @@ ALWAYS_INLINE void tx_copy_pkt(struct memif_txq *q, struct tide_mbuf *m, uint16_
 	}
 }
 
+/*
+ * Slow path of a Tx burst whose next packet needs more slots than the burst found: look
+ * at the peer's index again (server: the buffers the client posted since; client: the
+ * slots the server completed since, released at once), so that neither a chain nor a ring
+ * smaller than the Tx engine stops on a stale view. Returns the slots free for the burst
+ * (counting those it already used), or 0 after a violation.
+ */
+unsigned memif_tx_room_more(struct memif_txq *q, bool server)
+{
+	struct txc *t = &q->txc;
+	unsigned room, rr;
+
+	if (server) {
+		/* [S2C-head] acquire */
+		uint16_t head = __atomic_load_n(&q->r.ring->head, __ATOMIC_ACQUIRE), moved;
+		const char *why = NULL;
+
+		if (memif_ring_index_check(q->peer, head,
+					   q->r.size - (uint16_t)(q->peer - q->head), &moved,
+					   &why)) {
+			memif_tx_fault(q, why);
+			return 0;
+		}
+		q->peer = head;
+		txc_reclaim(t, UINT32_MAX); /* every slot completed in its burst: O(1) */
+		room = txc_free_slots(t);
+		rr = (uint16_t)(head - q->head);
+	} else {
+		memif_tx_advance_client(t);
+		if (q->seen == MEMIF_SEEN_FAULT)
+			return 0;
+		txc_reclaim(t, UINT32_MAX);
+		room = txc_free_slots(t);
+		rr = (uint16_t)(q->r.size - (uint16_t)(q->head - q->peer));
+	}
+	return rr < room ? rr : room;
+}
+
+/* Drop packet @i of the burst (no slot for it can exist): freed now, counted in errors. */
+ALWAYS_INLINE void tx_drop(struct tide_mbuf **pkts, uint16_t i, uint64_t *dropped)
+{
+	tide_mbuf_free(pkts[i]);
+	pkts[i] = NULL;
+	(*dropped)++;
+}
+
 ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
 			       const bool server, const enum memif_txfree f)
 {
 	struct memif_txq *q = (struct memif_txq *)pub;
-	uint32_t live = memif_enter(&q->busy, &q->live);
+	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 	struct memif_desc d[MEMIF_MAX_CHAIN];
 	struct txc *t = &q->txc;
 	struct memif_ring *ring;
 	uint64_t bytes = 0, dropped = 0;
 	unsigned room, used = 0;
+	bool refreshed = false;
 	uint16_t i, k = 0;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
@@ -327,11 +387,13 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 	ring = q->r.ring;
 	if (server) {
 		/* [S2C-head] acquire: the client posted the buffers up to head. */
-		uint16_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-		uint16_t moved = (uint16_t)(head - q->peer);
+		uint16_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE), moved;
+		const char *why = NULL;
 
-		if (tide_unlikely(moved > (uint16_t)(q->r.size - (uint16_t)(q->peer - q->head)))) {
-			memif_tx_fault(q, "ring head moved more than the ring size");
+		if (tide_unlikely(memif_ring_index_check(q->peer, head,
+							 q->r.size - (uint16_t)(q->peer - q->head),
+							 &moved, &why))) {
+			memif_tx_fault(q, why);
 			memif_leave(&q->busy);
 			return 0;
 		}
@@ -352,39 +414,62 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 		uint16_t first = (uint16_t)(q->head + used);
 		unsigned need;
 
+		if (tide_unlikely(m->pkt_len == 0)) {
+			/* A correct peer refuses empty descriptors: never send one. */
+			tx_drop(pkts, i, &dropped);
+			continue;
+		}
 		if (server) {
 			uint32_t have = 0;
 
 			need = 0;
 			do {
-				if (need == room - used || need == q->r.lim.max_chain)
+				const char *why = NULL;
+
+				if (need == room - used) {
+					if (refreshed)
+						break;
+					refreshed = true;
+					room = memif_tx_room_more(q, true);
+					if (room == 0 || need >= room - used)
+						break;
+				}
+				if (need == q->r.lim.max_chain)
 					break;
 				memif_desc_fetch(&ring->desc[(uint16_t)(first + need) & q->r.mask],
 						 &d[need]);
-				if (tide_unlikely(!desc_ok(&d[need], &q->r.lim) ||
+				if (tide_unlikely(memif_desc_check(&d[need], &q->r.lim, &why) ||
 						  d[need].length == 0)) {
-					memif_tx_fault(q, d[need].length == 0
-							    ? "empty buffer posted"
-							    : "posted buffer outside its region");
+					memif_tx_fault(q, why ? why : "empty buffer posted");
 					goto out;
 				}
 				have += d[need++].length;
 			} while (have < m->pkt_len);
+			if (tide_unlikely(q->seen == MEMIF_SEEN_FAULT))
+				goto out;
 			if (have < m->pkt_len) {
 				if (need < q->r.lim.max_chain)
 					break; /* ring full: the caller keeps the rest */
-				/* Too long for the posted buffers at all: drop it. */
-				tide_mbuf_free(m);
-				dropped++;
-				pkts[i] = NULL;
+				/* Too long for max_chain of the posted buffers: drop it. */
+				tx_drop(pkts, i, &dropped);
 				continue;
 			}
 		} else {
 			need = m->pkt_len <= q->r.lim.buffer_size
 				       ? 1
 				       : (m->pkt_len + q->r.lim.buffer_size - 1) / q->r.lim.buffer_size;
-			if (need > room - used)
-				break;
+			if (tide_unlikely(need > q->r.lim.max_chain)) {
+				tx_drop(pkts, i, &dropped);
+				continue;
+			}
+			if (tide_unlikely(need > room - used)) {
+				if (refreshed)
+					break;
+				refreshed = true;
+				room = memif_tx_room_more(q, false);
+				if (room == 0 || need > room - used)
+					break;
+			}
 		}
 		if (tide_likely(m->nb_segs == 1 && need == 1)) {
 			uint16_t slot = first & q->r.mask;

@@ -54,22 +54,53 @@ static int sock_addr(const struct memif_port *mp, struct sockaddr_un *sa, sockle
 
 /* ---- queues: publish and quiesce ---- */
 
-static void membarrier_all(void)
+/*
+ * Which quiesce scheme works here (once per process): 1 private expedited membarrier, 2 the
+ * global command, 0 none (old kernel, or a seccomp filter that forbids it).
+ */
+static int membarrier_kind(void)
 {
-	static int registered; /* 1: private expedited works, -1: use the global command */
+	static int kind = -1;
 
-	if (registered == 0)
-		registered = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
-				     0) == 0
-				 ? 1
-				 : -1;
-	if (registered > 0 &&
+	if (kind < 0) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+			kind = 1;
+		else if (syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
+			 syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+			kind = 2;
+		else
+			kind = 0;
+	}
+	return kind;
+}
+
+int memif_quiesce_setup(struct memif_port *mp)
+{
+	int kind = membarrier_kind();
+
+	if (mp->quiesce == MEMIF_QUIESCE_MEMBARRIER && kind == 0) {
+		TIDE_LOG_ERR_(mp->port->name, "quiesce=membarrier: the kernel refuses membarrier() (use quiesce=fence or auto)");
+		return -ENOSYS;
+	}
+	mp->fence = mp->quiesce == MEMIF_QUIESCE_FENCE || kind == 0;
+	if (mp->fence && mp->quiesce == MEMIF_QUIESCE_AUTO)
+		TIDE_LOG_INFO_(mp->port->name, "no membarrier(): bursts take a full fence each");
+	return 0;
+}
+
+/* A full barrier on every thread of the process (the workers' half of the pair). */
+static void membarrier_all(struct memif_port *mp)
+{
+	if (mp->fence) {
+		/* The workers fence themselves (memif_enter); this is our half of the pair. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
+	if (membarrier_kind() == 1 &&
 	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
 		return;
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
-		return;
-	/* No membarrier at all: nothing better than our own fence (workers may lag). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* Checked at start: the global command works when the private one does not. */
+	syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
 static void wait_idle(const uint32_t *busy)
@@ -80,9 +111,10 @@ static void wait_idle(const uint32_t *busy)
 }
 
 /*
- * Take every queue off the shared memory. Pair: memif_enter() stores busy then loads live
- * with only a compiler barrier; membarrier() here makes that a full fence on every thread,
- * so after it a worker either sees live == 0 or shows busy == 1 until its burst ends.
+ * Take every queue off the shared memory. Pair: memif_enter() stores busy then loads live;
+ * membarrier() here (or, with mp->fence, a fence on both sides) orders that store before
+ * that load on every worker, so after it a worker either sees live == 0 or shows busy == 1
+ * until its burst ends.
  */
 static void quiesce(struct memif_port *mp)
 {
@@ -96,7 +128,7 @@ static void quiesce(struct memif_port *mp)
 		if (p->txq[i])
 			__atomic_store_n(&((struct memif_txq *)p->txq[i])->live, 0,
 					 __ATOMIC_RELAXED);
-	membarrier_all();
+	membarrier_all(mp);
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		if (p->rxq[i]) {
 			struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
@@ -126,8 +158,10 @@ static void qring_set(struct memif_port *mp, struct memif_qring *r, const struct
 	r->rbase = mp->rbase;
 	r->lim.region_size = mp->rsize;
 	r->lim.n_regions = mp->nreg;
-	r->lim.buffer_size = mp->bufsize;
-	r->lim.max_chain = MEMIF_MAX_CHAIN < r->size ? MEMIF_MAX_CHAIN : r->size;
+	/* Client: the length of one of our own buffers. Server: the client chose its buffer
+	 * size (libmemif and DPDK: 16 bits); the region bounds where a descriptor may point. */
+	r->lim.buffer_size = mp->role == MEMIF_ROLE_SERVER ? UINT16_MAX : mp->bufsize;
+	r->lim.max_chain = mp->max_chain < r->size ? mp->max_chain : r->size;
 }
 
 /*
@@ -148,6 +182,14 @@ static void link_up(struct memif_port *mp)
 		struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
 
 		qring_set(mp, &q->r, &mp->ring[rx_dir][i]);
+		/* The receiver of a ring owns its mask flag: ours polled (no kicks) unless the
+		 * application asked for interrupts. */
+		if (q->intr)
+			__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
+					   __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_or(&q->r.ring->flags, MEMIF_RING_FLAG_MASK_INT,
+					  __ATOMIC_RELEASE);
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
 	for (unsigned i = 0; i < p->nb_txq && i < n_tx; i++) {
@@ -157,9 +199,12 @@ static void link_up(struct memif_port *mp)
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
 	mp->connects++;
+	mp->retry_ns = MEMIF_RETRY_NS;
+	mp->last_err = 0;
 	__atomic_store_n(&mp->up, 1, __ATOMIC_RELAXED);
-	TIDE_LOG_INFO_(p->name, "connected to '%s': %u C2S and %u S2C rings", mp->peer_name,
-		       mp->n_c2s, mp->n_s2c);
+	tide_log(TIDE_LOG_NOTICE, p->name, "link up: '%s', %u C2S and %u S2C rings of %u slots",
+		 mp->peer_name, mp->n_c2s, mp->n_s2c,
+		 1u << mp->ring[MEMIF_DIR_C2S][0].log2);
 }
 
 /* ---- tear down ---- */
@@ -198,7 +243,7 @@ static void free_regions(struct memif_port *mp)
 		}
 }
 
-static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
+int memif_send_on(int sock, const struct memif_msg *m, int fd)
 {
 	uint8_t buf[MEMIF_MSG_SIZE];
 	char cbuf[CMSG_SPACE(sizeof(int))];
@@ -219,13 +264,21 @@ static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
-	if (sendmsg(mp->cfd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(buf))
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(buf))
 		return -errno ? -errno : -EIO;
 	return 0;
 }
 
+static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
+{
+	return memif_send_on(mp->cfd, m, fd);
+}
+
 void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, bool send)
 {
+	bool was_up = mp->up, repeat;
+	uint64_t now;
+
 	if (mp->cfd < 0)
 		return;
 	quiesce(mp);
@@ -238,30 +291,40 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 	}
 	close_fd(&mp->cfd);
 	free_regions(mp);
+	/* A client refused again for the same reason says it once, not at every retry. */
+	repeat = !was_up && strcmp(mp->reason, reason) == 0;
 	snprintf(mp->reason, sizeof(mp->reason), "%s", reason);
 	__atomic_fetch_add(&mp->disconnects, 1, __ATOMIC_RELAXED);
 	if (kind != MEMIF_DISC_NORMAL) {
 		__atomic_fetch_add(&mp->violations, 1, __ATOMIC_RELAXED);
 		if (kind == MEMIF_DISC_CTL)
 			__atomic_fetch_add(&mp->ctl_errors, 1, __ATOMIC_RELAXED);
-		TIDE_LOG_WARN_(mp->port->name, "peer disconnected: %s", reason);
-	} else {
-		TIDE_LOG_INFO_(mp->port->name, "disconnected: %s", reason);
+		TIDE_LOG_WARN_(mp->port->name, "%s: %s",
+			       was_up ? "link down, the peer broke a rule" : "handshake failed",
+			       reason);
+	} else if (was_up) {
+		tide_log(TIDE_LOG_NOTICE, mp->port->name, "link down: %s", reason);
+	} else if (!send && !repeat) {
+		/* The peer ended the handshake: a refusal (id, secret, rings...). */
+		TIDE_LOG_WARN_(mp->port->name, "refused by '%s': %s",
+			       mp->peer_name[0] ? mp->peer_name : "peer", reason);
 	}
 	__atomic_store_n(&mp->up, 0, __ATOMIC_RELAXED);
 	mp->next_msg = 0;
-	mp->retry_at = memif_now_ns() + MEMIF_RETRY_NS;
+	/* Client: retry at once after a link that worked, back off after a failed attempt. */
+	now = memif_now_ns();
+	if (was_up || mp->retry_ns == 0)
+		mp->retry_ns = MEMIF_RETRY_NS;
+	else if (mp->retry_ns < MEMIF_RETRY_MAX_NS)
+		mp->retry_ns *= 2;
+	mp->retry_at = now + (was_up ? 0 : mp->retry_ns);
 }
 
 /* ---- receiving ---- */
 
 #define MEMIF_MAX_FDS 4 /* more than one is already a violation; room to see and close them */
 
-/*
- * Receive one message. Returns 1 with the message decoded, 0 when nothing is waiting, or
- * -1 when the link went down (peer gone, or a violation; handled here).
- */
-static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
+int memif_recv_on(int sock, struct memif_msg *m, int *fd, const char **why)
 {
 	uint8_t buf[MEMIF_MSG_SIZE + 1];
 	char cbuf[CMSG_SPACE(sizeof(int) * MEMIF_MAX_FDS)];
@@ -270,14 +333,14 @@ static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
 			    .msg_controllen = sizeof(cbuf)};
 	int fds[MEMIF_MAX_FDS * 2];
 	unsigned nfds = 0;
-	const char *why = NULL;
 	ssize_t len;
 
-	len = recvmsg(mp->cfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	*why = NULL;
+	len = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (len < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
 	if (len <= 0) {
-		memif_ctl_disconnect(mp, len == 0 ? "peer closed the connection" : strerror(errno), MEMIF_DISC_NORMAL, false);
+		*why = len == 0 ? "peer closed the connection" : strerror(errno);
 		return -1;
 	}
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
@@ -288,20 +351,39 @@ static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
 				memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 	}
 	if (mh.msg_flags & MSG_CTRUNC)
-		why = "too many file descriptors";
+		*why = "too many file descriptors";
 	else if (mh.msg_flags & MSG_TRUNC)
-		why = "message too long";
-	else if (memif_msg_decode(buf, (size_t)len, m, &why) == 0 &&
-		 memif_conn_step(&mp->conn, m, nfds, &why) == 0)
-		why = NULL;
-	if (why != NULL) {
+		*why = "message too long";
+	else if (memif_msg_decode(buf, (size_t)len, m, why) == 0 && nfds > 1)
+		*why = "unexpected file descriptor";
+	if (*why != NULL) {
 		for (unsigned i = 0; i < nfds; i++)
 			close(fds[i]);
-		memif_ctl_disconnect(mp, why, MEMIF_DISC_CTL, true);
-		return -1;
+		return -2;
 	}
 	*fd = nfds ? fds[0] : -1;
 	return 1;
+}
+
+/*
+ * Receive one message. Returns 1 with the message decoded, 0 when nothing is waiting, or
+ * -1 when the link went down (peer gone, or a violation; handled here).
+ */
+static int recv_msg(struct memif_port *mp, struct memif_msg *m, int *fd)
+{
+	const char *why;
+	int rc = memif_recv_on(mp->cfd, m, fd, &why);
+
+	if (rc == 1 && memif_conn_step(&mp->conn, m, *fd >= 0, &why) < 0) {
+		if (*fd >= 0)
+			close(*fd);
+		rc = -2;
+	}
+	if (rc == -1)
+		memif_ctl_disconnect(mp, why, MEMIF_DISC_NORMAL, false);
+	else if (rc == -2)
+		memif_ctl_disconnect(mp, why, MEMIF_DISC_CTL, true);
+	return rc < 0 ? -1 : rc;
 }
 
 /*
@@ -328,17 +410,24 @@ static const char *region_check(int fd, uint64_t size)
 
 /* ---- server ---- */
 
-static void server_hello(struct memif_port *mp)
+void memif_server_limits(const struct memif_port *mp, struct memif_limits *lim)
 {
-	struct tide_port *p = mp->port;
-	struct memif_limits lim = {
+	const struct tide_port *p = mp->port;
+
+	*lim = (struct memif_limits){
 		.regions = MEMIF_MAX_REGIONS,
 		.c2s_rings = (uint16_t)(p->nb_rxq ? p->nb_rxq : 1),
 		.s2c_rings = (uint16_t)(p->nb_txq ? p->nb_txq : 1),
 		.max_log2_ring_size = MEMIF_LOG2_RING_SIZE_MAX,
 	};
+}
+
+static void server_hello(struct memif_port *mp)
+{
+	struct memif_limits lim;
 	struct memif_msg m;
 
+	memif_server_limits(mp, &lim);
 	memif_conn_init(&mp->conn, MEMIF_ROLE_SERVER, &lim);
 	memif_msg_hello_from_limits(&m, &lim, mp->ifname);
 	memif_conn_sent(&mp->conn, MEMIF_MSG_HELLO);
@@ -346,27 +435,40 @@ static void server_hello(struct memif_port *mp)
 		memif_ctl_disconnect(mp, "cannot send hello", MEMIF_DISC_NORMAL, false);
 }
 
-static void server_accept(struct memif_port *mp)
+void memif_refuse(int fd, const char *reason)
 {
-	int fd = accept4(mp->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct memif_msg m = {.type = MEMIF_MSG_DISCONNECT};
 
-	if (fd < 0)
-		return;
+	snprintf(m.disconnect.reason, sizeof(m.disconnect.reason), "%s", reason);
+	memif_send_on(fd, &m, -1);
+	close(fd);
+}
+
+void memif_server_take(struct memif_port *mp, int fd)
+{
 	if (mp->cfd >= 0) {
 		/* One connection per interface; tell the newcomer why it is refused. */
-		struct memif_msg m = {.type = MEMIF_MSG_DISCONNECT};
-		int keep = mp->cfd;
-
-		snprintf(m.disconnect.reason, sizeof(m.disconnect.reason), "already connected");
-		mp->cfd = fd;
-		send_msg(mp, &m, -1);
-		mp->cfd = keep;
-		close(fd);
+		memif_refuse(fd, "already connected");
 		return;
 	}
 	mp->cfd = fd;
 	mp->peer_name[0] = '\0';
+	mp->hs_deadline = memif_now_ns() + (uint64_t)mp->hs_timeout_ms * 1000000u;
 	server_hello(mp);
+}
+
+static void server_handle(struct memif_port *mp, const struct memif_msg *m, int fd);
+
+void memif_server_adopt(struct memif_port *mp, int fd, const struct memif_conn *conn,
+			const struct memif_msg *init, uint64_t deadline)
+{
+	mp->cfd = fd;
+	mp->peer_name[0] = '\0';
+	mp->hs_deadline = deadline;
+	mp->conn = *conn;
+	/* The socket advertised the largest ring counts of its ports; this one's apply. */
+	memif_server_limits(mp, &mp->conn.limits);
+	server_handle(mp, init, -1);
 }
 
 /* Map every region and check every ring; the answer to connect. */
@@ -505,7 +607,10 @@ static const char *client_regions(struct memif_port *mp)
 			return "eventfd failed";
 		ring = (struct memif_ring *)(a + ri->offset);
 		ring->cookie = MEMIF_COOKIE;
-		ring->flags = MEMIF_RING_FLAG_MASK_INT; /* polling until the reader asks */
+		/* The receiver owns the flag: the server sets it on C2S if it polls; we set ours
+		 * on S2C at link up (link_up()). A masked C2S ring would never wake an
+		 * interrupt-mode server (libmemif's default). */
+		ring->flags = 0;
 		for (unsigned j = 0; j < slots && !mp->zc; j++) {
 			ring->desc[j].region = 0;
 			ring->desc[j].offset = (uint32_t)(boff + (uint64_t)j * mp->bufsize);
@@ -598,8 +703,12 @@ static void client_send_next(struct memif_port *mp)
 	int fd;
 
 	client_msg(mp, mp->next_msg++, &m, &fd);
-	if (memif_conn_sent(&mp->conn, m.type) < 0 || send_msg(mp, &m, fd) < 0)
+	if (memif_conn_sent(&mp->conn, m.type) < 0)
 		memif_ctl_disconnect(mp, "cannot send", MEMIF_DISC_NORMAL, false);
+	else if (send_msg(mp, &m, fd) < 0)
+		/* libmemif closes without a reason when it refuses an id. */
+		memif_ctl_disconnect(mp, "the peer closed the connection (unknown id?)",
+				     MEMIF_DISC_NORMAL, false);
 }
 
 static void client_handle(struct memif_port *mp, const struct memif_msg *m)
@@ -652,18 +761,30 @@ static void client_try(struct memif_port *mp)
 
 	if (now < mp->retry_at)
 		return;
-	mp->retry_at = now + MEMIF_RETRY_NS;
+	if (mp->retry_ns == 0)
+		mp->retry_ns = MEMIF_RETRY_NS;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	sock_addr(mp, &sa, &len);
-	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
-		close(fd);
-		return;
+	if (fd >= 0) {
+		sock_addr(mp, &sa, &len);
+		if (connect(fd, (struct sockaddr *)&sa, len) == 0) {
+			mp->cfd = fd;
+			mp->peer_name[0] = '\0';
+			mp->hs_deadline = now + (uint64_t)mp->hs_timeout_ms * 1000000u;
+			memif_conn_init(&mp->conn, MEMIF_ROLE_CLIENT, NULL);
+			return;
+		}
 	}
-	mp->cfd = fd;
-	mp->peer_name[0] = '\0';
-	memif_conn_init(&mp->conn, MEMIF_ROLE_CLIENT, NULL);
+	/* No server yet: say so once per cause, and back off. */
+	if (errno != mp->last_err) {
+		mp->last_err = errno;
+		tide_log(TIDE_LOG_NOTICE, mp->port->name, "socket=%s%s: %s; retrying",
+			 mp->abstract ? "@" : "", mp->path, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	mp->retry_at = now + mp->retry_ns;
+	if (mp->retry_ns < MEMIF_RETRY_MAX_NS)
+		mp->retry_ns *= 2;
 }
 
 /* ---- entry points ---- */
@@ -689,8 +810,11 @@ int memif_ctl_poll(struct memif_port *mp)
 		if (f)
 			memif_ctl_disconnect(mp, f, MEMIF_DISC_DATA, true);
 	}
+	/* A peer that stops answering in the handshake must not hold the interface. */
+	if (mp->cfd >= 0 && !mp->up && memif_now_ns() > mp->hs_deadline)
+		memif_ctl_disconnect(mp, "handshake timed out", MEMIF_DISC_CTL, true);
 	if (mp->role == MEMIF_ROLE_SERVER)
-		server_accept(mp);
+		memif_listener_poll(mp);
 	else if (mp->cfd < 0)
 		client_try(mp);
 	/* Lock-step protocol: a handful of messages per connection; take what is there. */
@@ -705,16 +829,32 @@ int memif_ctl_poll(struct memif_port *mp)
 
 int memif_ctl_start(struct memif_port *mp)
 {
-	struct sockaddr_un sa;
-	socklen_t len;
-	int fd, rc;
+	int rc;
 
 	mp->cfd = -1;
 	mp->retry_at = 0;
+	mp->retry_ns = 0;
+	mp->last_err = 0;
+	rc = memif_quiesce_setup(mp);
+	if (rc < 0)
+		return rc;
 	if (mp->role == MEMIF_ROLE_CLIENT) {
 		mp->started = true;
 		return 0;
 	}
+	rc = memif_listener_join(mp);
+	if (rc < 0)
+		return rc;
+	mp->started = true;
+	return 0;
+}
+
+int memif_listen(const struct memif_port *mp)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, rc;
+
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -740,19 +880,13 @@ int memif_ctl_start(struct memif_port *mp)
 		close(fd);
 		return -err;
 	}
-	mp->lfd = fd;
-	mp->started = true;
-	return 0;
+	return fd;
 }
 
 void memif_ctl_stop(struct memif_port *mp)
 {
 	memif_ctl_disconnect(mp, "port stopped", MEMIF_DISC_NORMAL, true);
-	if (mp->lfd >= 0) {
-		close(mp->lfd);
-		mp->lfd = -1;
-		if (!mp->abstract)
-			unlink(mp->path);
-	}
+	if (mp->role == MEMIF_ROLE_SERVER && mp->started)
+		memif_listener_leave(mp);
 	mp->started = false;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * memif_desc.h - checks on what a memif peer writes into shared memory: descriptors, chains
- * of descriptors, head/tail indices and ring cookies.
+ * memif_desc.h - the one checker of what a memif peer writes into shared memory:
+ * descriptors, chains of descriptors, head/tail indices and ring cookies. The data paths
+ * (memif_copy.c, memif_zc.c) and the fuzzers (tests/fuzz/) call these same inline
+ * functions; there is no second copy of any rule.
  *
  * The peer can rewrite shared memory at any moment, so a descriptor is first copied to a
  * local with single loads (memif_desc_fetch()), and only the copy is checked and used: a
@@ -16,9 +18,12 @@
 #ifndef TIDE_MEMIF_DESC_H
 #define TIDE_MEMIF_DESC_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "memif_proto.h"
+
+#define MEMIF_DESC_INLINE static inline __attribute__((always_inline))
 
 /* What we know about the peer's memory, owned by the caller and read-only here. */
 struct memif_desc_limits {
@@ -28,11 +33,18 @@ struct memif_desc_limits {
 	uint16_t max_chain;   /* most descriptors one packet may span (>= 1) */
 };
 
+MEMIF_DESC_INLINE int memif_desc_fail(const char **reason, const char *why)
+{
+	if (reason)
+		*reason = why;
+	return -EINVAL;
+}
+
 /*
  * Copy the descriptor at @shared to @local with one relaxed atomic load per field, so that
  * the compiler neither tears nor repeats a read. No checks.
  */
-static inline void memif_desc_fetch(const struct memif_desc *shared, struct memif_desc *local)
+MEMIF_DESC_INLINE void memif_desc_fetch(const struct memif_desc *shared, struct memif_desc *local)
 {
 	local->flags = __atomic_load_n(&shared->flags, __ATOMIC_RELAXED);
 	local->region = __atomic_load_n(&shared->region, __ATOMIC_RELAXED);
@@ -46,12 +58,27 @@ static inline void memif_desc_fetch(const struct memif_desc *shared, struct memi
  * the region. Flags are not checked (memif_desc_chain_read() bounds chains).
  * Returns 0 or -EINVAL.
  */
-int memif_desc_check(const struct memif_desc *d, const struct memif_desc_limits *lim,
-		     const char **reason);
+MEMIF_DESC_INLINE int memif_desc_check(const struct memif_desc *d,
+				       const struct memif_desc_limits *lim, const char **reason)
+{
+	if (__builtin_expect(d->region >= lim->n_regions, 0))
+		return memif_desc_fail(reason, "descriptor region out of range");
+	if (__builtin_expect(d->length > lim->buffer_size, 0))
+		return memif_desc_fail(reason, "descriptor length exceeds buffer size");
+	/* Both operands are 32-bit: the 64-bit sum cannot wrap. */
+	if (__builtin_expect((uint64_t)d->offset + d->length > lim->region_size[d->region], 0))
+		return memif_desc_fail(reason, "descriptor beyond its region");
+	return 0;
+}
 
 /* memif_desc_fetch() then memif_desc_check() on the copy in @out. Returns 0 or -EINVAL. */
-int memif_desc_read(const struct memif_desc *shared, const struct memif_desc_limits *lim,
-		    struct memif_desc *out, const char **reason);
+MEMIF_DESC_INLINE int memif_desc_read(const struct memif_desc *shared,
+				      const struct memif_desc_limits *lim, struct memif_desc *out,
+				      const char **reason)
+{
+	memif_desc_fetch(shared, out);
+	return memif_desc_check(out, lim, reason);
+}
 
 /*
  * Read one packet's chain from the ring's descriptor array @desc (2^log2 slots, @mask =
@@ -59,13 +86,46 @@ int memif_desc_read(const struct memif_desc *shared, const struct memif_desc_lim
  * peer (as validated by memif_ring_index_check()). Each descriptor is fetched into
  * @out[i] and checked; the chain ends at the first one without MEMIF_DESC_FLAG_NEXT.
  * @out must hold lim->max_chain entries.
- * Returns the number of descriptors of the packet (1..max_chain), 0 if @avail is 0, or -EINVAL
- * for a bad descriptor, a chain longer than max_chain, or a chain that still continues at the
- * last published slot.
+ * Returns the number of descriptors of the packet (1..max_chain), 0 if @avail is 0,
+ * -E2BIG for a well-formed chain longer than max_chain (*skip = its length: the caller drops
+ * the packet and counts it; only flags are read beyond max_chain), or -EINVAL for a bad
+ * descriptor or a chain that still continues at the last published slot (a violation).
  */
-int memif_desc_chain_read(const struct memif_desc *desc, uint16_t mask, uint16_t index,
-			  uint16_t avail, const struct memif_desc_limits *lim,
-			  struct memif_desc *out, const char **reason);
+MEMIF_DESC_INLINE int memif_desc_chain_read(const struct memif_desc *desc, uint16_t mask,
+					    uint16_t index, uint16_t avail,
+					    const struct memif_desc_limits *lim,
+					    struct memif_desc *out, uint16_t *skip,
+					    const char **reason)
+{
+	unsigned int n = 0;
+
+	if (avail == 0)
+		return 0;
+	for (;;) {
+		int ret = memif_desc_read(&desc[(uint16_t)(index + n) & mask], lim, &out[n],
+					  reason);
+
+		if (ret)
+			return ret;
+		if (!(out[n++].flags & MEMIF_DESC_FLAG_NEXT))
+			return (int)n;
+		if (n >= avail)
+			return memif_desc_fail(reason, "descriptor chain not terminated");
+		if (n >= lim->max_chain)
+			break;
+	}
+	/* Too long to receive: find its end, so that it can be dropped as one packet. */
+	for (; n < avail; n++)
+		if (!(__atomic_load_n(&desc[(uint16_t)(index + n) & mask].flags,
+				      __ATOMIC_RELAXED) &
+		      MEMIF_DESC_FLAG_NEXT)) {
+			*skip = (uint16_t)(n + 1);
+			if (reason)
+				*reason = "descriptor chain too long";
+			return -E2BIG;
+		}
+	return memif_desc_fail(reason, "descriptor chain not terminated");
+}
 
 /*
  * Check a peer-written free-running index. @cached is the last value we accepted, @seen the
@@ -76,10 +136,24 @@ int memif_desc_chain_read(const struct memif_desc *desc, uint16_t mask, uint16_t
  * distance of 2^15 or more modulo 2^16) apart from "moved too far".
  * Returns 0 with *moved = seen - cached, or -EINVAL (*moved untouched).
  */
-int memif_ring_index_check(uint16_t cached, uint16_t seen, uint32_t window, uint16_t *moved,
-			   const char **reason);
+MEMIF_DESC_INLINE int memif_ring_index_check(uint16_t cached, uint16_t seen, uint32_t window,
+					     uint16_t *moved, const char **reason)
+{
+	uint16_t d = (uint16_t)(seen - cached);
+
+	if (__builtin_expect(d > window, 0))
+		return memif_desc_fail(reason, d >= 0x8000 ? "ring index moved backwards"
+							   : "ring index moved too far");
+	*moved = d;
+	return 0;
+}
 
 /* The ring header at @ring carries MEMIF_COOKIE. Returns 0 or -EINVAL. */
-int memif_ring_check_cookie(const struct memif_ring *ring, const char **reason);
+MEMIF_DESC_INLINE int memif_ring_check_cookie(const struct memif_ring *ring, const char **reason)
+{
+	if (__atomic_load_n(&ring->cookie, __ATOMIC_RELAXED) != MEMIF_COOKIE)
+		return memif_desc_fail(reason, "bad ring cookie");
+	return 0;
+}
 
 #endif /* TIDE_MEMIF_DESC_H */

@@ -51,7 +51,7 @@ ALWAYS_INLINE void zc_doorbell(void *ctx, uint32_t refill)
 void memif_zc_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell)
 {
 	struct memif_rxq *q = r->drv;
-	uint32_t live = memif_enter(&q->busy, &q->live);
+	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 
 	/* Recycled buffers land in the refill slots even while the link is down: they
 	 * are posted by the first burst after the link comes up. */
@@ -81,12 +81,13 @@ static void zc_unlink(struct tide_mbuf *m)
 static uint16_t zc_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct memif_rxq *q = (struct memif_rxq *)pub;
-	uint32_t live = memif_enter(&q->busy, &q->live);
+	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 	struct rxr *r = &q->rxr;
 	struct memif_ring *ring;
 	uint32_t next;
 	uint16_t tail, moved, avail, i = 0;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, dropped = 0;
+	const char *why = NULL;
 
 	if (tide_unlikely(live != q->seen) && !memif_rxq_resync(q, live)) {
 		memif_leave(&q->busy);
@@ -97,9 +98,9 @@ static uint16_t zc_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 		rxr_refill(r, zc_post, zc_doorbell, q);
 	/* [S2C-tail] acquire */
 	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-	moved = (uint16_t)(tail - q->peer);
-	if (tide_unlikely(moved > (uint16_t)(q->head - q->peer))) {
-		memif_rx_fault(q, "ring tail moved beyond the posted buffers");
+	if (tide_unlikely(memif_ring_index_check(q->peer, tail, (uint16_t)(q->head - q->peer),
+						 &moved, &why))) {
+		memif_rx_fault(q, why);
 		memif_leave(&q->busy);
 		return 0;
 	}
@@ -114,13 +115,13 @@ static uint16_t zc_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 		do {
 			struct tide_mbuf *s;
 
-			if (nd == avail || nd == q->r.lim.max_chain) {
+			if (nd == avail) {
 				zc_unlink(m);
-				memif_rx_fault(q, nd == avail ? "descriptor chain not terminated"
-							      : "descriptor chain too long");
+				memif_rx_fault(q, "descriptor chain not terminated");
 				goto out;
 			}
 			memif_desc_fetch(&ring->desc[(next + nd) & q->r.mask], &d);
+			/* Region and offset are ours (the slot's mbuf); only the length is read. */
 			if (tide_unlikely(d.length > q->dataroom)) {
 				zc_unlink(m);
 				memif_rx_fault(q, "descriptor length exceeds buffer size");
@@ -139,15 +140,23 @@ static uint16_t zc_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 			last = s;
 			nd++;
 		} while (d.flags & MEMIF_DESC_FLAG_NEXT);
+		next += nd;
+		avail = (uint16_t)(avail - nd);
+		if (tide_unlikely(m->pkt_len == 0 || nd > q->r.lim.max_chain)) {
+			/* Empty, or longer than max_chain: dropped and counted, the link stays. */
+			tide_mbuf_free(m);
+			dropped++;
+			continue;
+		}
 		m->port = q->port_id;
 		bytes += m->pkt_len;
 		pkts[i++] = m;
-		next += nd;
-		avail = (uint16_t)(avail - nd);
 	}
 out:
 	r->next = next;
 	q->cons = (uint16_t)next;
+	if (tide_unlikely(dropped))
+		tide_stat_add(&pub->stats.errors, dropped);
 	tide_stat_burst(&pub->stats, i, bytes);
 	memif_leave(&q->busy);
 	return i;
@@ -187,12 +196,13 @@ static struct tide_mbuf *zc_bounce(struct memif_txq *q, struct tide_mbuf *m)
 static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct memif_txq *q = (struct memif_txq *)pub;
-	uint32_t live = memif_enter(&q->busy, &q->live);
+	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 	struct txc *t = &q->txc;
 	struct memif_ring *ring;
 	unsigned room, rr, used = 0;
 	uint64_t bytes = 0, dropped = 0;
 	struct txc_burst b;
+	bool refreshed = false;
 	uint16_t i;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
@@ -210,8 +220,20 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 		uint32_t len = m->pkt_len;
 		uint16_t reg;
 
-		if (m->nb_segs > room - used || m->nb_segs > q->r.lim.max_chain)
-			break;
+		if (tide_unlikely(len == 0 || m->nb_segs > q->r.lim.max_chain)) {
+			/* Empty (a peer refuses it) or longer than max_chain: never sendable. */
+			tide_mbuf_free(m);
+			dropped++;
+			continue;
+		}
+		if (tide_unlikely(m->nb_segs > room - used)) {
+			if (refreshed)
+				break;
+			refreshed = true;
+			room = memif_tx_room_more(q, false);
+			if (room == 0 || m->nb_segs > room - used)
+				break;
+		}
 		for (s = m; s != NULL; s = s->next)
 			if (zc_region(q, s->pool) == 0)
 				break;

@@ -65,7 +65,12 @@ TIDE_EXPORT int tide_memif_info_get(struct tide_port *p, struct tide_memif_info 
  */
 TIDE_EXPORT int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid);
 
-/* Ask the peer to signal (@enable 1) or not (0) Rx queue @qid. Returns 0 or -errno. */
+/*
+ * Ask the peer to signal (@enable 1) or not (0) Rx queue @qid; disabling also clears a
+ * pending signal. The choice is kept for later connections. Returns 0, -ENOTCONN (link
+ * down: the choice still applies at the next connection) or -EINVAL. The generic
+ * tide_rxq_intr_*() of tide/port.h do the same for any driver.
+ */
 TIDE_EXPORT int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable);
 
 #ifdef __cplusplus

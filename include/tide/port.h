@@ -201,6 +201,22 @@ TIDE_EXPORT int tide_port_link_get(struct tide_port *p, struct tide_link *out);
  */
 TIDE_EXPORT int tide_port_poll_ctl(struct tide_port *p);
 
+/*
+ * Rx interrupts, for applications that sleep when a queue is idle. tide_rxq_intr_fd()
+ * returns a file descriptor that becomes readable (poll/epoll POLLIN) when Rx queue @qid
+ * of @p has received packets while its interrupt is enabled; tide_rxq_intr_disable() clears
+ * it again (no read needed). It may change when the link reconnects: ask
+ * again after a wake-up that found nothing. Enable, then burst once more before sleeping
+ * (packets that came before the enable do not signal); disable when polling again, so the
+ * peer need not signal while the queue is busy. Not on the fast path: control calls, same
+ * thread as the queue's bursts.
+ * Returns the fd (or 0 for enable/disable), -ENOTSUP when the driver has no Rx interrupt,
+ * -ENOTCONN while the link is down, -EINVAL for a bad port or queue.
+ */
+TIDE_EXPORT int tide_rxq_intr_fd(struct tide_port *p, unsigned qid);
+TIDE_EXPORT int tide_rxq_intr_enable(struct tide_port *p, unsigned qid);
+TIDE_EXPORT int tide_rxq_intr_disable(struct tide_port *p, unsigned qid);
+
 struct tide_port_stats {
 	uint64_t ipackets, ibytes, ierrors, rx_nombuf, rx_missed;
 	uint64_t opackets, obytes, oerrors;

@@ -113,23 +113,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* One packet from @index: the chain the reference walk finds, or an error. */
 	{
 		const char *why = NULL;
+		uint16_t skip = 0x5a5a;
 		int n = memif_desc_chain_read(ring, (uint16_t)(slots - 1), index, avail, &lim, out,
-					      &why);
+					      &skip, &why);
 		int ref = 0;
+		unsigned int ref_skip = 0;
 
 		if (avail) {
 			for (unsigned int k = 0;; k++) {
 				const struct memif_desc *d =
 				    &ring[(uint16_t)(index + k) & (slots - 1)];
+				int more = (d->flags & MEMIF_DESC_FLAG_NEXT) != 0;
 
-				if (!ref_ok(d, &lim) ||
-				    ((d->flags & MEMIF_DESC_FLAG_NEXT) &&
-				     (k + 1 >= lim.max_chain || k + 1 >= avail))) {
+				if (k < lim.max_chain && !ref_ok(d, &lim)) {
 					ref = -EINVAL;
 					break;
 				}
-				if (!(d->flags & MEMIF_DESC_FLAG_NEXT)) {
-					ref = (int)k + 1;
+				if (!more) {
+					if (k + 1 > lim.max_chain) {
+						ref = -E2BIG;
+						ref_skip = k + 1;
+					} else {
+						ref = (int)k + 1;
+					}
+					break;
+				}
+				if (k + 1 >= avail) {
+					ref = -EINVAL;
 					break;
 				}
 			}
@@ -137,6 +147,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(n == ref);
 		if (n < 0)
 			CHECK(why != NULL && strlen(why) < MEMIF_REASON_LEN);
+		if (n == -E2BIG)
+			CHECK(skip == ref_skip && skip > lim.max_chain && skip <= avail);
+		else
+			CHECK(skip == 0x5a5a);
 		for (int k = 0; k < n; k++) {
 			CHECK(memcmp(&out[k], &ring[(uint16_t)(index + k) & (slots - 1)],
 				     sizeof(out[k])) == 0);
