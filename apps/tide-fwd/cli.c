@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvargs.h" /* tide_parse_u64: header-only, no library internals */
 
 void fwd_cli_usage(FILE *f)
 {
@@ -83,20 +84,10 @@ static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, c
 	return -EINVAL;
 }
 
-/* A decimal number in [min, max], nothing else. */
+/* A decimal number in [min, max], nothing else: the library's spec-string syntax. */
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return tide_parse_u64(s, min, max, out);
 }
 
 static int opt_uint(const char *name, const char *s, unsigned min, unsigned max, unsigned *out,
