@@ -80,9 +80,19 @@ fi
 # Stop by packet count; every engine starts and stops cleanly with a route file too.
 printf '# demo\n10.0.0.0/16 0\n10.1.0.0/16\t1  # back\n' >"$tmp/good.txt"
 for e in io mac macswap l3fwd txonly rxonly; do
-	if "$fwd" --port $inline --fwd $e --packets 100000 --quiet --routes "$tmp/good.txt" \
-		--txfree bulk --rs burst >"$tmp/e.out" 2>&1; then
+	routes=""
+	[ $e = l3fwd ] && routes="--routes $tmp/good.txt"
+	if "$fwd" --port $inline --fwd $e --packets 100001 --quiet $routes \
+		--txfree bulk --rs burst --json "$tmp/e.json" >"$tmp/e.out" 2>&1; then
 		grep -q "stopped by packets" "$tmp/e.out" || fail "$e: not stopped by packets"
+		# Exactly the count asked for, not the bursts in flight when the main thread looked.
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["total"]
+n = t["tx_packets"] if sys.argv[2] == "txonly" else t["rx_packets"]
+assert n == 100001, n
+' "$tmp/e.json" $e || fail "$e: --packets 100001 not exact"
 		echo "ok: --fwd $e --packets"
 	else
 		fail "--fwd $e: $(cat "$tmp/e.out")"

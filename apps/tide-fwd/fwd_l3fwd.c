@@ -90,6 +90,12 @@ static int l3fwd_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 			snprintf(err, errlen, "default routes: %s", strerror(-rc));
 		return rc;
 	}
+	if (n == 0) {
+		snprintf(err, errlen, "--routes %s: no routes in the file (lines 'PREFIX/LEN PORT')",
+			 ctx->cfg->routes);
+		free(routes);
+		return -EINVAL;
+	}
 	for (unsigned i = 0; i < n; i++)
 		long_routes += routes[i].depth > 24;
 	if (long_routes > LPM_TBL8_GROUPS_MAX)
@@ -102,7 +108,12 @@ static int l3fwd_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < n && rc == 0; i++) {
 		rc = lpm_add(lpm, routes[i].ip, routes[i].depth, routes[i].port);
-		if (rc < 0)
+		if (rc == -ENOSPC && routes[i].depth > 24)
+			snprintf(err, errlen,
+				 "route %u of %u (a /%u): routes longer than /24 lie in more than "
+				 "%u distinct /24s, the limit of the LPM table (tbl8 groups)",
+				 i + 1, n, routes[i].depth, LPM_TBL8_GROUPS_MAX);
+		else if (rc < 0)
 			snprintf(err, errlen, "route %u of %u: %s", i + 1, n, strerror(-rc));
 	}
 	free(routes);
