@@ -213,6 +213,9 @@ int main(int argc, char **argv)
 		if (json == NULL)
 			return 2;
 	}
+	/* A pcap tx= into a pipe whose reader went away must be a reported write error
+	 * (EPIPE), not a silent death by SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tide_log_set_handler(log_handler, NULL);
 	logst.capture = true;
