@@ -86,9 +86,18 @@ static int l3fwd_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	else
 		rc = routes_default(ctx->nports, &routes, &n);
 	if (rc < 0) {
-		if (ctx->cfg->routes == NULL)
+		if (ctx->cfg->routes == NULL) {
 			snprintf(err, errlen, "default routes: %s", strerror(-rc));
-		return rc;
+			return rc;
+		}
+		/* A route file that is missing or wrong is a bad option (exit 2). */
+		if (err != NULL && errlen > 10) {
+			char why[512];
+
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "--routes: %s", why);
+		}
+		return rc == -ENOMEM ? rc : -EINVAL;
 	}
 	if (n == 0) {
 		snprintf(err, errlen, "--routes %s: no routes in the file (lines 'PREFIX/LEN PORT')",
