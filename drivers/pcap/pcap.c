@@ -335,13 +335,13 @@ static bool rx_next_pass(struct pcap_rxq *q, int rc)
 }
 
 /* Out of line: the first packet too long for the data room, once per start. */
-static void rx_log_big(struct pcap_rxq *q, const struct pcap_pkthdr *h)
+static void rx_log_big(struct pcap_rxq *q, const struct pcap_pkthdr *h, uint64_t nr)
 {
 	q->big_logged = true;
-	TIDE_LOG_WARN_(q->pub.port->name,
-		       "rx=%s: record %llu is %u bytes, more than the %u-byte data room of the "
-		       "pool: skipped (this and every such record is counted as an Rx error)",
-		       q->pp->rx_path, (unsigned long long)q->records, h->caplen, q->room);
+	TIDE_LOG_ERR_(q->pub.port->name,
+		      "rx=%s: record %llu is %u bytes, more than the %u-byte data room of the "
+		      "pool: dropped (this and every such record is counted as an Rx error)",
+		      q->pp->rx_path, (unsigned long long)nr, h->caplen, q->room);
 }
 
 static inline __attribute__((always_inline)) uint16_t
@@ -390,7 +390,7 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool p
 		}
 		if (tide_unlikely(h->caplen > q->room)) {
 			if (!q->big_logged)
-				rx_log_big(q, h);
+				rx_log_big(q, h, q->records + read);
 			q->pending = false;
 			skipped++;
 			continue;
