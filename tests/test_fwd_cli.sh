@@ -137,6 +137,7 @@ tx=$tmp/no/out.pcap: cannot create|--port pcap:tx=$tmp/no/out.pcap
 loop= 1:|--port 'pcap:tx=/dev/null,loop= 1'
 pace=sometimes:|--port pcap:tx=/dev/null,pace=sometimes
 neither rx=|--port pcap:loop=2
+tx=/dev/full: cannot write the file header: No space left|--port pcap:tx=/dev/full
 # memif keys
 socket=:|--port memif:socket=
 role=boss:|--port memif:socket=$tmp/m.sock,role=boss
