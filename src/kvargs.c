@@ -72,26 +72,20 @@ int tide_kvargs_uint(struct tide_kvargs *kv, const char *key, uint64_t def, uint
 		     uint64_t max, uint64_t *out)
 {
 	const char *v = tide_kvargs_get(kv, key);
-	unsigned long long x;
-	char *end;
+	int rc;
 
 	if (v == NULL) {
 		*out = def;
 		return 0;
 	}
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (*v == '\0' || *v == '-' || *end != '\0' || errno != 0) {
-		TIDE_LOG_ERR_(kv->driver, "%s=%s: not a number", key, v);
-		return -EINVAL;
-	}
-	if (x < min || x > max) {
+	rc = tide_parse_u64(v, min, max, out);
+	if (rc == -EINVAL)
+		TIDE_LOG_ERR_(kv->driver, "%s=%s: not a decimal number (digits only: no sign, "
+			      "space, 0x or leading zero)", key, v);
+	else if (rc < 0)
 		TIDE_LOG_ERR_(kv->driver, "%s=%s: must be in %llu..%llu", key, v,
 			      (unsigned long long)min, (unsigned long long)max);
-		return -EINVAL;
-	}
-	*out = x;
-	return 0;
+	return rc < 0 ? -EINVAL : 0;
 }
 
 int tide_kvargs_bool(struct tide_kvargs *kv, const char *key, bool def, bool *out)

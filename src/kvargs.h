@@ -7,6 +7,7 @@
 #ifndef TIDE_SRC_KVARGS_H
 #define TIDE_SRC_KVARGS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,6 +33,39 @@ void tide_kvargs_free(struct tide_kvargs *kv);
 
 /* The value of @key, or NULL; marks it used. */
 const char *tide_kvargs_get(struct tide_kvargs *kv, const char *key);
+
+/*
+ * The one number syntax of tide's spec strings and of tide-fwd's options: plain decimal
+ * digits, nothing else. No sign, no space, no "0x" or octal: a leading zero is refused
+ * ("010" would be 8 to strtoul and 10 to a reader), except "0" itself. Returns 0 and the
+ * value in *@out; -EINVAL when @s is not such a number, -ERANGE when it is one outside
+ * [@min, @max] (or above UINT64_MAX). *@out is untouched on error.
+ *
+ * Inline in this header so that tide-fwd, which links only the public library, parses its
+ * options with exactly this code.
+ */
+static inline int tide_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	bool big = false;
+
+	if (s == NULL || *s == '\0' || (s[0] == '0' && s[1] != '\0'))
+		return -EINVAL;
+	for (const char *c = s; *c; c++) {
+		unsigned d = (unsigned)(*c - '0');
+
+		if (d > 9)
+			return -EINVAL;
+		if (v > (UINT64_MAX - d) / 10)
+			big = true;
+		else
+			v = v * 10 + d;
+	}
+	if (big || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
 
 /* Typed getters: absent key -> *out = def and 0; bad value -> -EINVAL (logged). */
 int tide_kvargs_uint(struct tide_kvargs *kv, const char *key, uint64_t def, uint64_t min,

@@ -17,6 +17,7 @@ pc=$(find "$tmp/root" -name libtide.pc | head -n 1)
 libdir=$(dirname "$(dirname "$pc")")
 mkdir "$tmp/ex"
 cp "$src/examples/skeleton.c" "$src/examples/Makefile" "$tmp/ex/"
-PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR="$tmp/root" make -s -C "$tmp/ex" skeleton
+# The Makefile's own way for a staged install: DESTDIR alone, no pkg-config variables.
+env -u PKG_CONFIG_PATH -u PKG_CONFIG_SYSROOT_DIR make -s -C "$tmp/ex" DESTDIR="$tmp/root" skeleton
 LD_LIBRARY_PATH=$libdir "$tmp/ex/skeleton" simnic:ports=2,mode=inline 0.2
 echo "out-of-tree example: ok"

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# tide-fwd's command line: --help, bad options (exit 2, one line, nothing left running),
-# short real runs that end with a summary and parsable --json, stop by --packets and by
-# SIGINT, and a malformed route file reported as FILE:LINE.
+# tide-fwd's command line: --help, bad options and bad spec keys of every driver (a table:
+# input, exit 2, the one line printed naming the value), short real runs that end with a
+# summary and parsable --json, stop by exactly --packets and by SIGINT, and a malformed route
+# file reported as FILE:LINE.
 # usage: test_fwd_cli.sh PATH_TO_TIDE_FWD
 set -u
 fwd=$1
@@ -53,6 +54,121 @@ expect_bad "Tx queue" --port $inline --txfree fast
 expect_bad "--txonly-size" --port $inline --fwd txonly --txonly-size 20
 expect_bad "unexpected argument" --port $inline stray
 
+# The bad-input table: what the one stderr line must contain | the arguments. Every option
+# and every spec key of every driver, each with a value it must refuse. Rows are run with
+# --duration 0.2 first, so that a value wrongly accepted ends the run (and the row fails) instead
+# of hanging.
+: >"$tmp/empty.txt"
+long=nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn
+while IFS='|' read -r want args; do
+	case "$want" in '' | '#'*) continue ;; esac
+	eval "set -- $args"
+	expect_bad "$want" --duration 0.2 "$@"
+done <<EOF
+# options
+--port: needs a value|--port
+--lcores 'x'|--port $inline --lcores x
+--lcores '100000'|--port $inline --lcores 100000
+--map: port 1 (simnic1.1) is not polled|--port $inline --map 0:0
+--rxq '0'|--port $inline --rxq 0
+--fwd 'nope'|--port $inline --fwd nope
+--burst '010'|--port $inline --burst 010
+--burst '513'|--port $inline --burst 513
+--rxd '0'|--port $inline --rxd 0
+--rxd 100): Invalid argument (simnic|--port $inline --rxd 100
+--txd '65537'|--port $inline --txd 65537
+--pool '0'|--port $inline --pool 0
+--pool 1: too few buffers|--port $inline --pool 1
+--cache '1'|--port $inline --cache 1
+--cache '513'|--port $inline --cache 513
+--mbuf-size '63'|--port $inline --mbuf-size 63
+--mbuf-size '0x100'|--port $inline --mbuf-size 0x100
+--txfree 'never'|--port $inline --txfree never
+--rs 'x'|--port $inline --rs x
+--rs-thresh '0'|--port $inline --rs-thresh 0
+--free-thresh '+1'|--port $inline --free-thresh +1
+--fast-free|--port $inline --fast-free=yes
+--routes $tmp/empty.txt: only --fwd l3fwd|--port $inline --routes $tmp/empty.txt
+--routes $tmp/empty.txt: no routes|--port $inline --fwd l3fwd --routes $tmp/empty.txt
+--routes: /dev/zero:1: not a text file|--port $inline --fwd l3fwd --routes /dev/zero
+--routes: $tmp/nofile: No such file|--port $inline --fwd l3fwd --routes $tmp/nofile
+--txonly-size '41'|--port $inline --fwd txonly --txonly-size 41
+--txonly-size 3000: must be 42..2048|--port $inline --fwd txonly --txonly-size 3000
+--flows '65537'|--port $inline --fwd txonly --flows 65537
+--rate 1000: only --fwd txonly|--port $inline --rate 1000
+--rate '0'|--port $inline --fwd txonly --rate 0
+--rate '5000Gbit'|--port $inline --fwd txonly --rate 5000Gbit
+--rate '1.5'|--port $inline --fwd txonly --rate 1.5
+--duration '0'|--port $inline --duration 0
+--packets '0'|--port $inline --packets 0
+--packets ' 5'|--port $inline --packets ' 5'
+--stats-period 'x'|--port $inline --stats-period x
+--json $tmp/no/dir.json: cannot write|--port $inline --json $tmp/no/dir.json
+--quiet|--port $inline --quiet=1
+unexpected argument 'stray'|--port $inline stray
+# simnic keys
+ports=010: not a decimal|--port simnic:ports=010
+ports=0x2: not a decimal|--port simnic:ports=0x2
+ports= 2: not a decimal|--port 'simnic:ports= 2'
+ports=17: must be in 1..16|--port simnic:ports=17
+queues=0:|--port simnic:queues=0
+mode=fast:|--port simnic:mode=fast
+cpu=99: this process may not run on CPU 99|--port simnic:mode=thread,cpu=99
+wire=air:|--port simnic:wire=air
+size=59:|--port simnic:size=59
+flows=0:|--port simnic:flows=0
+count=-1:|--port simnic:count=-1
+rate=0x10:|--port simnic:rate=0x10
+ondie=1:|--port simnic:ondie=1
+wb=never:|--port simnic:wb=never
+unknown key 'colour'|--port simnic:ports=2,colour=blue
+# null keys
+size=65536:|--port null:size=65536
+queues=+1:|--port null:queues=+1
+fill=maybe:|--port null:fill=maybe
+# ring keys
+name=(missing)|--port ring:queues=1
+peer=2:|--port ring:name=cli$$,peer=2
+queues=99:|--port ring:name=cli$$,queues=99
+size=3:|--port ring:name=cli$$,size=3
+# pcap keys
+rx=$tmp/none.pcap: No such file|--port pcap:rx=$tmp/none.pcap
+tx=$tmp/no/out.pcap: cannot create|--port pcap:tx=$tmp/no/out.pcap
+loop= 1:|--port 'pcap:tx=/dev/null,loop= 1'
+pace=sometimes:|--port pcap:tx=/dev/null,pace=sometimes
+neither rx=|--port pcap:loop=2
+tx=/dev/full: cannot write the file header: No space left|--port pcap:tx=/dev/full
+# memif keys
+socket=:|--port memif:socket=
+role=boss:|--port memif:socket=$tmp/m.sock,role=boss
+id=4294967296:|--port memif:socket=$tmp/m.sock,id=4294967296
+rings=0:|--port memif:socket=$tmp/m.sock,rings=0
+ring_size=1000:|--port memif:socket=$tmp/m.sock,ring_size=1000
+buffer=1:|--port memif:socket=$tmp/m.sock,buffer=1
+zero_copy=perhaps:|--port memif:socket=$tmp/m.sock,zero_copy=perhaps
+txfree_loop=2:|--port memif:socket=$tmp/m.sock,txfree_loop=2
+abstract=x:|--port memif:socket=x,abstract=x
+name=$long:|--port memif:socket=$tmp/m.sock,name=$long
+secret: at most|--port memif:socket=$tmp/m.sock,secret=$long
+# afxdp keys (refused before any interface is touched)
+dev=IFNAME is required|--port afxdp:dev=
+dev=nosuch$$: no such interface|--port afxdp:dev=nosuch$$
+queue=1024:|--port afxdp:dev=lo,queue=1024
+queues=0:|--port afxdp:dev=lo,queues=0
+mode=turbo:|--port afxdp:dev=lo,mode=turbo
+zero_copy=2:|--port afxdp:dev=lo,zero_copy=2
+need_wakeup=x:|--port afxdp:dev=lo,need_wakeup=x
+frame=1024:|--port afxdp:dev=lo,frame=1024
+prog=/etc/passwd: not an ELF object|--port afxdp:dev=lo,prog=/etc/passwd
+prog=: empty path|--port afxdp:dev=lo,prog=
+busy_poll=1000001:|--port afxdp:dev=lo,busy_poll=1000001
+txc_walk=y:|--port afxdp:dev=lo,txc_walk=y
+EOF
+
+# --json is checked before the run: nothing ran, so nothing was printed on stdout.
+"$fwd" --port $inline --json "$tmp/no/dir.json" -d 5 >"$tmp/out" 2>/dev/null
+[ -s "$tmp/out" ] && fail "--json to a bad path: a run happened: $(cat "$tmp/out")"
+
 printf '10.0.0.0/16 0\n10.1.0.0/33 1\n' >"$tmp/routes.txt"
 expect_bad "routes.txt:2:" --port $inline --fwd l3fwd --routes "$tmp/routes.txt"
 
@@ -80,9 +196,19 @@ fi
 # Stop by packet count; every engine starts and stops cleanly with a route file too.
 printf '# demo\n10.0.0.0/16 0\n10.1.0.0/16\t1  # back\n' >"$tmp/good.txt"
 for e in io mac macswap l3fwd txonly rxonly; do
-	if "$fwd" --port $inline --fwd $e --packets 100000 --quiet --routes "$tmp/good.txt" \
-		--txfree bulk --rs burst >"$tmp/e.out" 2>&1; then
+	routes=""
+	[ $e = l3fwd ] && routes="--routes $tmp/good.txt"
+	if "$fwd" --port $inline --fwd $e --packets 100001 --quiet $routes \
+		--txfree bulk --rs burst --json "$tmp/e.json" >"$tmp/e.out" 2>&1; then
 		grep -q "stopped by packets" "$tmp/e.out" || fail "$e: not stopped by packets"
+		# Exactly the count asked for, not the bursts in flight when the main thread looked.
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["total"]
+n = t["tx_packets"] if sys.argv[2] == "txonly" else t["rx_packets"]
+assert n == 100001, n
+' "$tmp/e.json" $e || fail "$e: --packets 100001 not exact"
 		echo "ok: --fwd $e --packets"
 	else
 		fail "--fwd $e: $(cat "$tmp/e.out")"

@@ -227,13 +227,62 @@ static void test_default(void **state)
 	free(v);
 }
 
+/* Files that are not route tables: refused on the line that shows it, not read forever. */
+static void test_load_not_text(void **state)
+{
+	char path[] = "/tmp/tide-routes-XXXXXX";
+	struct route *v = NULL;
+	unsigned n = 0;
+	char err[256];
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_int_equal(routes_load("/dev/zero", 1, &v, &n, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "/dev/zero:1: not a text file (NUL byte)"));
+	assert_null(v);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("10.0.0.0/16 0\n10.1.0.0/16 1 #", f);
+	for (unsigned i = 0; i < ROUTES_LINE_MAX; i++)
+		fputc('x', f);
+	fputs("\n", f);
+	fclose(f);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: line longer than"));
+	assert_null(v);
+
+	/* Exactly the limit is a line like any other. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("10.0.0.0/16 0\n", f);
+	for (unsigned i = 0; i < ROUTES_LINE_MAX - 1; i++)
+		fputc(i ? ' ' : '#', f);
+	fputs("\n10.1.0.0/16 1\n10.2.0.0/16 1", f);
+	fputc('\0', f);
+	fputc('\n', f);
+	fclose(f);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":4: not a text file (NUL byte)"));
+	assert_int_equal(truncate(path, (off_t)(strlen("10.0.0.0/16 0\n") + ROUTES_LINE_MAX +
+					       strlen("10.1.0.0/16 1\n"))),
+			 0);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	free(v);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_good_lines), cmocka_unit_test(test_blank_and_comment),
 	    cmocka_unit_test(test_bad_lines),  cmocka_unit_test(test_port_range),
 	    cmocka_unit_test(test_parse_text), cmocka_unit_test(test_load_file),
-	    cmocka_unit_test(test_default),
+	    cmocka_unit_test(test_default),	   cmocka_unit_test(test_load_not_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

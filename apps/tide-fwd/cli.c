@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvargs.h" /* tide_parse_u64: header-only, no library internals */
 
 void fwd_cli_usage(FILE *f)
 {
@@ -23,8 +24,8 @@ void fwd_cli_usage(FILE *f)
 	    "  -p, --port SPEC         open the port(s) SPEC describes, e.g. "
 	    "simnic:ports=2,mode=thread\n"
 	    "                          (repeatable; ports are numbered in order from 0)\n"
-	    "  -l, --lcores LIST       CPUs of the forwarding lcores, e.g. 0 or 0,1 or 0-3 "
-	    "(default 0)\n"
+	    "  -l, --lcores LIST       CPUs of the forwarding lcores, e.g. 0 or 0,1 or 0-3\n"
+	    "                          (default: the first CPU this process may run on)\n"
 	    "  -m, --map LIST          which lcore polls which Rx queue: CPU:PORT[/QUEUE],...\n"
 	    "                          (default: spread every port's queues round-robin over\n"
 	    "                          the lcores). Every lcore owns Tx queue <its index in\n"
@@ -35,14 +36,22 @@ void fwd_cli_usage(FILE *f)
 	    "Forwarding:\n"
 	    "  -f, --fwd ENGINE        io | mac | macswap | l3fwd | txonly | rxonly (default io)\n"
 	    "  -b, --burst N           packets per burst, 1..%u (default %u)\n"
-	    "      --rxd N, --txd N    descriptors per Rx / Tx queue (default %u)\n"
+	    "      --rxd N, --txd N    descriptors per Rx / Tx queue, 1..65536 (default %u); the\n"
+	    "                          driver checks its own range (simnic: a power of two in\n"
+	    "                          64..4096)\n"
 	    "      --pool N            packet buffers (default: every ring, cache and burst + "
-	    "1024)\n"
-	    "      --cache N           per-lcore pool cache (default %u)\n"
-	    "      --routes FILE       l3fwd routes, lines 'PREFIX/LEN PORT' (default:\n"
-	    "                          10.<p>.0.0/16 -> port p for every port p)\n"
-	    "      --txonly-size N     txonly packet size in bytes (default %u)\n"
-	    "      --flows N           txonly flows, 1..65536 (default %u)\n"
+	    "1024;\n"
+	    "                          at least the Rx rings plus a burst per lcore)\n"
+	    "      --cache N           per-lcore pool cache, 0 or 2..%u (default %u)\n"
+	    "      --mbuf-size N       data room of each buffer in bytes, %u..%u (default %u);\n"
+	    "                          longer frames are dropped as Rx errors\n"
+	    "      --routes FILE       l3fwd routes, lines 'PREFIX/LEN PORT', '#' comments\n"
+	    "                          (default: 10.<p>.0.0/16 -> port p for every port p)\n"
+	    "      --txonly-size N     txonly packet size in bytes, %u..data room (default %u)\n"
+	    "      --flows N           txonly flows (destination addresses), 1..65536 (default "
+	    "%u)\n"
+	    "      --rate R            txonly rate per port: packets/s (e.g. 1000000), or frame\n"
+	    "                          bits/s with a unit: 500Mbit, 2.5Gbit (default: no limit)\n"
 	    "\n"
 	    "Tx completion engine (defaults are the library's):\n"
 	    "      --txfree MODE       each | bulk | fast | recycle | auto (default auto)\n"
@@ -53,15 +62,20 @@ void fwd_cli_usage(FILE *f)
 	    "\n"
 	    "Run and report:\n"
 	    "  -d, --duration S        stop after S seconds (default: run until SIGINT/SIGTERM)\n"
-	    "  -n, --packets N         stop after N packets received (txonly: sent)\n"
+	    "  -n, --packets N         stop after exactly N packets received (txonly: sent)\n"
+	    "                          A run also stops when every port it receives from is a\n"
+	    "                          pcap replay that has ended (pcap loop=0: never).\n"
 	    "      --stats-period S    live statistics every S seconds; 0 = none (default 1)\n"
-	    "      --json FILE         also write the summary as JSON\n"
+	    "      --json FILE         also write the summary as JSON (docs/json.md); FILE is\n"
+	    "                          created before the run, so a bad path fails at once\n"
 	    "  -q, --quiet             no live statistics\n"
 	    "      --rx-mode MODE      poll (default) | interrupt: an idle lcore sleeps on its\n"
 	    "                          Rx queues' interrupt fds (ports that have them)\n"
 	    "  -h, --help              this text\n"
 	    "\n"
-	    "Exit status: 0 done, 1 runtime failure or buffers not returned, 2 bad options.\n"
+	    "Exit status: 0 done; 1 runtime failure, packets that could not be sent (Tx errors,\n"
+	    "e.g. a full disk under a pcap tx=) or buffers not returned; 2 bad options or a\n"
+	    "port that cannot be opened.\n"
 	    "\n"
 	    "Examples:\n"
 	    "  tide-fwd --port simnic:ports=2,mode=thread,wire=gen,size=64 --lcores 0 \\\n"
@@ -70,9 +84,11 @@ void fwd_cli_usage(FILE *f)
 	    "\\\n"
 	    "           --fwd macswap --txfree fast --fast-free --packets 1000000\n"
 	    "  tide-fwd --port pcap:rx=in.pcap,tx=out.pcap --fwd io --quiet --json run.json\n"
-	    "  tide-fwd --port simnic:ports=1 --fwd txonly --txonly-size 1500 --flows 16 -d 5\n",
-	    FWD_BURST_MAX, FWD_BURST_DEF, FWD_DESC_DEF, TIDE_POOL_CACHE_DEFAULT, FWD_TXONLY_DEF,
-	    FWD_FLOWS_DEF);
+	    "  tide-fwd --port simnic:ports=1 --fwd txonly --txonly-size 1500 --flows 16 -d 5 \\\n"
+	    "           --rate 1Gbit\n",
+	    FWD_BURST_MAX, FWD_BURST_DEF, FWD_DESC_DEF, TIDE_POOL_CACHE_MAX,
+	    TIDE_POOL_CACHE_DEFAULT, FWD_MBUF_MIN, FWD_MBUF_MAX, TIDE_MBUF_DATAROOM, FWD_TXONLY_MIN,
+	    FWD_TXONLY_DEF, FWD_FLOWS_DEF);
 }
 
 static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, const char *fmt, ...)
@@ -85,20 +101,10 @@ static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, c
 	return -EINVAL;
 }
 
-/* A decimal number in [min, max], nothing else. */
+/* A decimal number in [min, max], nothing else: the library's spec-string syntax. */
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return tide_parse_u64(s, min, max, out);
 }
 
 static int opt_uint(const char *name, const char *s, unsigned min, unsigned max, unsigned *out,
@@ -127,6 +133,36 @@ static int opt_seconds(const char *name, const char *s, bool zero_ok, double *ou
 			   zero_ok ? " (0 or more)" : " above 0");
 	*out = v;
 	return 0;
+}
+
+/* --rate: "N" packets per second, or "X<unit>" bits per second (Kbit, Mbit, Gbit). */
+static int parse_rate(const char *s, unsigned size, double *pps, char *err, size_t errlen)
+{
+	static const struct {
+		const char *unit;
+		double mult;
+	} units[] = {{"Kbit", 1e3}, {"Mbit", 1e6}, {"Gbit", 1e9}};
+	uint64_t n;
+	char *end;
+	double v;
+
+	if (parse_u64(s, 1, UINT32_MAX, &n) == 0) {
+		*pps = (double)n;
+		return 0;
+	}
+	errno = 0;
+	v = (*s >= '0' && *s <= '9') ? strtod(s, &end) : 0;
+	for (unsigned i = 0; v > 0 && errno == 0 && i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0 && isfinite(v) && v * units[i].mult <= 1e12) {
+			*pps = v * units[i].mult / (8.0 * size);
+			if (*pps < 1)
+				break;
+			return 0;
+		}
+	return bad(err, errlen,
+		   "--rate '%s': expected packets per second (1..%u) or bits per second with a "
+		   "unit, e.g. 500Mbit or 2.5Gbit (at least one packet per second, at most 1000Gbit)",
+		   s, UINT32_MAX);
 }
 
 static int add_cpu(struct fwd_config *cfg, const cpu_set_t *allowed, uint64_t cpu, char *err,
@@ -244,6 +280,8 @@ enum {
 	OPT_STATS_PERIOD,
 	OPT_JSON,
 	OPT_RX_MODE,
+	OPT_MBUF_SIZE,
+	OPT_RATE,
 };
 
 static const struct option long_opts[] = {
@@ -265,6 +303,8 @@ static const struct option long_opts[] = {
     {"routes", required_argument, NULL, OPT_ROUTES},
     {"txonly-size", required_argument, NULL, OPT_TXONLY_SIZE},
     {"flows", required_argument, NULL, OPT_FLOWS},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"mbuf-size", required_argument, NULL, OPT_MBUF_SIZE},
     {"duration", required_argument, NULL, 'd'},
     {"packets", required_argument, NULL, 'n'},
     {"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
@@ -283,7 +323,7 @@ static const char *opt_text(char **argv, int idx)
 
 int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size_t errlen)
 {
-	const char *map = NULL;
+	const char *map = NULL, *rate = NULL;
 	unsigned v = 0;
 	uint64_t n;
 	int c, rc = 0;
@@ -299,6 +339,7 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			break;
 		case 'l':
 			rc = parse_lcores(optarg, cfg, err, errlen);
+			cfg->lcores_given = true;
 			break;
 		case 'm':
 			map = optarg;
@@ -327,7 +368,20 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			rc = opt_uint("pool", optarg, 1, 1u << 24, &cfg->pool_n, err, errlen);
 			break;
 		case OPT_CACHE:
-			rc = opt_uint("cache", optarg, 0, 65536, &cfg->cache, err, errlen);
+			rc = opt_uint("cache", optarg, 0, TIDE_POOL_CACHE_MAX, &cfg->cache, err,
+				      errlen);
+			if (rc == 0 && cfg->cache == 1)
+				return bad(err, errlen,
+					   "--cache '1': a cache holds 0 or 2..%u buffers (it "
+					   "flushes half of itself)",
+					   TIDE_POOL_CACHE_MAX);
+			break;
+		case OPT_MBUF_SIZE:
+			rc = opt_uint("mbuf-size", optarg, FWD_MBUF_MIN, FWD_MBUF_MAX,
+				      &cfg->mbuf_size, err, errlen);
+			break;
+		case OPT_RATE:
+			rate = optarg;
 			break;
 		case OPT_TXFREE:
 			if (tide_txfree_parse(optarg, &cfg->txconf.txfree) < 0)
@@ -356,7 +410,7 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			cfg->routes = optarg;
 			break;
 		case OPT_TXONLY_SIZE:
-			rc = opt_uint("txonly-size", optarg, FWD_TXONLY_MIN, TIDE_MBUF_DATAROOM,
+			rc = opt_uint("txonly-size", optarg, FWD_TXONLY_MIN, FWD_MBUF_MAX,
 				      &cfg->txonly_size, err, errlen);
 			break;
 		case OPT_FLOWS:
@@ -402,6 +456,28 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 		return bad(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
 	if (cfg->nspecs == 0)
 		return bad(err, errlen, "no --port given (see --help)");
+	if (cfg->routes != NULL && strcmp(cfg->engine, "l3fwd") != 0)
+		return bad(err, errlen, "--routes %s: only --fwd l3fwd uses routes (--fwd is %s)",
+			   cfg->routes, cfg->engine);
+	if (rate != NULL) {
+		if (strcmp(cfg->engine, "txonly") != 0)
+			return bad(err, errlen, "--rate %s: only --fwd txonly has a rate (--fwd is %s)",
+				   rate, cfg->engine);
+		rc = parse_rate(rate, cfg->txonly_size, &cfg->rate_pps, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	if (!cfg->lcores_given) {
+		cpu_set_t allowed;
+
+		/* Default: the first CPU this process may run on (taskset -c 1 => CPU 1). */
+		if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+			for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+				if (CPU_ISSET(cpu, &allowed)) {
+					cfg->cpus[0] = cpu;
+					break;
+				}
+	}
 	if (map != NULL) {
 		if (cfg->nb_rxq != 0)
 			return bad(err, errlen, "--rxq and --map cannot be combined");

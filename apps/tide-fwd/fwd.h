@@ -6,7 +6,8 @@
  * received burst the engine decides an egress port per packet and queues the packet in the
  * lcore's Tx buffer for that port (fwd_tx_add); after the burst the loop sends every non-empty
  * buffer with one tide_tx_burst() on the lcore's own Tx queue of that port (Tx queue index =
- * lcore index) and frees what the queue refused, counting it as a tx_full drop.
+ * lcore index) and frees what the queue refused, counting it as a tx_full drop (no_txq when
+ * the port has no Tx at all: a pcap port with rx= only).
  *
  * Threads. A struct fwd_lcore belongs to its lcore: only that thread writes its counters
  * (fwd_stat_add, relaxed stores); the main thread reads them with relaxed loads for the live
@@ -36,6 +37,8 @@
 #define FWD_TXONLY_MIN	42 /* Ethernet + IPv4 + UDP headers */
 #define FWD_TXONLY_DEF	64
 #define FWD_FLOWS_DEF	1024
+#define FWD_MBUF_MIN	64    /* --mbuf-size */
+#define FWD_MBUF_MAX	65280 /* the mbuf, headroom and data room fit a 16-bit length */
 
 /* Why a packet was not forwarded. Names in fwd_drop_name(). */
 enum fwd_drop {
@@ -46,6 +49,7 @@ enum fwd_drop {
 	FWD_DROP_NO_ROUTE,     /* no route for the destination */
 	FWD_DROP_SAME_PORT,    /* routed back to the ingress port */
 	FWD_DROP_TX_FULL,      /* the Tx queue refused it */
+	FWD_DROP_NO_TXQ,       /* the egress port cannot send (a pcap port without tx=) */
 	FWD_DROP_NR,
 };
 
@@ -66,18 +70,21 @@ struct fwd_config {
 	unsigned nlcores;
 	struct fwd_map_entry map[FWD_MAX_STREAMS];
 	unsigned nmap;	 /* 0: spread the Rx queues over the lcores */
+	bool lcores_given; /* --lcores seen; otherwise cpus[0] is the first CPU allowed */
 	unsigned nb_rxq; /* Rx queues per port; 0: min(lcores, the port's maximum) */
 	const char *engine;
 	unsigned burst, rxd, txd;
 	unsigned pool_n; /* 0: sized to fit every ring, cache and burst */
 	unsigned cache;
+	unsigned mbuf_size; /* data room of the packet buffers; 0: the library's default */
 	struct tide_txq_conf txconf;
 	const char *routes; /* l3fwd route file; NULL: routes_default() */
 	unsigned txonly_size, flows;
+	double rate_pps;     /* txonly: packets per second per port; 0: as fast as possible */
 	double duration;     /* seconds; 0: until a signal or --packets */
 	uint64_t packets;    /* stop after this many packets (Rx, or Tx for txonly); 0: no limit */
 	double stats_period; /* seconds; 0: no live statistics */
-	const char *json;
+	const char *json;    /* --json FILE (opened before the run: see main.c) */
 	bool quiet;
 	bool rx_intr; /* --rx-mode interrupt: sleep on the Rx interrupt fds when idle */
 };
@@ -109,6 +116,12 @@ struct fwd_ctr {
 	uint64_t drops[FWD_DROP_NR];
 };
 
+/* txonly --rate: a token bucket per stream, in packets (TSC time). */
+struct fwd_pace {
+	uint64_t last;
+	double credit;
+};
+
 struct fwd_txbuf {
 	uint16_t n;
 	struct tide_mbuf **pkts; /* room for FWD_BURST_MAX */
@@ -125,6 +138,7 @@ struct fwd_lcore {
 	uint16_t dirty[TIDE_MAX_PORTS]; /* ports with a non-empty Tx buffer */
 	unsigned ndirty;
 	uint64_t seq; /* txonly: packets built so far */
+	struct fwd_pace pace[FWD_MAX_STREAMS]; /* txonly --rate, by stream index */
 	struct fwd_ctr ctr[TIDE_MAX_PORTS];
 	struct tide_lcore *thread;
 	bool launched;
@@ -135,8 +149,8 @@ struct fwd_lcore {
  * store shared read-only state in ctx->engine_data; it returns 0 or -errno with a message in
  * @err. @fini (optional) undoes it. @burst handles @n packets received on stream @s: each
  * packet is either queued with fwd_tx_add() or dropped with fwd_drop(); it must not keep any.
- * Engines with FWD_ENGINE_F_NO_RX are not given received packets: @burst is called with @n 0
- * and builds what it sends (pkts is scratch room for FWD_BURST_MAX pointers).
+ * Engines with FWD_ENGINE_F_NO_RX are not given received packets: @burst is called with @n
+ * the most it may build and send (1..burst; pkts is scratch room for FWD_BURST_MAX pointers).
  */
 struct fwd_engine {
 	const char *name;
@@ -169,7 +183,8 @@ struct fwd_ctx {
 	struct tide_port_info info[TIDE_MAX_PORTS];
 	unsigned nports;
 	unsigned nb_rxq[TIDE_MAX_PORTS];
-	unsigned nb_txq;
+	unsigned nb_txq;		/* Tx queues of every port that can send: one per lcore */
+	unsigned port_txq[TIDE_MAX_PORTS]; /* nb_txq, or 0 for a port without Tx */
 	uint16_t pair[TIDE_MAX_PORTS];		/* io/mac/macswap egress: 0<->1, 2<->3, ... */
 	uint8_t nexthop_mac[TIDE_MAX_PORTS][6]; /* l3fwd/mac: 02:00:00:00:01:<port> */
 	struct tide_pool *pool;
@@ -178,6 +193,10 @@ struct fwd_ctx {
 	unsigned nlcores;
 	bool ports_started;
 	int stop; /* set by fwd_stop(); lcores read it with relaxed loads */
+	/* --packets: what the lcores may still receive (txonly: build), shared by all of
+	 * them so that the run stops at exactly that count; each burst takes its size and
+	 * gives back what it did not use. */
+	int64_t budget;
 	bool engine_ready;
 };
 

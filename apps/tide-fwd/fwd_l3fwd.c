@@ -86,9 +86,24 @@ static int l3fwd_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	else
 		rc = routes_default(ctx->nports, &routes, &n);
 	if (rc < 0) {
-		if (ctx->cfg->routes == NULL)
+		if (ctx->cfg->routes == NULL) {
 			snprintf(err, errlen, "default routes: %s", strerror(-rc));
-		return rc;
+			return rc;
+		}
+		/* A route file that is missing or wrong is a bad option (exit 2). */
+		if (err != NULL && errlen > 10) {
+			char why[512];
+
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "--routes: %s", why);
+		}
+		return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "--routes %s: no routes in the file (lines 'PREFIX/LEN PORT')",
+			 ctx->cfg->routes);
+		free(routes);
+		return -EINVAL;
 	}
 	for (unsigned i = 0; i < n; i++)
 		long_routes += routes[i].depth > 24;
@@ -102,7 +117,12 @@ static int l3fwd_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < n && rc == 0; i++) {
 		rc = lpm_add(lpm, routes[i].ip, routes[i].depth, routes[i].port);
-		if (rc < 0)
+		if (rc == -ENOSPC && routes[i].depth > 24)
+			snprintf(err, errlen,
+				 "route %u of %u (a /%u): routes longer than /24 lie in more than "
+				 "%u distinct /24s, the limit of the LPM table (tbl8 groups)",
+				 i + 1, n, routes[i].depth, LPM_TBL8_GROUPS_MAX);
+		else if (rc < 0)
 			snprintf(err, errlen, "route %u of %u: %s", i + 1, n, strerror(-rc));
 	}
 	free(routes);

@@ -13,7 +13,7 @@ static const char *const drop_names[FWD_DROP_NR] = {
     [FWD_DROP_NOT_IPV4] = "not_ipv4",	      [FWD_DROP_BAD_HEADER] = "bad_header",
     [FWD_DROP_BAD_CHECKSUM] = "bad_checksum", [FWD_DROP_TTL_EXPIRED] = "ttl_expired",
     [FWD_DROP_NO_ROUTE] = "no_route",	      [FWD_DROP_SAME_PORT] = "same_port",
-    [FWD_DROP_TX_FULL] = "tx_full",
+    [FWD_DROP_TX_FULL] = "tx_full",	      [FWD_DROP_NO_TXQ] = "no_txq",
 };
 
 const char *fwd_drop_name(enum fwd_drop d)
@@ -68,25 +68,95 @@ void fwd_tx_flush(struct fwd_lcore *lc)
 	for (unsigned i = 0; i < lc->ndirty; i++) {
 		uint16_t port = lc->dirty[i];
 		struct fwd_txbuf *b = &lc->txb[port];
-		uint16_t k = tide_tx_burst(lc->txq[port], b->pkts, b->n);
+		struct tide_txq *q = lc->txq[port];
+		uint16_t k = tide_likely(q != NULL) ? tide_tx_burst(q, b->pkts, b->n) : 0;
 
 		/* Packets and bytes sent are the port's own counters (tide_port_stats_get);
 		 * only what the queue refused is this program's to count. */
 		if (k < b->n) {
 			tide_mbuf_free_bulk(b->pkts + k, (unsigned)(b->n - k));
-			fwd_stat_add(&lc->ctr[port].drops[FWD_DROP_TX_FULL], (uint64_t)(b->n - k));
+			fwd_stat_add(&lc->ctr[port].drops[q ? FWD_DROP_TX_FULL : FWD_DROP_NO_TXQ],
+				     (uint64_t)(b->n - k));
 		}
 		b->n = 0;
 	}
 	lc->ndirty = 0;
 }
 
-int fwd_lcore_main(void *arg)
+/*
+ * --packets: take up to @want packets of the shared budget. Returns how many this burst may
+ * handle (0: the budget is spent); fwd_budget_put() gives back what it did not use.
+ */
+static uint16_t budget_take(struct fwd_ctx *ctx, uint16_t want)
 {
-	struct fwd_lcore *lc = arg;
+	int64_t left = __atomic_fetch_sub(&ctx->budget, want, __ATOMIC_RELAXED);
+
+	if (left <= 0) {
+		__atomic_fetch_add(&ctx->budget, want, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return left < want ? (uint16_t)left : want;
+}
+
+static void budget_put(struct fwd_ctx *ctx, int64_t unused)
+{
+	if (unused != 0)
+		__atomic_fetch_add(&ctx->budget, unused, __ATOMIC_RELAXED);
+}
+
+static uint64_t refused(const struct fwd_lcore *lc)
+{
+	uint64_t n = 0;
+
+	for (unsigned p = 0; p < lc->ctx->nports; p++)
+		n += lc->ctr[p].drops[FWD_DROP_TX_FULL] + lc->ctr[p].drops[FWD_DROP_NO_TXQ];
+	return n;
+}
+
+/*
+ * One stream, once. With a --packets budget a burst takes its size from the budget first
+ * and gives back what it did not receive (txonly: did not build, or built but could not
+ * send), so the run ends at exactly the count asked for. Returns the packets received.
+ */
+static inline __attribute__((always_inline)) uint16_t
+poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf **pkts,
+	    uint16_t burst, const bool no_rx, const bool budgeted)
+{
 	struct fwd_ctx *ctx = lc->ctx;
-	const struct fwd_engine *eng = ctx->engine;
-	const bool no_rx = eng->flags & FWD_ENGINE_F_NO_RX;
+	uint16_t want = burst, n;
+	uint64_t seq0 = 0, ref0 = 0;
+
+	if (budgeted) {
+		want = budget_take(ctx, burst);
+		if (want == 0)
+			return 0;
+	}
+	if (no_rx) {
+		seq0 = lc->seq;
+		if (budgeted)
+			ref0 = refused(lc);
+		ctx->engine->burst(lc, s, pkts, want);
+		if (lc->ndirty != 0)
+			fwd_tx_flush(lc);
+		if (budgeted)
+			budget_put(ctx, (int64_t)(burst - (lc->seq - seq0)) +
+					    (int64_t)(refused(lc) - ref0));
+		return 0;
+	}
+	n = tide_rx_burst(s->rxq, pkts, want);
+	if (budgeted)
+		budget_put(ctx, (int64_t)(burst - n));
+	if (n != 0)
+		ctx->engine->burst(lc, s, pkts, n);
+	if (lc->ndirty != 0)
+		fwd_tx_flush(lc);
+	return n;
+}
+
+static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *lc, const bool no_rx,
+							    const bool budgeted)
+{
+	struct fwd_ctx *ctx = lc->ctx;
 	const uint16_t burst = (uint16_t)ctx->cfg->burst;
 	struct tide_mbuf *pkts[FWD_BURST_MAX];
 	uint64_t t0 = fwd_tsc(), t1;
@@ -106,24 +176,30 @@ int fwd_lcore_main(void *arg)
 			tide_pause(); /* an lcore left without streams by the mapping */
 		for (unsigned i = 0; i < lc->nstreams; i++) {
 			const struct fwd_stream *s = &lc->streams[i];
-			struct fwd_ctr *c = &lc->ctr[s->port];
 
-			if (no_rx) {
-				eng->burst(lc, s, pkts, 0);
-			} else {
-				uint16_t n = tide_rx_burst(s->rxq, pkts, burst);
-
-				if (n != 0)
-					eng->burst(lc, s, pkts, n);
-				got |= n;
-			}
-			if (lc->ndirty != 0)
-				fwd_tx_flush(lc);
+			got |= poll_stream(lc, s, pkts, burst, no_rx, budgeted);
 			t1 = fwd_tsc();
-			fwd_stat_add(&c->cycles, t1 - t0);
+			fwd_stat_add(&lc->ctr[s->port].cycles, t1 - t0);
 			t0 = t1;
 		}
 	}
+}
+
+int fwd_lcore_main(void *arg)
+{
+	struct fwd_lcore *lc = arg;
+	struct fwd_ctx *ctx = lc->ctx;
+	const bool no_rx = ctx->engine->flags & FWD_ENGINE_F_NO_RX;
+
+	/* The variants are chosen once: no per-packet test of the mode. */
+	if (ctx->cfg->packets == 0 && !no_rx)
+		lcore_loop(lc, false, false);
+	else if (ctx->cfg->packets == 0)
+		lcore_loop(lc, true, false);
+	else if (!no_rx)
+		lcore_loop(lc, false, true);
+	else
+		lcore_loop(lc, true, true);
 	/* Leave nothing in this thread's cache: the pool must look whole once ports stop. */
 	tide_pool_cache_flush(ctx->pool);
 	return 0;

@@ -75,8 +75,11 @@ static int open_ports(struct fwd_ctx *ctx, char *err, size_t errlen)
 		int n = tide_ports_open(cfg->specs[i], ctx->ports + ctx->nports,
 					TIDE_MAX_PORTS - ctx->nports);
 
+		/* A spec that names a missing file, a busy socket or a device that is not
+		 * there is a bad option (exit 2) like a bad key; only running out of memory is
+		 * a runtime failure. */
 		if (n < 0)
-			return fail(err, errlen, n == -EINVAL || n == -ENOSPC ? -EINVAL : n,
+			return fail(err, errlen, n == -ENOMEM ? n : -EINVAL,
 				    "--port %s: cannot open: %s", cfg->specs[i], strerror(-n));
 		ctx->nports += (unsigned)n;
 	}
@@ -110,7 +113,10 @@ static int map_streams(struct fwd_ctx *ctx, char *err, size_t errlen)
 
 	ctx->nb_txq = ctx->nlcores;
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		if (ctx->info[p].max_txq < ctx->nb_txq)
+		/* A port without Tx (a pcap port with rx= only) gets no Tx queues; what is
+		 * routed to it is dropped and counted (no_txq). */
+		ctx->port_txq[p] = ctx->info[p].max_txq == 0 ? 0 : ctx->nb_txq;
+		if (ctx->info[p].max_txq != 0 && ctx->info[p].max_txq < ctx->nb_txq)
 			return fail(err, errlen, -EINVAL,
 				    "port %u (%s): %u lcores need %u Tx queues but the port has at "
 				    "most %u (use fewer lcores or a port with more queues)",
@@ -122,9 +128,21 @@ static int map_streams(struct fwd_ctx *ctx, char *err, size_t errlen)
 			unsigned max = ctx->info[p].max_rxq;
 			unsigned n = cfg->nb_rxq ? cfg->nb_rxq : ctx->nlcores;
 
+			if (max == 0) {
+				/* No Rx (a pcap port with tx= only): never polled; txonly
+				 * still sends on it, one stream per lcore. */
+				ctx->nb_rxq[p] = 0;
+				for (unsigned l = 0; no_rx && l < ctx->nlcores; l++)
+					add_stream(ctx, l, p, 0);
+				continue;
+			}
+			if (no_rx && ctx->port_txq[p] == 0) {
+				ctx->nb_rxq[p] = 0; /* txonly has nothing to send on it */
+				continue;
+			}
 			if (cfg->nb_rxq == 0 && n > max)
 				n = max;
-			if (n > max || n == 0)
+			if (n > max)
 				return fail(err, errlen, -EINVAL,
 					    "--rxq %u: port %u (%s) has at most %u Rx queues", n, p,
 					    ctx->info[p].name, max);
@@ -147,6 +165,10 @@ static int map_streams(struct fwd_ctx *ctx, char *err, size_t errlen)
 			return fail(err, errlen, -EINVAL,
 				    "--map: port %u does not exist (%u ports open)", e->port,
 				    ctx->nports);
+		if (ctx->info[e->port].max_rxq == 0)
+			return fail(err, errlen, -EINVAL,
+				    "--map: port %u (%s) has no Rx (a pcap port without rx=)",
+				    e->port, ctx->info[e->port].name);
 		if (e->queue >= ctx->info[e->port].max_rxq)
 			return fail(err, errlen, -EINVAL,
 				    "--map: port %u (%s) has no queue %u (at most %u)", e->port,
@@ -160,6 +182,8 @@ static int map_streams(struct fwd_ctx *ctx, char *err, size_t errlen)
 		add_stream(ctx, e->lcore, e->port, e->queue);
 	}
 	for (unsigned p = 0; p < ctx->nports; p++) {
+		if (ctx->nb_rxq[p] == 0 && ctx->info[p].max_rxq == 0)
+			continue; /* a port without Rx */
 		if (ctx->nb_rxq[p] == 0) {
 			if (!no_rx)
 				return fail(err, errlen, -EINVAL,
@@ -184,7 +208,7 @@ static int map_streams(struct fwd_ctx *ctx, char *err, size_t errlen)
  * open.
  */
 static const struct tide_pktpool_opts *pool_layout(const struct fwd_config *cfg,
-						    unsigned *data_room)
+						    unsigned *data_room, char *err, size_t errlen)
 {
 	static const struct tide_pktpool_opts afxdp = {
 		.sz = sizeof(afxdp),
@@ -198,9 +222,16 @@ static const struct tide_pktpool_opts *pool_layout(const struct fwd_config *cfg,
 		.pool_flags = TIDE_POOL_F_SHARED,
 	};
 
-	*data_room = 0; /* the default */
+	*data_room = cfg->mbuf_size; /* 0: the default */
 	for (unsigned i = 0; i < cfg->nspecs; i++)
 		if (strncmp(cfg->specs[i], "afxdp:", 6) == 0) {
+			if (cfg->mbuf_size != 0 && cfg->mbuf_size != 2048 - 64 - 192) {
+				fail(err, errlen, 0,
+				     "--mbuf-size %u: an afxdp port needs 2 KiB frames, whose data "
+				     "room is %u bytes",
+				     cfg->mbuf_size, 2048 - 64 - 192);
+				return NULL;
+			}
 			*data_room = 2048 - 64 - 192;
 			return &afxdp;
 		}
@@ -215,9 +246,20 @@ static unsigned pool_size(const struct fwd_ctx *ctx)
 	uint64_t n = 1024;
 
 	for (unsigned p = 0; p < ctx->nports; p++)
-		n += (uint64_t)ctx->nb_rxq[p] * cfg->rxd + (uint64_t)ctx->nb_txq * cfg->txd;
+		n += (uint64_t)ctx->nb_rxq[p] * cfg->rxd + (uint64_t)ctx->port_txq[p] * cfg->txd;
 	n += (uint64_t)ctx->nlcores * (cfg->cache + 2u * cfg->burst);
 	return n > (1u << 24) ? 1u << 24 : (unsigned)n;
+}
+
+/* The least --pool that can forward at all: every Rx ring filled, and a burst in the hand
+ * of each lcore. Below it Rx finds the pool empty forever. */
+static uint64_t pool_min(const struct fwd_ctx *ctx)
+{
+	uint64_t n = (uint64_t)ctx->nlcores * ctx->cfg->burst;
+
+	for (unsigned p = 0; p < ctx->nports; p++)
+		n += (uint64_t)ctx->nb_rxq[p] * ctx->cfg->rxd;
+	return n;
 }
 
 static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
@@ -228,11 +270,12 @@ static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		struct tide_port *port = ctx->ports[p];
 
-		rc = tide_port_configure(port, ctx->nb_rxq[p], ctx->nb_txq);
+		rc = tide_port_configure(port, ctx->nb_rxq[p], ctx->port_txq[p]);
 		if (rc < 0)
 			return fail(err, errlen, rc,
 				    "port %u (%s): configure %u Rx / %u Tx queues: %s", p,
-				    ctx->info[p].name, ctx->nb_rxq[p], ctx->nb_txq, strerror(-rc));
+				    ctx->info[p].name, ctx->nb_rxq[p], ctx->port_txq[p],
+				    strerror(-rc));
 		for (unsigned q = 0; q < ctx->nb_rxq[p]; q++) {
 			rc = tide_rxq_setup(port, q, cfg->rxd, ctx->pool, NULL);
 			if (rc < 0)
@@ -240,7 +283,7 @@ static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
 					    "port %u (%s): Rx queue %u (--rxd %u): %s", p,
 					    ctx->info[p].name, q, cfg->rxd, strerror(-rc));
 		}
-		for (unsigned q = 0; q < ctx->nb_txq; q++) {
+		for (unsigned q = 0; q < ctx->port_txq[p]; q++) {
 			rc = tide_txq_setup(port, q, cfg->txd, &cfg->txconf);
 			if (rc < 0)
 				return fail(err, errlen, rc,
@@ -262,14 +305,16 @@ static int setup_lcores(struct fwd_ctx *ctx)
 		struct fwd_lcore *lc = &ctx->lcores[i];
 
 		for (unsigned p = 0; p < ctx->nports; p++) {
-			lc->txq[p] = tide_port_txq(ctx->ports[p], i);
+			lc->txq[p] = ctx->port_txq[p] ? tide_port_txq(ctx->ports[p], i) : NULL;
 			lc->txb[p].pkts = calloc(FWD_BURST_MAX, sizeof(struct tide_mbuf *));
 			if (lc->txb[p].pkts == NULL)
 				return -ENOMEM;
 		}
 		for (unsigned s = 0; s < lc->nstreams; s++)
-			lc->streams[s].rxq =
-			    tide_port_rxq(ctx->ports[lc->streams[s].port], lc->streams[s].queue);
+			lc->streams[s].rxq = ctx->nb_rxq[lc->streams[s].port] == 0
+						 ? NULL
+						 : tide_port_rxq(ctx->ports[lc->streams[s].port],
+								 lc->streams[s].queue);
 	}
 	return 0;
 }
@@ -301,12 +346,24 @@ int fwd_setup(struct fwd_ctx *ctx, const struct fwd_config *cfg, char *err, size
 		rc = map_streams(ctx, err, errlen);
 	if (rc < 0)
 		goto out;
+	if (cfg->pool_n != 0 && cfg->pool_n < pool_min(ctx)) {
+		rc = fail(err, errlen, -EINVAL,
+			  "--pool %u: too few buffers to forward: the Rx rings hold %llu (--rxd) "
+			  "and each lcore needs a burst (%u); at least %llu (default %u)",
+			  cfg->pool_n, (unsigned long long)(pool_min(ctx) - ctx->nlcores * cfg->burst),
+			  cfg->burst, (unsigned long long)pool_min(ctx), pool_size(ctx));
+		goto out;
+	}
 	ctx->pool_n = cfg->pool_n ? cfg->pool_n : pool_size(ctx);
-	layout = pool_layout(cfg, &data_room);
+	layout = pool_layout(cfg, &data_room, err, errlen);
+	if (layout == NULL) {
+		rc = -EINVAL;
+		goto out;
+	}
 	rc = tide_pktpool_create("tide-fwd", ctx->pool_n, cfg->cache, data_room, layout, &ctx->pool);
 	if (rc < 0) {
-		rc = fail(err, errlen, rc, "packet pool of %u buffers, cache %u: %s", ctx->pool_n,
-			  cfg->cache, strerror(-rc));
+		rc = fail(err, errlen, rc, "packet pool of %u buffers, cache %u%s: %s", ctx->pool_n,
+			  cfg->cache, cfg->mbuf_size ? ", --mbuf-size" : "", strerror(-rc));
 		goto out;
 	}
 	rc = setup_queues(ctx, err, errlen);
@@ -334,6 +391,10 @@ int fwd_start(struct fwd_ctx *ctx, char *err, size_t errlen)
 	int rc;
 
 	__atomic_store_n(&ctx->stop, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->budget, (int64_t)(ctx->cfg->packets > INT64_MAX / 2
+						     ? INT64_MAX / 2
+						     : ctx->cfg->packets),
+			 __ATOMIC_RELAXED);
 	fwd_tsc_hz(); /* calibrate before any lcore runs */
 	ctx->ports_started = true;
 	for (unsigned p = 0; p < ctx->nports; p++) {

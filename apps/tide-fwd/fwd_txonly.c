@@ -3,6 +3,9 @@
  * txonly: build and send IPv4/UDP packets of --txonly-size bytes over --flows flows on every
  * stream's port. Flow f goes to 198.19.<f / 256>.<f % 256> from 198.18.<port>.1; the checksum
  * of each packet is the template's, updated for the flow's address word (RFC 1624).
+ * --rate R: each port sends R packets per second, shared evenly by the streams on it; each
+ * stream runs a token bucket on the TSC that holds at most one burst (no catch-up bursts
+ * after a stall).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,16 +15,19 @@
 #include "fwd.h"
 #include "pkt.h"
 
+#define TMPL_LEN (ETH_HDR_LEN + IPV4_HDR_MIN + 8) /* what each packet gets written */
+
 struct txonly {
 	unsigned size, flows;
-	uint8_t tmpl[TIDE_MAX_PORTS][TIDE_MBUF_DATAROOM];
+	double per_tsc[TIDE_MAX_PORTS]; /* --rate: packets per TSC tick per stream of the port */
+	uint8_t tmpl[TIDE_MAX_PORTS][TMPL_LEN];
 };
 
 static void build_template(const struct fwd_ctx *ctx, unsigned port, uint8_t *t, unsigned size)
 {
 	uint8_t *ip = t + ETH_HDR_LEN, *udp = ip + IPV4_HDR_MIN;
 
-	memset(t, 0, size);
+	memset(t, 0, TMPL_LEN);
 	memcpy(t, ctx->nexthop_mac[port], 6);
 	memcpy(t + 6, ctx->info[port].mac, 6);
 	pkt_wr16(t + 12, ETH_TYPE_IPV4);
@@ -50,8 +56,20 @@ static void txonly_burst(struct fwd_lcore *lc, const struct fwd_stream *s, struc
 	const uint8_t *tmpl = t->tmpl[s->port];
 	uint16_t csum = pkt_rd16(tmpl + ETH_HDR_LEN + IPV4_OFF_CSUM);
 
-	(void)n;
-	n = (uint16_t)ctx->cfg->burst;
+	if (t->per_tsc[s->port] > 0) {
+		struct fwd_pace *pc = &lc->pace[s - lc->streams];
+		uint64_t now = fwd_tsc();
+		double c = pc->credit + (double)(now - pc->last) * t->per_tsc[s->port];
+
+		pc->last = now;
+		if (c > ctx->cfg->burst)
+			c = ctx->cfg->burst;
+		if (c < n)
+			n = (uint16_t)c;
+		pc->credit = c - n;
+		if (n == 0)
+			return;
+	}
 	if (tide_mbuf_alloc_bulk(ctx->pool, pkts, n) < 0)
 		return; /* every buffer is in flight: try again on the next round */
 	for (uint16_t i = 0; i < n; i++) {
@@ -62,7 +80,7 @@ static void txonly_burst(struct fwd_lcore *lc, const struct fwd_stream *s, struc
 		/* Headers only: the payload is whatever the buffer last carried (zeros at
 		 * first), as a traffic generator's is; a full copy would make large-packet
 		 * rates measure this memcpy. */
-		memcpy(d, tmpl, ETH_HDR_LEN + IPV4_HDR_MIN + 8);
+		memcpy(d, tmpl, TMPL_LEN);
 		pkt_wr16(d + ETH_HDR_LEN + 18, flow);
 		pkt_wr16(d + ETH_HDR_LEN + IPV4_OFF_CSUM, pkt_csum_update16(csum, 0, flow));
 		m->port = s->port;
@@ -76,10 +94,11 @@ static int txonly_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	unsigned room = tide_pktpool_data_room(ctx->pool);
 	struct txonly *t;
 
-	if (cfg->txonly_size < FWD_TXONLY_MIN || cfg->txonly_size > room ||
-	    cfg->txonly_size > TIDE_MBUF_DATAROOM) {
-		snprintf(err, errlen, "--txonly-size %u: must be %u..%u", cfg->txonly_size,
-			 FWD_TXONLY_MIN, room < TIDE_MBUF_DATAROOM ? room : TIDE_MBUF_DATAROOM);
+	if (cfg->txonly_size < FWD_TXONLY_MIN || cfg->txonly_size > room) {
+		snprintf(err, errlen,
+			 "--txonly-size %u: must be %u..%u (the buffers' data room; --mbuf-size "
+			 "raises it)",
+			 cfg->txonly_size, FWD_TXONLY_MIN, room);
 		return -EINVAL;
 	}
 	if (cfg->flows == 0 || cfg->flows > 65536) {
@@ -93,8 +112,19 @@ static int txonly_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	}
 	t->size = cfg->txonly_size;
 	t->flows = cfg->flows;
-	for (unsigned p = 0; p < ctx->nports; p++)
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		unsigned streams = 0;
+
 		build_template(ctx, p, t->tmpl[p], t->size);
+		for (unsigned i = 0; i < ctx->nlcores; i++)
+			for (unsigned k = 0; k < ctx->lcores[i].nstreams; k++)
+				streams += ctx->lcores[i].streams[k].port == p;
+		if (cfg->rate_pps > 0 && streams != 0)
+			t->per_tsc[p] = cfg->rate_pps / streams / fwd_tsc_hz();
+	}
+	for (unsigned i = 0; i < ctx->nlcores; i++)
+		for (unsigned k = 0; k < ctx->lcores[i].nstreams; k++)
+			ctx->lcores[i].pace[k] = (struct fwd_pace){.last = 0, .credit = 0};
 	ctx->engine_data = t;
 	return 0;
 }
@@ -107,7 +137,7 @@ static void txonly_fini(struct fwd_ctx *ctx)
 
 const struct fwd_engine fwd_engine_txonly = {
     .name = "txonly",
-    .help = "build and send IPv4/UDP packets (--txonly-size, --flows)",
+    .help = "build and send IPv4/UDP packets (--txonly-size, --flows, --rate)",
     .flags = FWD_ENGINE_F_NO_RX,
     .init = txonly_init,
     .fini = txonly_fini,

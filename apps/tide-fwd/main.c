@@ -8,9 +8,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tide/log.h>
+#include <tide/pcap.h>
 
 #include "cli.h"
 #include "fwd.h"
@@ -57,6 +60,60 @@ static uint64_t handled_total(const struct fwd_ctx *ctx, const struct fwd_snap *
 	return ctx->engine->flags & FWD_ENGINE_F_NO_RX ? s->total.tx_pkts : s->total.rx_pkts;
 }
 
+/*
+ * The finite input of the run: when every port the lcores receive from is a pcap replay with
+ * an end, how many records it reads in all and how many it has read. Returns false when some
+ * input has no end (or the engine receives nothing).
+ */
+static bool replay_progress(const struct fwd_ctx *ctx, uint64_t *done, uint64_t *total,
+			    bool *ended)
+{
+	bool any = false;
+
+	*done = *total = 0;
+	*ended = true;
+	if (ctx->engine->flags & FWD_ENGINE_F_NO_RX)
+		return false;
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		struct tide_pcap_replay r;
+
+		if (ctx->nb_rxq[p] == 0)
+			continue;
+		if (tide_pcap_replay_get(ctx->ports[p], &r) < 0 || (r.total == 0 && !r.ended))
+			return false;
+		any = true;
+		*done += r.records;
+		*total += r.total;
+		*ended = *ended && r.ended;
+	}
+	return any;
+}
+
+/* The done share of a bounded run (the bound closest to its end), or 0 when unbounded. */
+static double progress(const struct fwd_ctx *ctx, const struct fwd_snap *start,
+		       const struct fwd_snap *cur)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	uint64_t done, total;
+	double f = 0;
+	bool ended;
+
+	if (cfg->duration > 0)
+		f = (cur->t - start->t) / cfg->duration;
+	if (cfg->packets != 0) {
+		double g = (double)(handled_total(ctx, cur) - handled_total(ctx, start)) /
+			   (double)cfg->packets;
+
+		f = g > f ? g : f;
+	}
+	if (replay_progress(ctx, &done, &total, &ended) && total != 0) {
+		double g = (double)done / (double)total;
+
+		f = g > f ? g : f;
+	}
+	return f;
+}
+
 /* Wait for the end, printing live statistics. Returns what stopped the run. */
 static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
 {
@@ -65,8 +122,12 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
 	struct fwd_snap prev = *start, cur;
 	double next_stats = start->t + cfg->stats_period;
 
+	if (live)
+		fwd_stats_print_legend(stdout);
 	for (;;) {
 		struct timespec tick = {.tv_nsec = TICK_NS};
+		uint64_t done, total;
+		bool ended;
 		double now;
 
 		nanosleep(&tick, NULL);
@@ -77,13 +138,19 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
 		now = fwd_now();
 		if (cfg->duration > 0 && now - start->t >= cfg->duration)
 			return "duration";
+		/* Every input is a replay that has ended: the lcores finish the burst in hand
+		 * when fwd_stop() joins them, so nothing read is left unsent. */
+		if (replay_progress(ctx, &done, &total, &ended) && ended)
+			return "input end";
 		if (cfg->packets != 0 || (live && now >= next_stats)) {
 			fwd_snap_take(ctx, &cur);
-			if (cfg->packets != 0 && handled_total(ctx, &cur) >= cfg->packets)
+			if (cfg->packets != 0 &&
+			    handled_total(ctx, &cur) - handled_total(ctx, start) >= cfg->packets)
 				return "packets";
 			if (live && now >= next_stats) {
-				printf("[%7.1f s]\n", cur.t - start->t);
-				fwd_stats_print_live(stdout, ctx, &prev, &cur);
+				cur.t = now;
+				fwd_stats_print_live(stdout, ctx, start, &prev, &cur,
+						     progress(ctx, start, &cur));
 				prev = cur;
 				next_stats += cfg->stats_period;
 				if (next_stats < now)
@@ -91,6 +158,29 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
 			}
 		}
 	}
+}
+
+/* --json FILE is created before anything runs, so that a bad path costs no run; removed
+ * again when the run never happened (and it did not exist before). */
+static FILE *json_open(const char *path, bool *created)
+{
+	struct stat st;
+	FILE *f;
+
+	*created = stat(path, &st) != 0;
+	f = fopen(path, "w");
+	if (f == NULL)
+		fprintf(stderr, "tide-fwd: --json %s: cannot write: %s\n", path, strerror(errno));
+	return f;
+}
+
+static void json_abandon(FILE *f, const char *path, bool created)
+{
+	if (f == NULL)
+		return;
+	fclose(f);
+	if (created)
+		unlink(path);
 }
 
 int main(int argc, char **argv)
@@ -103,6 +193,9 @@ int main(int argc, char **argv)
 	sigset_t sigs, old;
 	char err[512];
 	double t_stop;
+	bool json_created = false;
+	FILE *json = NULL;
+	uint64_t oerrors;
 	int rc, status = 0;
 
 	fwd_config_init(&cfg);
@@ -115,6 +208,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tide-fwd: %s\n", err);
 		return 2;
 	}
+	if (cfg.json != NULL) {
+		json = json_open(cfg.json, &json_created);
+		if (json == NULL)
+			return 2;
+	}
+	/* A pcap tx= into a pipe whose reader went away must be a reported write error
+	 * (EPIPE), not a silent death by SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tide_log_set_handler(log_handler, NULL);
 	logst.capture = true;
@@ -122,6 +223,7 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		report("setup", err);
 		tide_log_set_handler(NULL, NULL);
+		json_abandon(json, cfg.json, json_created);
 		return rc == -EINVAL ? 2 : 1;
 	}
 	/* The lcores inherit a mask with the stop signals blocked: only this thread sees them. */
@@ -137,6 +239,7 @@ int main(int argc, char **argv)
 		report("start", err);
 		fwd_teardown(&ctx);
 		tide_log_set_handler(NULL, NULL);
+		json_abandon(json, cfg.json, json_created);
 		return rc == -EINVAL ? 2 : 1;
 	}
 	logst.capture = false;
@@ -161,12 +264,20 @@ int main(int argc, char **argv)
 	res.end = &end;
 	res.outstanding = tide_pool_in_use(ctx.pool);
 	fwd_summary_print(stdout, &ctx, &res);
-	if (cfg.json != NULL) {
-		rc = fwd_summary_json(cfg.json, &ctx, &res);
+	if (json != NULL) {
+		rc = fwd_summary_json(json, &ctx, &res);
+		if (fclose(json) != 0 && rc == 0)
+			rc = -errno;
 		if (rc < 0) {
 			fprintf(stderr, "tide-fwd: --json %s: %s\n", cfg.json, strerror(-rc));
 			status = 1;
 		}
+	}
+	oerrors = end.total.oerrors - start.total.oerrors;
+	if (oerrors != 0) {
+		fprintf(stderr, "tide-fwd: %llu packets could not be sent (Tx errors)\n",
+			(unsigned long long)oerrors);
+		status = 1;
 	}
 	if (res.outstanding != 0) {
 		fprintf(stderr, "tide-fwd: %u buffers were not returned to the pool\n",

@@ -267,10 +267,9 @@ int routes_load(const char *path, unsigned max_port, struct route **out, unsigne
 		size_t errlen)
 {
 	struct route_vec rv = {0};
-	char *line = NULL;
-	size_t cap = 0;
+	char line[ROUTES_LINE_MAX + 1];
 	unsigned lineno = 0;
-	int ret = 0;
+	int ret = 0, c = 0;
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
@@ -278,14 +277,36 @@ int routes_load(const char *path, unsigned max_port, struct route **out, unsigne
 		set_err(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
+	/* Read line by line with a bound: a file without newlines (/dev/zero, a binary) is an
+	 * error on its first line, not an unbounded allocation. */
 	errno = 0;
-	while (ret == 0 && getline(&line, &cap, f) >= 0)
+	while (ret == 0 && c != EOF) {
+		size_t len = 0;
+
+		while ((c = getc(f)) != EOF && c != '\n') {
+			if (c == '\0') {
+				ret = -EINVAL;
+				set_err(err, errlen, "%s:%u: not a text file (NUL byte)", path,
+					lineno + 1);
+				break;
+			}
+			if (len == ROUTES_LINE_MAX) {
+				ret = -EINVAL;
+				set_err(err, errlen, "%s:%u: line longer than %u characters", path,
+					lineno + 1, ROUTES_LINE_MAX);
+				break;
+			}
+			line[len++] = (char)c;
+		}
+		if (ret < 0 || (c == EOF && len == 0))
+			break;
+		line[len] = '\0';
 		ret = vec_add_line(&rv, line, path, ++lineno, max_port, err, errlen);
+	}
 	if (ret == 0 && ferror(f)) {
 		ret = errno ? -errno : -EIO;
 		set_err(err, errlen, "%s: %s", path, strerror(-ret));
 	}
-	free(line);
 	fclose(f);
 	return vec_finish(&rv, ret, out, n);
 }

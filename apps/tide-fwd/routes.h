@@ -52,9 +52,12 @@ int routes_parse_line(const char *line, unsigned max_port, struct route *r, char
 int routes_parse(const char *text, const char *name, unsigned max_port, struct route **out,
 		 unsigned *n, char *err, size_t errlen);
 
+#define ROUTES_LINE_MAX 1024 /* characters per line of a route file */
+
 /*
  * Read and parse the route file at @path, as routes_parse. Also returns -errno if the file
- * cannot be opened or read, with "PATH: reason" in @err.
+ * cannot be opened or read, with "PATH: reason" in @err, and -EINVAL for a line longer than
+ * ROUTES_LINE_MAX or holding a NUL byte ("PATH:LINE: reason").
  */
 int routes_load(const char *path, unsigned max_port, struct route **out, unsigned *n, char *err,
 		size_t errlen);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Live statistics and the final summary of tide-fwd. Packet counts come from the lcores
- * (what the application received, sent and dropped, per port); polls, misses, buffer
- * shortages and hangs from tide_port_stats_get(). Rates are per second of wall time; Gbit/s
- * counts frame bytes (no preamble, gap or CRC); cycles per packet divide the TSC cycles the
- * lcores spent on a port's streams (idle polls included) by the packets they handled.
+ * Live statistics and the final summary of tide-fwd. Packets, bytes, polls, misses, buffer
+ * shortages, errors and hangs are the ports' own counters (tide_port_stats_get()); drops by
+ * reason and cycles are the lcores'. Rates are per second of wall time; Gbit/s counts frame
+ * bytes (no preamble, gap or CRC); cycles per packet divide the TSC cycles the lcores spent
+ * on a port's streams (idle polls included) by the packets they handled, and are shown only
+ * from FWD_CYC_MIN_PKTS packets up: below that they measure the waiting, not the packets.
  */
 #include <errno.h>
 #include <string.h>
@@ -101,6 +102,18 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
+#define FWD_CYC_MIN_PKTS 1000
+
+/* Cycles per packet as text, or "-" when too few packets make it meaningless. */
+static const char *cyc_text(char *buf, size_t len, uint64_t cycles, uint64_t pkts, int width)
+{
+	if (pkts < FWD_CYC_MIN_PKTS)
+		snprintf(buf, len, "%*s", width, "-");
+	else
+		snprintf(buf, len, "%*.1f", width, (double)cycles / (double)pkts);
+	return buf;
+}
+
 /* Packets a port's streams handled: received, or built (txonly). */
 static uint64_t handled(const struct fwd_ctx *ctx, const struct fwd_port_snap *d)
 {
@@ -114,22 +127,43 @@ static double idle_share(const struct fwd_ctx *ctx, const struct fwd_port_snap *
 	return 100.0 * ratio((double)d->rx_idle_polls, (double)d->rx_polls);
 }
 
-void fwd_stats_print_live(FILE *f, const struct fwd_ctx *ctx, const struct fwd_snap *a,
-			  const struct fwd_snap *b)
+void fwd_stats_print_legend(FILE *f)
 {
-	double dt = b->t - a->t;
+	fprintf(f, "live: Mpps and Gbit/s over the last period, totals since the start; drops and "
+		   "errors:\n"
+		   "      in the period; idle%%: share of Rx polls that found nothing (the forwarder\n"
+		   "      waited for input; a CPU shared with busy neighbours shows as fewer packets, "
+		   "not as idle)\n");
+}
 
+void fwd_stats_print_live(FILE *f, const struct fwd_ctx *ctx, const struct fwd_snap *start,
+			  const struct fwd_snap *a, const struct fwd_snap *b, double progress)
+{
+	double dt = b->t - a->t, el = b->t - start->t;
+
+	fprintf(f, "[%8.1f s]", el);
+	if (progress > 0 && progress < 1)
+		fprintf(f, " %5.1f%% done, ETA %.1f s", 100 * progress, el * (1 - progress) / progress);
+	else if (progress >= 1)
+		fprintf(f, " 100.0%% done");
+	fprintf(f, "\n%4s %-10s %8s %8s %7s %11s %11s %8s %7s %6s %8s\n", "port", "name",
+		"rx-Mpps", "tx-Mpps", "Gbit/s", "rx-total", "tx-total", "drops", "errors", "idle%",
+		"cyc/pkt");
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		struct fwd_port_snap d;
+		struct fwd_port_snap d, t;
+		char cyc[32];
 
 		sub_snap(&d, &b->port[p], &a->port[p]);
-		fprintf(f,
-			"port %2u %-12s rx %7.3f Mpps %7.3f Gbit/s | tx %7.3f Mpps %7.3f Gbit/s | "
-			"drops %10llu | idle %5.1f%% | %7.1f cyc/pkt\n",
-			p, ctx->info[p].name, ratio((double)d.rx_pkts, dt) / 1e6,
-			ratio((double)d.rx_bytes * 8, dt) / 1e9, ratio((double)d.tx_pkts, dt) / 1e6,
-			ratio((double)d.tx_bytes * 8, dt) / 1e9, (unsigned long long)drops_sum(&d),
-			idle_share(ctx, &d), ratio((double)d.cycles, (double)handled(ctx, &d)));
+		sub_snap(&t, &b->port[p], &start->port[p]);
+		fprintf(f, "%4u %-10.10s %8.3f %8.3f %7.3f %11llu %11llu %8llu %7llu %6.1f %8s\n", p,
+			ctx->info[p].name, ratio((double)d.rx_pkts, dt) / 1e6,
+			ratio((double)d.tx_pkts, dt) / 1e6,
+			ratio((double)(d.rx_bytes > d.tx_bytes ? d.rx_bytes : d.tx_bytes) * 8, dt) /
+			    1e9,
+			(unsigned long long)t.rx_pkts, (unsigned long long)t.tx_pkts,
+			(unsigned long long)drops_sum(&d),
+			(unsigned long long)(d.ierrors + d.oerrors), idle_share(ctx, &d),
+			cyc_text(cyc, sizeof(cyc), d.cycles, handled(ctx, &d), 8));
 	}
 	fflush(f);
 }
@@ -159,13 +193,18 @@ static void config_line(FILE *f, const struct fwd_ctx *ctx, const char *sep)
 static void port_row(FILE *f, const struct fwd_ctx *ctx, const char *label, const char *name,
 		     const struct fwd_port_snap *d, double dt)
 {
-	fprintf(f, "%-5s %-12s %13llu %13llu %8.3f %8.3f %8.3f %9.1f %10llu %8llu %6llu\n", label,
-		name, (unsigned long long)d->rx_pkts, (unsigned long long)d->tx_pkts,
+	char cyc[32];
+
+	fprintf(f,
+		"%-5s %-12s %13llu %13llu %8.3f %8.3f %8.3f %9s %10llu %8llu %9llu %9llu %6llu\n",
+		label, name, (unsigned long long)d->rx_pkts, (unsigned long long)d->tx_pkts,
 		ratio((double)d->rx_pkts, dt) / 1e6, ratio((double)d->tx_pkts, dt) / 1e6,
 		ratio((double)(d->rx_bytes > d->tx_bytes ? d->rx_bytes : d->tx_bytes) * 8, dt) /
 		    1e9,
-		ratio((double)d->cycles, (double)handled(ctx, d)), (unsigned long long)d->rx_missed,
-		(unsigned long long)d->rx_nombuf, (unsigned long long)d->tx_hangs);
+		cyc_text(cyc, sizeof(cyc), d->cycles, handled(ctx, d), 9),
+		(unsigned long long)d->rx_missed, (unsigned long long)d->rx_nombuf,
+		(unsigned long long)d->ierrors, (unsigned long long)d->oerrors,
+		(unsigned long long)d->tx_hangs);
 }
 
 static void drop_row(FILE *f, const char *label, const struct fwd_port_snap *d)
@@ -184,9 +223,9 @@ void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_resu
 	fprintf(f, "\n==== tide-fwd summary: %.2f s, stopped by %s, TSC %.3f GHz ====\n", dt,
 		r->stopped_by, fwd_tsc_hz() / 1e9);
 	config_line(f, ctx, ", ");
-	fprintf(f, "%-5s %-12s %13s %13s %8s %8s %8s %9s %10s %8s %6s\n", "port", "name",
+	fprintf(f, "%-5s %-12s %13s %13s %8s %8s %8s %9s %10s %8s %9s %9s %6s\n", "port", "name",
 		"rx-packets", "tx-packets", "rx-Mpps", "tx-Mpps", "Gbit/s", "cyc/pkt", "rx-missed",
-		"nombuf", "hangs");
+		"nombuf", "rx-errors", "tx-errors", "hangs");
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		char label[16];
 
@@ -212,6 +251,13 @@ void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_resu
 	sub_snap(&d, &r->end->total, &r->start->total);
 	drop_row(f, "total", &d);
 	fprintf(f, "tx hangs: %llu\n", (unsigned long long)d.tx_hangs);
+	if (d.ierrors != 0)
+		fprintf(f, "rx errors: %llu packets received in error and dropped (e.g. longer than "
+			   "the %u-byte data room: --mbuf-size)\n",
+			(unsigned long long)d.ierrors, tide_pktpool_data_room(ctx->pool));
+	if (d.oerrors != 0)
+		fprintf(f, "tx errors: %llu packets could not be sent (see the messages above)\n",
+			(unsigned long long)d.oerrors);
 	if (d.dev_polls != 0)
 		fprintf(f, "simnic device model idle in %.1f%% of its loop iterations "
 			   "(forwarding cores idle in %.1f%% of their polls)\n",
@@ -245,13 +291,15 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 	    "\"rx_packets\": %llu, \"tx_packets\": %llu, \"rx_bytes\": %llu, \"tx_bytes\": %llu, "
 	    "\"rx_mpps\": %.6f, \"tx_mpps\": %.6f, \"rx_gbps\": %.6f, \"tx_gbps\": %.6f, "
 	    "\"cycles_per_packet\": %.2f, \"idle_poll_pct\": %.2f, \"rx_missed\": %llu, "
-	    "\"rx_nombuf\": %llu, \"tx_hangs\": %llu, \"drops\": {",
+	    "\"rx_nombuf\": %llu, \"rx_errors\": %llu, \"tx_errors\": %llu, \"tx_hangs\": %llu, "
+	    "\"drops\": {",
 	    (unsigned long long)d->rx_pkts, (unsigned long long)d->tx_pkts,
 	    (unsigned long long)d->rx_bytes, (unsigned long long)d->tx_bytes,
 	    ratio((double)d->rx_pkts, dt) / 1e6, ratio((double)d->tx_pkts, dt) / 1e6,
 	    ratio((double)d->rx_bytes * 8, dt) / 1e9, ratio((double)d->tx_bytes * 8, dt) / 1e9,
 	    ratio((double)d->cycles, (double)handled(ctx, d)), idle_share(ctx, d),
 	    (unsigned long long)d->rx_missed, (unsigned long long)d->rx_nombuf,
+	    (unsigned long long)d->ierrors, (unsigned long long)d->oerrors,
 	    (unsigned long long)d->tx_hangs);
 	for (unsigned i = 0; i < FWD_DROP_NR; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", fwd_drop_name((enum fwd_drop)i),
@@ -263,20 +311,18 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 		fprintf(f, "null");
 }
 
-int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct fwd_result *r)
+int fwd_summary_json(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result *r)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	double dt = r->end->t - r->start->t;
 	char lcores[256], map[1024];
 	struct fwd_port_snap d;
-	FILE *f = fopen(path, "w");
 	int rc;
 
-	if (f == NULL)
-		return -errno;
 	fwd_cli_format_lcores(cfg, lcores, sizeof(lcores));
 	fwd_cli_format_map(ctx, map, sizeof(map));
-	fprintf(f, "{\n  \"tool\": \"tide-fwd\",\n  \"duration_s\": %.6f,\n  \"stopped_by\": ", dt);
+	fprintf(f, "{\n  \"tool\": \"tide-fwd\",\n  \"version\": %d,\n  \"duration_s\": %.6f,\n"
+		   "  \"stopped_by\": ", FWD_JSON_VERSION, dt);
 	json_str(f, r->stopped_by);
 	fprintf(f, ",\n  \"tsc_hz\": %.0f,\n  \"config\": {\"fwd\": ", fwd_tsc_hz());
 	json_str(f, ctx->engine->name);
@@ -292,11 +338,14 @@ int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct f
 	fprintf(f,
 		", \"burst\": %u, \"rxd\": %u, \"txd\": %u, \"pool\": %u, \"cache\": %u, "
 		"\"txfree\": \"%s\", \"rs\": \"%s\", \"rs_thresh\": %u, \"free_thresh\": %u, "
-		"\"fast_free\": %s, \"routes\": ",
+		"\"fast_free\": %s, \"mbuf_size\": %u, \"packets\": %llu, \"duration\": %.6f, "
+		"\"rate_pps\": %.3f, \"routes\": ",
 		cfg->burst, cfg->rxd, cfg->txd, ctx->pool_n, cfg->cache,
 		tide_txfree_name(cfg->txconf.txfree), tide_rs_name(cfg->txconf.rs),
 		cfg->txconf.rs_thresh, cfg->txconf.free_thresh,
-		cfg->txconf.flags & TIDE_TXQ_F_FAST_FREE ? "true" : "false");
+		cfg->txconf.flags & TIDE_TXQ_F_FAST_FREE ? "true" : "false",
+		tide_pktpool_data_room(ctx->pool), (unsigned long long)cfg->packets, cfg->duration,
+		cfg->rate_pps);
 	if (cfg->routes)
 		json_str(f, cfg->routes);
 	else
@@ -319,8 +368,6 @@ int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct f
 	fprintf(f, "  ],\n  \"total\": {");
 	json_port(f, ctx, &d, dt);
 	fprintf(f, "},\n  \"buffers_outstanding\": %u\n}\n", r->outstanding);
-	rc = ferror(f) ? -EIO : 0;
-	if (fclose(f) != 0 && rc == 0)
-		rc = -errno;
+	rc = fflush(f) != 0 || ferror(f) ? -(errno ? errno : EIO) : 0;
 	return rc;
 }

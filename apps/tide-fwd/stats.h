@@ -27,9 +27,16 @@ double fwd_now(void);
 /* Take a snapshot; safe while the lcores run (relaxed loads of their counters). */
 void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s);
 
-/* One line per port with the rates between @a and @b. */
-void fwd_stats_print_live(FILE *f, const struct fwd_ctx *ctx, const struct fwd_snap *a,
-			  const struct fwd_snap *b);
+/* What the live columns mean: printed once before the first live block. */
+void fwd_stats_print_legend(FILE *f);
+
+/*
+ * A time line (with "% done, ETA" when 0 < @progress, the done share of a bounded run),
+ * a header, and one line per port: rates between @a and @b, totals since @start. Every
+ * line fits 100 columns.
+ */
+void fwd_stats_print_live(FILE *f, const struct fwd_ctx *ctx, const struct fwd_snap *start,
+			  const struct fwd_snap *a, const struct fwd_snap *b, double progress);
 
 /* What the run did between @a and @b, and how it ended. */
 struct fwd_result {
@@ -40,7 +47,12 @@ struct fwd_result {
 
 void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result *r);
 
-/* Returns 0 or -errno (the file could not be written). */
-int fwd_summary_json(const char *path, const struct fwd_ctx *ctx, const struct fwd_result *r);
+/* The "version" of the JSON document (docs/json.md): bumped when a field changes meaning or
+ * goes away; new fields do not bump it. */
+#define FWD_JSON_VERSION 1
+
+/* Write the summary as JSON to @f (opened by the caller before the run) and flush it.
+ * Returns 0 or -errno (the file could not be written). */
+int fwd_summary_json(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result *r);
 
 #endif

@@ -4,6 +4,7 @@
  * bookkeeping goes through the Tx completion engine (txc.h) and the Rx refill (rxr.h).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,6 +462,31 @@ static const char *const modes[] = {"inline", "thread", NULL};
 static const char *const wires[] = {"gen", "loop", "cross", NULL};
 static const char *const wbs[] = {"dd", "head", NULL};
 
+/*
+ * cpu= of the device thread: by default the last CPU this process may run on (under
+ * "taskset -c 1" that is CPU 1, not CPU count - 1); a CPU given must be one of those.
+ */
+static int device_cpu(struct tide_kvargs *kv, bool thread, uint64_t *cpu)
+{
+	int last = 0, rc;
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		CPU_ZERO(&set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			last = c;
+	rc = tide_kvargs_uint(kv, "cpu", (uint64_t)last, 0, CPU_SETSIZE - 1, cpu);
+	if (rc == 0 && thread && CPU_COUNT(&set) != 0 && !CPU_ISSET((int)*cpu, &set)) {
+		TIDE_LOG_ERR_("simnic", "cpu=%llu: this process may not run on CPU %llu (it may "
+			      "run on %d CPUs, the last one is %d)",
+			      (unsigned long long)*cpu, (unsigned long long)*cpu, CPU_COUNT(&set),
+			      last);
+		return -EINVAL;
+	}
+	return rc;
+}
+
 static int simnic_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
 {
 	static unsigned dev_seq;
@@ -475,10 +501,10 @@ static int simnic_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 	    tide_kvargs_uint(kv, "size", 64, 60, 2048, &size) ||
 	    tide_kvargs_uint(kv, "flows", 1024, 1, 1u << 24, &flows) ||
 	    tide_kvargs_uint(kv, "ondie", 40, 2, 4096, &ondie) ||
-	    tide_kvargs_uint(kv, "cpu", (uint64_t)tide_lcore_count() - 1, 0, 1023, &cpu) ||
 	    tide_kvargs_uint(kv, "count", 0, 0, UINT64_MAX, &count) ||
 	    tide_kvargs_uint(kv, "rate", 0, 0, 1000000000ull, &rate) ||
 	    tide_kvargs_choice(kv, "mode", modes, 0, &mode) ||
+	    device_cpu(kv, mode == 1, &cpu) ||
 	    tide_kvargs_choice(kv, "wire", wires, 0, &wire) ||
 	    tide_kvargs_choice(kv, "wb", wbs, 0, &wb))
 		return -EINVAL;
