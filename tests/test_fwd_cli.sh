@@ -149,7 +149,7 @@ zero_copy=perhaps:|--port memif:socket=$tmp/m.sock,zero_copy=perhaps
 txfree_loop=2:|--port memif:socket=$tmp/m.sock,txfree_loop=2
 abstract=x:|--port memif:socket=x,abstract=x
 name=$long:|--port memif:socket=$tmp/m.sock,name=$long
-secret: at most|--port memif:socket=$tmp/m.sock,secret=$long
+secret: 40 characters, at most 23|--port memif:socket=$tmp/m.sock,secret=$long
 # afxdp keys (refused before any interface is touched)
 dev=IFNAME is required|--port afxdp:dev=
 dev=nosuch$$: no such interface|--port afxdp:dev=nosuch$$
