@@ -62,17 +62,17 @@ bool qs_passed(uint64_t e)
 	return true;
 }
 
-static uint64_t now_s(void)
+static uint64_t now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 void qs_synchronize(void)
 {
-	uint64_t e = qs_start(), t0 = 0;
+	uint64_t e = qs_start(), warn_at = 0;
 	unsigned me = tide_thread_index_;
 
 	/* The caller is at a quiescent point itself. */
@@ -89,12 +89,16 @@ void qs_synchronize(void)
 				continue;
 			}
 			sched_yield();
-			if (t0 == 0) {
-				t0 = now_s();
-			} else if (now_s() > t0) {
+			/* A second without the thread reaching a burst call: say who we wait for
+			 * (once a second; the clock is read only while waiting that long). */
+			if ((spins & 1023) != 0)
+				continue;
+			if (warn_at == 0) {
+				warn_at = now_ms() + 1000;
+			} else if (now_ms() >= warn_at) {
 				TIDE_LOG_WARN_("lcore", "waiting for thread %u to reach a burst call (a thread that blocks should call tide_thread_offline() first)",
 					       i);
-				t0 = now_s() + 1;
+				warn_at = now_ms() + 1000;
 			}
 		}
 	}

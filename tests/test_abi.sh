@@ -11,7 +11,10 @@ tmp=$(mktemp -d /tmp/tide-abi.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 nm -D --defined-only "$lib" | awk '$3 ~ /^tide_/ { sub(/@.*/, "", $3); print $3 }' | sort -u >"$tmp/exported"
 nm --defined-only "$lib" | awk '$3 ~ /^tide_/ { print $3 }' | sort -u >"$tmp/defined"
-cat "$inc"/*.h | tr '\n' ' ' | tr ';' '\n' | grep 'TIDE_EXPORT' |
+# Declarations only: preprocessor lines and comments removed first (they name inline
+# helpers too; the headers use no // comments).
+cat "$inc"/*.h | grep -v '^[[:space:]]*#' | tr '\n' ' ' |
+	sed -e 's:/\*\([^*]\|\*[^/]\)*\*/: :g' | tr ';' '\n' | grep 'TIDE_EXPORT' |
 	grep -oE 'tide_[a-z0-9_]+[[:space:]]*(\(|$|__attribute__)' | grep -oE '^tide_[a-z0-9_]+' |
 	sort -u >"$tmp/public"
 fail=0

@@ -341,7 +341,7 @@ static void test_recycle_exact(void **state)
 		{TIDE_TXFREE_RECYCLE, 0},
 		{TIDE_TXFREE_RECYCLE, TIDE_TXQ_F_FAST_FREE},
 	};
-	const uint64_t per_port = 32 * 100;
+	const uint64_t per_port = 32 * 50;
 
 	(void)state;
 	for (unsigned fi = 0; fi < sizeof(frees) / sizeof(frees[0]); fi++) {
@@ -351,7 +351,7 @@ static void test_recycle_exact(void **state)
 		uint64_t seed = 1;
 		struct fwd f;
 
-		fwd_open(&f, "simnic:ports=2,mode=inline,wire=gen,count=3200", 256, 1024, &tc);
+		fwd_open(&f, "simnic:ports=2,mode=inline,wire=gen,count=1600", 256, 1024, &tc);
 		assert_int_equal(tide_port_start(f.ports[0]), 0);
 		assert_int_equal(tide_port_start(f.ports[1]), 0);
 		fwd_run(&f, per_port, 32, &seed);
@@ -400,7 +400,7 @@ static void test_recycle_fast_checks(void **state)
 		for (int manual = 0; manual < 2; manual++) {
 			struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = cases[ci].f,
 						   .flags = cases[ci].flags};
-			struct tide_mbuf *pkts[64], *held[8 * 64];
+			struct tide_mbuf *pkts[64], *held[6 * 64];
 			unsigned nheld = 0;
 			struct tide_port_stats st;
 			struct tide_pool *other;
@@ -417,7 +417,7 @@ static void test_recycle_fast_checks(void **state)
 			txq = tide_port_txq(f.ports[0], 0);
 			if (manual)
 				assert_int_equal(tide_recycle_pair(rxq, txq), 0);
-			for (int round = 0; round < 8; round++) {
+			for (int round = 0; round < 6; round++) {
 				/* Receive on port 1 (the refill may pull from port 0's Tx)... */
 				n = tide_rx_burst(rxq, pkts, 64);
 				for (unsigned i = 0; i < n; i++)
