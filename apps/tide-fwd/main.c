@@ -161,6 +161,7 @@ int main(int argc, char **argv)
 	res.end = &end;
 	res.outstanding = tide_pool_in_use(ctx.pool);
 	fwd_summary_print(stdout, &ctx, &res);
+	fwd_memif_print(&ctx);
 	if (cfg.json != NULL) {
 		rc = fwd_summary_json(cfg.json, &ctx, &res);
 		if (rc < 0) {
