@@ -16,15 +16,8 @@ trap 'rm -rf "$dir"' EXIT
 count=20000
 fail=0
 
-# Wait until "$@" succeeds, at most 10 s (a condition, not a delay).
-wait_for() {
-	t=0
-	until "$@"; do
-		t=$((t + 1))
-		[ $t -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
+# shellcheck source=tests/wait_for.sh
+. "$(dirname "$0")/wait_for.sh"
 
 run() { # $1 testpmd role, $2 tide role, $3 size
 	sock=$dir/$1-$3.sock

@@ -52,23 +52,7 @@ static int hc_connect(void)
 
 static void hc_send_raw(int fd, const void *buf, size_t len, const int *fds, unsigned nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	MT_CHECK(sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)len);
+	MT_CHECK(mt_sendmsg(fd, buf, len, fds, nfds) == (ssize_t)len);
 	tide_port_poll_ctl(srv);
 }
 

@@ -49,23 +49,7 @@ static void poll_cli(void)
 
 static void hs_send_raw(struct hs *h, const void *buf, size_t len, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	MT_CHECK(sendmsg(h->fd, &mh, MSG_NOSIGNAL) == (ssize_t)len);
+	MT_CHECK(mt_sendmsg(h->fd, buf, len, &fd, fd >= 0) == (ssize_t)len);
 	poll_cli();
 }
 

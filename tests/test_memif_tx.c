@@ -178,8 +178,8 @@ static void t_room(const char *extra, unsigned txd, unsigned slots, const char *
 	wait_link(s, c, c, 1);
 	/* The client posts its Rx buffers at its first Rx burst. */
 	MT_CHECK(drain(c, &none, 0) == 0);
-	bursts_whole(c, s, pool_c, 800, 9000, slots); /* client -> server */
-	bursts_whole(s, c, pool_s, 800, 9000, slots); /* server -> client */
+	bursts_whole(c, s, pool_c, 300, 9000, slots); /* client -> server */
+	bursts_whole(s, c, pool_s, 300, 9000, slots); /* server -> client */
 	check_clean(s, c);
 	close_pair(s, c);
 	printf("ok %s: every burst accepted whole, both ways\n", what);

@@ -255,4 +255,7 @@ static inline void fwd_drop(struct fwd_lcore *lc, uint16_t port, enum fwd_drop r
 uint64_t fwd_tsc(void);
 double fwd_tsc_hz(void);
 
+/* The summary's memif lines (fwd_memif.c): connections and the last reason per port. */
+void fwd_memif_print(const struct fwd_ctx *ctx); /* on stdout */
+
 #endif

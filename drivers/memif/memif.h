@@ -50,6 +50,7 @@
 #define MEMIF_RETRY_NS	   (50 * 1000000) /* client: first pause between connection attempts */
 #define MEMIF_RETRY_MAX_NS (2000 * 1000000ull) /* client: backoff doubles up to this */
 #define MEMIF_HANDSHAKE_MS 3000		  /* default handshake_timeout */
+#define MEMIF_DRAIN_NS	   (100 * 1000000ull) /* client stop: wait for C2S to drain */
 #define MEMIF_MAX_ZC_POOLS 4		  /* zero-copy: distinct pools exposed as regions */
 
 extern const struct tide_driver tide_driver_memif;

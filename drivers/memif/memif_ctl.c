@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -274,6 +275,36 @@ static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
 	return memif_send_on(mp->cfd, m, fd);
 }
 
+/*
+ * Client, link going down by our choice (port stop): give the server up to
+ * MEMIF_DRAIN_NS to consume what we published on C2S before the disconnect message goes
+ * out. dpdk-testpmd 22.11 as server unmaps the regions on disconnect without waiting for
+ * its forwarding lcore (a core dump shows the lcore faulting on the C2S ring header's
+ * head in librte_net_memif after the unmap). Draining first means the server has every
+ * packet we published and its lcore polls an empty ring when the message arrives; it does
+ * not close DPDK's race (measured after a txonly run on one CPU: 7 crashes in 20 runs
+ * without the drain, 3 in 20 with it). The queues are quiesced: their indices are ours.
+ */
+static void drain_c2s(struct memif_port *mp)
+{
+	struct tide_port *p = mp->port;
+	uint64_t end = memif_now_ns() + MEMIF_DRAIN_NS;
+
+	if (mp->role != MEMIF_ROLE_CLIENT)
+		return;
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		struct memif_txq *q = (struct memif_txq *)p->txq[i];
+
+		if (q == NULL || q->seen == MEMIF_SEEN_NONE || q->seen == MEMIF_SEEN_FAULT ||
+		    q->r.ring == NULL)
+			continue;
+		/* [C2S-tail] acquire: the server is done with the slots before tail. */
+		while (__atomic_load_n(&q->r.ring->tail, __ATOMIC_ACQUIRE) != q->head &&
+		       memif_now_ns() < end)
+			sched_yield();
+	}
+}
+
 void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, bool send)
 {
 	bool was_up = mp->up, repeat;
@@ -282,6 +313,8 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 	if (mp->cfd < 0)
 		return;
 	quiesce(mp);
+	if (send && was_up && kind == MEMIF_DISC_NORMAL)
+		drain_c2s(mp);
 	if (send) {
 		struct memif_msg m = {.type = MEMIF_MSG_DISCONNECT};
 

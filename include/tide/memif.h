@@ -7,8 +7,10 @@
  *   socket=PATH      control socket (default /run/memif.sock); "@NAME" or abstract=yes puts
  *                    it in the abstract namespace (what DPDK does by default)
  *   role=R           server | client (default client)
- *   id=N             interface id, 0..2^32-1 (default 0): the server accepts only this id
- *   secret=S         up to 24 characters; the server refuses a client without it
+ *   id=N             interface id, 0..2^32-1 (default 0): the server accepts only this id;
+ *                    several server ports (distinct ids) may share one socket
+ *   secret=S         up to 23 characters (what libmemif keeps); the server refuses a
+ *                    client without it
  *   rings=Q          queue pairs, 1..16 (default 1); the client offers min(queues, server max)
  *   ring_size=N      client: slots per ring, a power of two 2^1..2^14 (default 1024)
  *   buffer=N         copy buffer size, 128..65535 (default 2048); also the longest
@@ -19,10 +21,19 @@
  *                    | yes: frees each packet inside the loop (benchmark comparison)
  *   abstract=B       see socket
  *   name=S           interface name sent to the peer (default tide)
+ *   max_chain=N      descriptors one frame may span, 1..256 (default 64); longer frames
+ *                    are dropped and counted (Rx and Tx errors), the link stays up
+ *   handshake_timeout=MS  a peer that has not finished the handshake after MS ms
+ *                    (default 3000) is disconnected ("handshake timed out")
+ *   quiesce=Q        auto (default): membarrier() when the kernel has it, else a fence
+ *                    per burst | membarrier: refuse to start without it | fence
  *
  * Control plane: the application calls tide_port_poll_ctl() now and then (tide-fwd does
- * every 10 ms); it never blocks. The link is up from the handshake's end until the peer goes
- * away or breaks a rule; the port then accepts (server) or retries (client) by itself.
+ * every 10 ms); it never blocks (a client's port stop waits up to 100 ms for the server to
+ * drain what was sent). The link is up from the handshake's end until the peer goes away or
+ * breaks a rule; the port then accepts (server) or retries (client, backing off from 50 ms
+ * to 2 s after failed attempts) by itself. Link changes are logged at notice level,
+ * refusals with the peer's reason at warning level. Empty frames are dropped and counted.
  * Bursts on a port whose link is down return 0 without a syscall.
  *
  * Zero-copy trusts the peer with the pool's memory (it can write any byte of it, mbuf

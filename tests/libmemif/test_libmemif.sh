@@ -63,15 +63,8 @@ trap cleanup EXIT
 fail=0
 n=0
 
-# Wait until "$@" succeeds, at most $WAIT seconds (a condition, not a delay).
-wait_for() {
-	t=0
-	until "$@"; do
-		t=$((t + 1))
-		[ $t -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
+# shellcheck source=tests/wait_for.sh
+. "$src/../wait_for.sh"
 
 field() { echo " $1" | sed -n "s/.*[ :]$2=\([0-9]*\).*/\1/p"; }
 
