@@ -289,17 +289,33 @@ def test_l3fwd_readme(tmp):
         ok("README l3fwd example: 20 + 20 routed, the run ended by itself")
 
 
-def check_partial(path, js, sent_total, why):
-    """After a write error: the file holds exactly the packets counted as sent, whole."""
+def read_records(path):
+    """The captured bytes of every record (nanosecond or microsecond pcap)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    off, out = 24, []
+    while off + 16 <= len(data):
+        incl = struct.unpack("<I", data[off + 8:off + 12])[0]
+        out.append(data[off + 16:off + 16 + incl])
+        off += 16 + incl
+    return out
+
+
+def check_partial(path, js, frames, sent_total, why):
+    """After a write error: the file holds exactly the packets counted as sent, whole and
+    byte for byte what was sent (@frames, in a cycle)."""
     d = load(js)
     t = d["ports"][1]
     head, n, err = tcpdump(path)
     size = os.path.getsize(path)
+    recs = read_records(path)
     if t["tx_packets"] != n or t["tx_packets"] + t["tx_errors"] != sent_total:
         fail("%s: tx_packets %d, tx_errors %d, file holds %d (of %d)" %
              (why, t["tx_packets"], t["tx_errors"], n, sent_total))
     elif "truncated" in err or size != 24 + n * (16 + 64):
         fail("%s: file not whole records: %d bytes for %d packets; %s" % (why, size, n, err))
+    elif any(r != frames[i % len(frames)] for i, r in enumerate(recs)):
+        fail("%s: a record differs from the packet sent (a partial write kept?)" % why)
     else:
         ok("%s: %d written and counted as sent, %d counted as Tx errors; the file is whole"
            % (why, n, t["tx_errors"]))
@@ -342,16 +358,19 @@ def test_write_errors(tmp):
         print("note: full-disk case skipped (needs root to mount a small tmpfs)")
         return
     try:
+        frames = [eth_ipv4(i) for i in range(50)]
+        src = os.path.join(tmp, "full-in.pcap")
+        write_pcap(src, [(1, i, f, 64) for i, f in enumerate(frames)])
         out = os.path.join(mnt, "out.pcap")
         js = os.path.join(tmp, "full.json")
-        r = run(["--port", gen, "--port", "pcap:tx=%s" % out, "--fwd", "io", "--packets",
-                 "20000", "--quiet", "--json", js])
+        r = run(["--port", "pcap:rx=%s,loop=400" % src, "--port", "pcap:tx=%s" % out,
+                 "--fwd", "io", "--quiet", "--json", js])
         if r is None:
             return
         if r.returncode != 1 or "No space left on device" not in r.stderr:
             fail("full disk: rc %d: %s" % (r.returncode, r.stderr))
         else:
-            check_partial(out, js, 20000, "full tmpfs")
+            check_partial(out, js, frames, 20000, "full tmpfs")
     finally:
         subprocess.run(["umount", mnt])
 

@@ -246,9 +246,9 @@ static void test_load_not_text(void **state)
 	assert_true(fd >= 0);
 	f = fdopen(fd, "w");
 	assert_non_null(f);
-	fputs("10.0.0.0/16 0\n10.1.0.0/16 1 #", f);
-	for (unsigned i = 0; i < ROUTES_LINE_MAX; i++)
-		fputc('x', f);
+	fputs("10.0.0.0/16 0\n", f);
+	for (unsigned i = 0; i < ROUTES_LINE_MAX + 1; i++) /* one character too many */
+		fputc(i ? 'x' : '#', f);
 	fputs("\n", f);
 	fclose(f);
 	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
@@ -259,7 +259,7 @@ static void test_load_not_text(void **state)
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("10.0.0.0/16 0\n", f);
-	for (unsigned i = 0; i < ROUTES_LINE_MAX - 1; i++)
+	for (unsigned i = 0; i < ROUTES_LINE_MAX; i++)
 		fputc(i ? ' ' : '#', f);
 	fputs("\n10.1.0.0/16 1\n10.2.0.0/16 1", f);
 	fputc('\0', f);
@@ -267,7 +267,7 @@ static void test_load_not_text(void **state)
 	fclose(f);
 	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":4: not a text file (NUL byte)"));
-	assert_int_equal(truncate(path, (off_t)(strlen("10.0.0.0/16 0\n") + ROUTES_LINE_MAX +
+	assert_int_equal(truncate(path, (off_t)(strlen("10.0.0.0/16 0\n") + ROUTES_LINE_MAX + 1 +
 					       strlen("10.1.0.0/16 1\n"))),
 			 0);
 	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), 0);
