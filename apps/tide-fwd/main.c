@@ -192,7 +192,6 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	sigset_t sigs, old;
 	char err[512];
-	double t_stop;
 	bool json_created = false;
 	FILE *json = NULL;
 	uint64_t oerrors;
@@ -254,12 +253,11 @@ int main(int argc, char **argv)
 		printf("tide-fwd: %s on %u port%s, %u lcore%s; Ctrl-C stops\n", ctx.engine->name,
 		       ctx.nports, ctx.nports == 1 ? "" : "s", ctx.nlcores,
 		       ctx.nlcores == 1 ? "" : "s");
-	start.t = fwd_now(); /* rates count from the start of forwarding */
+	start.t = ctx.t_launch; /* rates count from the start of forwarding */
 	res.stopped_by = run(&ctx, &start);
-	t_stop = fwd_now();
 	fwd_stop(&ctx);
 	fwd_snap_take(&ctx, &end);
-	end.t = t_stop; /* rates over the forwarding time, not the port shutdown */
+	end.t = ctx.t_stopped; /* rates over the forwarding time, not the port shutdown */
 	res.start = &start;
 	res.end = &end;
 	res.outstanding = tide_pool_in_use(ctx.pool);
