@@ -165,6 +165,40 @@ busy_poll=1000001:|--port afxdp:dev=lo,busy_poll=1000001
 txc_walk=y:|--port afxdp:dev=lo,txc_walk=y
 EOF
 
+# More /25s in distinct /24s than the LPM has tbl8 groups (32768): the message names it.
+awk 'BEGIN { for (i = 0; i <= 32768; i++) printf "10.%d.%d.128/25 0\n", i / 256, i % 256 }' \
+	>"$tmp/tbl8.txt"
+expect_bad "more than 32768 distinct /24s" --port $inline --fwd l3fwd --routes "$tmp/tbl8.txt"
+
+# Under taskset the defaults stay inside the mask: the lcore (first allowed CPU) and the
+# simnic device thread (last allowed CPU; a CPU outside the mask is refused, see cpu=99).
+if command -v taskset >/dev/null && [ "$(nproc --all)" -ge 2 ] && taskset -c 1 true 2>/dev/null; then
+	if taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread --packets 20000 --quiet \
+		>"$tmp/ts.out" 2>&1 && grep -q "lcores 1," "$tmp/ts.out"; then
+		echo "ok: taskset -c 1: lcore and device thread on CPU 1"
+	else
+		fail "taskset -c 1: $(cat "$tmp/ts.out")"
+	fi
+	taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread,cpu=0 --duration 0.2 \
+		>/dev/null 2>"$tmp/ts.err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q "cpu=0: this process may not run on CPU 0" "$tmp/ts.err"; then
+		echo "ok: taskset -c 1, cpu=0 -> $(cat "$tmp/ts.err")"
+	else
+		fail "taskset -c 1, cpu=0: rc $rc: $(cat "$tmp/ts.err")"
+	fi
+else
+	echo "note: taskset cases skipped (need taskset and two CPUs)"
+fi
+
+# A run of 100 packets: cycles per packet would measure the waiting, so none is shown.
+if "$fwd" --port $inline --packets 100 --quiet >"$tmp/few.out" 2>&1 &&
+	grep -Eq '^total +100 +100 .* - ' "$tmp/few.out"; then
+	echo "ok: no cycles per packet for 100 packets"
+else
+	fail "cyc/pkt with 100 packets: $(grep '^total' "$tmp/few.out")"
+fi
+
 # --json is checked before the run: nothing ran, so nothing was printed on stdout.
 "$fwd" --port $inline --json "$tmp/no/dir.json" -d 5 >"$tmp/out" 2>/dev/null
 [ -s "$tmp/out" ] && fail "--json to a bad path: a run happened: $(cat "$tmp/out")"
@@ -182,6 +216,7 @@ if "$fwd" --port $inline --fwd l3fwd --duration 1 --stats-period 0.3 \
 	python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
+assert d["version"] == 1 and d["tool"] == "tide-fwd", d
 assert d["buffers_outstanding"] == 0, d
 assert d["total"]["rx_packets"] > 0, d
 assert d["total"]["tx_packets"] > 0, d

@@ -190,22 +190,22 @@ def test_replay_ends(tmp):
         else:
             ok("loop=%d: the run ended by itself ('input end'), %d packets written" %
                (loops, n))
-    # A long replay (50000 passes) shows its progress and still ends by itself.
+    # A long replay (5000 passes) shows its progress and still ends by itself.
     out = os.path.join(tmp, "end-long.pcap")
-    r = run(["--port", "pcap:rx=%s,tx=%s,loop=50000" % (src, out), "--fwd", "io",
-             "--stats-period", "0.2"], timeout=300)
+    r = run(["--port", "pcap:rx=%s,tx=%s,loop=5000" % (src, out), "--fwd", "io",
+             "--stats-period", "0.1"], timeout=300)
     if r is None:
         return
     live = r.stdout.split("==== tide-fwd summary")[0]
     wide = [line for line in live.splitlines() if len(line) > 100]
     if r.returncode != 0 or "stopped by input end" not in r.stdout:
-        fail("loop=50000: rc %d: %s" % (r.returncode, r.stdout[-300:]))
+        fail("loop=5000: rc %d: %s" % (r.returncode, r.stdout[-300:]))
     elif wide:
         fail("live lines wider than 100 columns: %s" % wide[0])
-    elif "% done, ETA" not in r.stdout and r.stdout.count("[") > 1:
-        fail("no progress in the live lines: %s" % r.stdout[:400])
+    elif any(line.startswith("[") and "% done" not in line for line in live.splitlines()):
+        fail("a live block without progress (a finite replay bounds the run): %s" % live[:400])
     else:
-        ok("loop=50000 ended by itself; live lines within 100 columns")
+        ok("loop=5000 ended by itself; live lines within 100 columns")
 
 
 def test_big_frames(tmp):
@@ -327,7 +327,7 @@ def test_write_errors(tmp):
     # A pipe whose reader stops after 20 KiB (EPIPE; SIGPIPE must not kill tide-fwd).
     js = os.path.join(tmp, "pipe.json")
     p = subprocess.Popen([FWD, "--port", gen, "--port", "pcap:tx=/dev/stdout", "--fwd", "io",
-                          "--packets", "50000", "--quiet", "--json", js],
+                          "--packets", "20000", "--quiet", "--json", js],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdout.read(20000)
     p.stdout.close()
@@ -343,7 +343,7 @@ def test_write_errors(tmp):
     if p.returncode != 1 or "Broken pipe" not in err or d is None:
         fail("pipe: rc %d: %s" % (p.returncode, err))
     elif (d["ports"][1]["tx_errors"] == 0 or
-          d["ports"][1]["tx_packets"] + d["ports"][1]["tx_errors"] != 50000):
+          d["ports"][1]["tx_packets"] + d["ports"][1]["tx_errors"] != 20000):
         fail("pipe: counts %s" % d["ports"][1])
     else:
         ok("pipe reader gone: exit 1, '%s', %d Tx errors" %
