@@ -250,6 +250,19 @@ assert n == 100001, n
 	fi
 done
 
+# Two lcores share the --packets budget: still exact.
+if [ "$(nproc --all)" -ge 2 ] && "$fwd" --port simnic:ports=2,queues=2,mode=inline,wire=gen \
+	--lcores 0,1 --fwd io --packets 100001 --quiet --json "$tmp/two.json" >"$tmp/two.out" 2>&1 &&
+	python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["total"]
+assert t["rx_packets"] == 100001, t
+' "$tmp/two.json"; then
+	echo "ok: two lcores, --packets 100001 exact"
+elif [ "$(nproc --all)" -ge 2 ]; then
+	fail "two lcores --packets: $(cat "$tmp/two.out")"
+fi
+
 # SIGINT stops the run with the summary and status 0.
 "$fwd" --port $inline --fwd macswap --quiet >"$tmp/sig.out" 2>&1 &
 pid=$!

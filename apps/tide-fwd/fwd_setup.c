@@ -396,6 +396,7 @@ int fwd_start(struct fwd_ctx *ctx, char *err, size_t errlen)
 						     ? INT64_MAX / 2
 						     : ctx->cfg->packets),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->budget_done, 0, __ATOMIC_RELAXED);
 	fwd_tsc_hz(); /* calibrate before any lcore runs */
 	ctx->ports_started = true;
 	for (unsigned p = 0; p < ctx->nports; p++) {
