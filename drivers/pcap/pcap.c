@@ -545,7 +545,9 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 		    md->caplen == m->pkt_len) {
 			md->tag = 0;
 			ts = md->ts_ns;
-			orig = md->orig_len;
+			/* A capture may claim a wire length below what it holds: never write
+			 * such a record, whatever the input said. */
+			orig = md->orig_len > m->pkt_len ? md->orig_len : m->pkt_len;
 			if (tide_unlikely(md->linktype != pp->tx_linktype)) {
 				/* Settled once a record is in the file or in this burst. */
 				if (pp->tx_off != PCAP_FILE_HDR || nrec != 0 ||
