@@ -113,7 +113,7 @@ ports= 2: not a decimal|--port 'simnic:ports= 2'
 ports=17: must be in 1..16|--port simnic:ports=17
 queues=0:|--port simnic:queues=0
 mode=fast:|--port simnic:mode=fast
-cpu=99: this process may not run on CPU 99|--port simnic:mode=thread,cpu=99
+cpu=1023: this process may not run on CPU 1023|--port simnic:mode=thread,cpu=1023
 wire=air:|--port simnic:wire=air
 size=59:|--port simnic:size=59
 flows=0:|--port simnic:flows=0
@@ -171,7 +171,7 @@ awk 'BEGIN { for (i = 0; i <= 32768; i++) printf "10.%d.%d.128/25 0\n", i / 256,
 expect_bad "more than 32768 distinct /24s" --port $inline --fwd l3fwd --routes "$tmp/tbl8.txt"
 
 # Under taskset the defaults stay inside the mask: the lcore (first allowed CPU) and the
-# simnic device thread (last allowed CPU; a CPU outside the mask is refused, see cpu=99).
+# simnic device thread (last allowed CPU; a CPU outside the mask is refused, see cpu=1023).
 if command -v taskset >/dev/null && [ "$(nproc --all)" -ge 2 ] && taskset -c 1 true 2>/dev/null; then
 	if taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread --packets 20000 --quiet \
 		>"$tmp/ts.out" 2>&1 && grep -q "lcores 1," "$tmp/ts.out"; then
