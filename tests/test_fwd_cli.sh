@@ -113,7 +113,7 @@ ports= 2: not a decimal|--port 'simnic:ports= 2'
 ports=17: must be in 1..16|--port simnic:ports=17
 queues=0:|--port simnic:queues=0
 mode=fast:|--port simnic:mode=fast
-cpu=99: this process may not run on CPU 99|--port simnic:mode=thread,cpu=99
+cpu=1023: this process may not run on CPU 1023|--port simnic:mode=thread,cpu=1023
 wire=air:|--port simnic:wire=air
 size=59:|--port simnic:size=59
 flows=0:|--port simnic:flows=0
@@ -165,6 +165,40 @@ busy_poll=1000001:|--port afxdp:dev=lo,busy_poll=1000001
 txc_walk=y:|--port afxdp:dev=lo,txc_walk=y
 EOF
 
+# More /25s in distinct /24s than the LPM has tbl8 groups (32768): the message names it.
+awk 'BEGIN { for (i = 0; i <= 32768; i++) printf "10.%d.%d.128/25 0\n", i / 256, i % 256 }' \
+	>"$tmp/tbl8.txt"
+expect_bad "more than 32768 distinct /24s" --port $inline --fwd l3fwd --routes "$tmp/tbl8.txt"
+
+# Under taskset the defaults stay inside the mask: the lcore (first allowed CPU) and the
+# simnic device thread (last allowed CPU; a CPU outside the mask is refused, see cpu=1023).
+if command -v taskset >/dev/null && [ "$(nproc --all)" -ge 2 ] && taskset -c 1 true 2>/dev/null; then
+	if taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread --packets 20000 --quiet \
+		>"$tmp/ts.out" 2>&1 && grep -q "lcores 1," "$tmp/ts.out"; then
+		echo "ok: taskset -c 1: lcore and device thread on CPU 1"
+	else
+		fail "taskset -c 1: $(cat "$tmp/ts.out")"
+	fi
+	taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread,cpu=0 --duration 0.2 \
+		>/dev/null 2>"$tmp/ts.err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q "cpu=0: this process may not run on CPU 0" "$tmp/ts.err"; then
+		echo "ok: taskset -c 1, cpu=0 -> $(cat "$tmp/ts.err")"
+	else
+		fail "taskset -c 1, cpu=0: rc $rc: $(cat "$tmp/ts.err")"
+	fi
+else
+	echo "note: taskset cases skipped (need taskset and two CPUs)"
+fi
+
+# A run of 100 packets: cycles per packet would measure the waiting, so none is shown.
+if "$fwd" --port $inline --packets 100 --quiet >"$tmp/few.out" 2>&1 &&
+	grep -Eq '^total +100 +100 .* - ' "$tmp/few.out"; then
+	echo "ok: no cycles per packet for 100 packets"
+else
+	fail "cyc/pkt with 100 packets: $(grep '^total' "$tmp/few.out")"
+fi
+
 # --json is checked before the run: nothing ran, so nothing was printed on stdout.
 "$fwd" --port $inline --json "$tmp/no/dir.json" -d 5 >"$tmp/out" 2>/dev/null
 [ -s "$tmp/out" ] && fail "--json to a bad path: a run happened: $(cat "$tmp/out")"
@@ -182,6 +216,7 @@ if "$fwd" --port $inline --fwd l3fwd --duration 1 --stats-period 0.3 \
 	python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
+assert d["version"] == 1 and d["tool"] == "tide-fwd", d
 assert d["buffers_outstanding"] == 0, d
 assert d["total"]["rx_packets"] > 0, d
 assert d["total"]["tx_packets"] > 0, d
@@ -214,6 +249,19 @@ assert n == 100001, n
 		fail "--fwd $e: $(cat "$tmp/e.out")"
 	fi
 done
+
+# Two lcores share the --packets budget: still exact.
+if [ "$(nproc --all)" -ge 2 ] && "$fwd" --port simnic:ports=2,queues=2,mode=inline,wire=gen \
+	--lcores 0,1 --fwd io --packets 100001 --quiet --json "$tmp/two.json" >"$tmp/two.out" 2>&1 &&
+	python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["total"]
+assert t["rx_packets"] == 100001, t
+' "$tmp/two.json"; then
+	echo "ok: two lcores, --packets 100001 exact"
+elif [ "$(nproc --all)" -ge 2 ]; then
+	fail "two lcores --packets: $(cat "$tmp/two.out")"
+fi
 
 # SIGINT stops the run with the summary and status 0.
 "$fwd" --port $inline --fwd macswap --quiet >"$tmp/sig.out" 2>&1 &

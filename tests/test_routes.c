@@ -163,6 +163,18 @@ static void test_parse_text(void **state)
 	}
 }
 
+/* A new temporary file at @path (a mkstemp template), open for writing. */
+static FILE *temp_file(char *path)
+{
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	return f;
+}
+
 static void test_load_file(void **state)
 {
 	char path[] = "/tmp/tide-routes-XXXXXX";
@@ -170,13 +182,9 @@ static void test_load_file(void **state)
 	unsigned n = 0;
 	char err[256];
 	FILE *f;
-	int fd;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
+	f = temp_file(path);
 	fputs("# test table\n10.0.0.0/16 0\n10.1.0.0/16 1\r\n\n192.168.0.0/24 2", f);
 	for (unsigned i = 0; i < 1000; i++)
 		fprintf(f, "\n172.%u.%u.0/24 %u", 16 + i / 256, i % 256, i % 3);
@@ -235,20 +243,16 @@ static void test_load_not_text(void **state)
 	unsigned n = 0;
 	char err[256];
 	FILE *f;
-	int fd;
 
 	(void)state;
 	assert_int_equal(routes_load("/dev/zero", 1, &v, &n, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "/dev/zero:1: not a text file (NUL byte)"));
 	assert_null(v);
 
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs("10.0.0.0/16 0\n10.1.0.0/16 1 #", f);
-	for (unsigned i = 0; i < ROUTES_LINE_MAX; i++)
-		fputc('x', f);
+	f = temp_file(path);
+	fputs("10.0.0.0/16 0\n", f);
+	for (unsigned i = 0; i < ROUTES_LINE_MAX + 1; i++) /* one character too many */
+		fputc(i ? 'x' : '#', f);
 	fputs("\n", f);
 	fclose(f);
 	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
@@ -259,7 +263,7 @@ static void test_load_not_text(void **state)
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("10.0.0.0/16 0\n", f);
-	for (unsigned i = 0; i < ROUTES_LINE_MAX - 1; i++)
+	for (unsigned i = 0; i < ROUTES_LINE_MAX; i++)
 		fputc(i ? ' ' : '#', f);
 	fputs("\n10.1.0.0/16 1\n10.2.0.0/16 1", f);
 	fputc('\0', f);
@@ -267,7 +271,7 @@ static void test_load_not_text(void **state)
 	fclose(f);
 	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":4: not a text file (NUL byte)"));
-	assert_int_equal(truncate(path, (off_t)(strlen("10.0.0.0/16 0\n") + ROUTES_LINE_MAX +
+	assert_int_equal(truncate(path, (off_t)(strlen("10.0.0.0/16 0\n") + ROUTES_LINE_MAX + 1 +
 					       strlen("10.1.0.0/16 1\n"))),
 			 0);
 	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), 0);

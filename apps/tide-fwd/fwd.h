@@ -197,6 +197,9 @@ struct fwd_ctx {
 	 * them so that the run stops at exactly that count; each burst takes its size and
 	 * gives back what it did not use. */
 	int64_t budget;
+	int64_t budget_done; /* --packets: handled (received; txonly: sent) so far */
+	double t_launch;  /* fwd_now() just before fwd_start() launched the lcores */
+	double t_stopped; /* fwd_now() once fwd_stop() had joined them, before port stop */
 	bool engine_ready;
 };
 

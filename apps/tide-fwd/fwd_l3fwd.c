@@ -128,7 +128,7 @@ static int l3fwd_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	free(routes);
 	if (rc < 0) {
 		lpm_free(lpm);
-		return rc;
+		return rc == -ENOSPC ? -EINVAL : rc; /* a table too big: a bad --routes (exit 2) */
 	}
 	ctx->engine_data = lpm;
 	return 0;

@@ -116,20 +116,25 @@ static uint64_t refused(const struct fwd_lcore *lc)
 /*
  * One stream, once. With a --packets budget a burst takes its size from the budget first
  * and gives back what it did not receive (txonly: did not build, or built but could not
- * send), so the run ends at exactly the count asked for. Returns the packets received.
+ * send), so the run ends at exactly the count asked for. Returns the packets received, or
+ * -1 when the budget is spent and every packet of it handled: the lcore has nothing left to
+ * do (and stops, so that it does not spin until the main thread notices: instruction
+ * counts stay proportional to packets).
  */
-static inline __attribute__((always_inline)) uint16_t
+static inline __attribute__((always_inline)) int
 poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf **pkts,
 	    uint16_t burst, const bool no_rx, const bool budgeted)
 {
 	struct fwd_ctx *ctx = lc->ctx;
 	uint16_t want = burst, n;
 	uint64_t seq0 = 0, ref0 = 0;
+	int64_t unused;
 
 	if (budgeted) {
 		want = budget_take(ctx, burst);
 		if (want == 0)
-			return 0;
+			return __atomic_load_n(&ctx->budget_done, __ATOMIC_RELAXED) <
+			       (int64_t)ctx->cfg->packets ? 0 : -1;
 	}
 	if (no_rx) {
 		seq0 = lc->seq;
@@ -138,14 +143,20 @@ poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf *
 		ctx->engine->burst(lc, s, pkts, want);
 		if (lc->ndirty != 0)
 			fwd_tx_flush(lc);
-		if (budgeted)
-			budget_put(ctx, (int64_t)(burst - (lc->seq - seq0)) +
-					    (int64_t)(refused(lc) - ref0));
+		if (budgeted) {
+			unused = (int64_t)(burst - (lc->seq - seq0)) + (int64_t)(refused(lc) - ref0);
+			budget_put(ctx, unused);
+			__atomic_fetch_add(&ctx->budget_done, (int64_t)burst - unused,
+					   __ATOMIC_RELAXED);
+		}
 		return 0;
 	}
 	n = tide_rx_burst(s->rxq, pkts, want);
-	if (budgeted)
+	if (budgeted) {
 		budget_put(ctx, (int64_t)(burst - n));
+		if (n != 0)
+			__atomic_fetch_add(&ctx->budget_done, (int64_t)n, __ATOMIC_RELAXED);
+	}
 	if (n != 0)
 		ctx->engine->burst(lc, s, pkts, n);
 	if (lc->ndirty != 0)
@@ -176,11 +187,14 @@ static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *l
 			tide_pause(); /* an lcore left without streams by the mapping */
 		for (unsigned i = 0; i < lc->nstreams; i++) {
 			const struct fwd_stream *s = &lc->streams[i];
+			int n = poll_stream(lc, s, pkts, burst, no_rx, budgeted);
 
-			got |= poll_stream(lc, s, pkts, burst, no_rx, budgeted);
+			got |= (unsigned)(n > 0);
 			t1 = fwd_tsc();
 			fwd_stat_add(&lc->ctr[s->port].cycles, t1 - t0);
 			t0 = t1;
+			if (budgeted && n < 0)
+				return;
 		}
 	}
 }

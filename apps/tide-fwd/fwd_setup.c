@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fwd.h"
+#include "stats.h"
 
 static int __attribute__((format(printf, 4, 5)))
 fail(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -395,6 +396,7 @@ int fwd_start(struct fwd_ctx *ctx, char *err, size_t errlen)
 						     ? INT64_MAX / 2
 						     : ctx->cfg->packets),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->budget_done, 0, __ATOMIC_RELAXED);
 	fwd_tsc_hz(); /* calibrate before any lcore runs */
 	ctx->ports_started = true;
 	for (unsigned p = 0; p < ctx->nports; p++) {
@@ -405,6 +407,9 @@ int fwd_start(struct fwd_ctx *ctx, char *err, size_t errlen)
 				    ctx->info[p].name, strerror(-rc));
 		}
 	}
+	/* The time forwarding starts: after the ports' start (not part of any rate), before
+	 * the first lcore can move a packet. */
+	ctx->t_launch = fwd_now();
 	for (unsigned i = 0; i < ctx->nlcores; i++) {
 		struct fwd_lcore *lc = &ctx->lcores[i];
 
@@ -432,6 +437,9 @@ void fwd_stop(struct fwd_ctx *ctx)
 		}
 	}
 	if (ctx->ports_started) {
+		/* Every lcore has ended: nothing moves from here on; the ports' shutdown is
+		 * not part of any rate. */
+		ctx->t_stopped = fwd_now();
 		for (unsigned p = 0; p < ctx->nports; p++)
 			tide_port_stop(ctx->ports[p]);
 		ctx->ports_started = false;

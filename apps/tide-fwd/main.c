@@ -5,6 +5,7 @@
  * the ports' control planes and waits for the end (duration, packet count or a signal).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,17 +31,21 @@ static void on_signal(int sig)
 
 /*
  * While the configuration is built, the library's last error is kept so that a failure is
- * reported on one line with its reason; afterwards messages go to stderr as usual.
+ * reported on one line with its reason; afterwards messages go to stderr as usual. Only the
+ * main thread's messages are kept: lcores (which may log from a driver's burst, e.g. a pcap
+ * write error) always print, and never touch logst.last.
  */
 static struct {
-	bool capture;
+	bool capture; /* written by the main thread, read by every thread (atomic) */
+	pthread_t main;
 	char last[256];
 } logst;
 
 static void log_handler(enum tide_log_level level, const char *comp, const char *msg, void *u)
 {
 	(void)u;
-	if (logst.capture && level <= TIDE_LOG_ERR) {
+	if (__atomic_load_n(&logst.capture, __ATOMIC_RELAXED) && level <= TIDE_LOG_ERR &&
+	    pthread_equal(pthread_self(), logst.main)) {
 		snprintf(logst.last, sizeof(logst.last), "%s: %s", comp, msg);
 		return;
 	}
@@ -192,7 +197,6 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	sigset_t sigs, old;
 	char err[512];
-	double t_stop;
 	bool json_created = false;
 	FILE *json = NULL;
 	uint64_t oerrors;
@@ -218,7 +222,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tide_log_set_handler(log_handler, NULL);
-	logst.capture = true;
+	logst.main = pthread_self();
+	__atomic_store_n(&logst.capture, true, __ATOMIC_RELAXED);
 	rc = fwd_setup(&ctx, &cfg, err, sizeof(err));
 	if (rc < 0) {
 		report("setup", err);
@@ -242,7 +247,7 @@ int main(int argc, char **argv)
 		json_abandon(json, cfg.json, json_created);
 		return rc == -EINVAL ? 2 : 1;
 	}
-	logst.capture = false;
+	__atomic_store_n(&logst.capture, false, __ATOMIC_RELAXED);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sa.sa_flags = (int)SA_RESETHAND; /* a second signal ends a stuck run the hard way */
@@ -254,12 +259,11 @@ int main(int argc, char **argv)
 		printf("tide-fwd: %s on %u port%s, %u lcore%s; Ctrl-C stops\n", ctx.engine->name,
 		       ctx.nports, ctx.nports == 1 ? "" : "s", ctx.nlcores,
 		       ctx.nlcores == 1 ? "" : "s");
-	start.t = fwd_now(); /* rates count from the start of forwarding */
+	start.t = ctx.t_launch; /* rates count from the start of forwarding */
 	res.stopped_by = run(&ctx, &start);
-	t_stop = fwd_now();
 	fwd_stop(&ctx);
 	fwd_snap_take(&ctx, &end);
-	end.t = t_stop; /* rates over the forwarding time, not the port shutdown */
+	end.t = ctx.t_stopped; /* rates over the forwarding time, not the port shutdown */
 	res.start = &start;
 	res.end = &end;
 	res.outstanding = tide_pool_in_use(ctx.pool);

@@ -236,7 +236,8 @@ void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_resu
 	sub_snap(&d, &r->end->total, &r->start->total);
 	port_row(f, ctx, "total", "", &d, dt);
 	fprintf(f,
-		"drops by reason (engine drops on the ingress port, tx_full on the egress port)\n");
+		"drops by reason (engine drops on the ingress port, tx_full and no_txq on the egress "
+		   "port)\n");
 	fprintf(f, "%-5s", "port");
 	for (unsigned i = 0; i < FWD_DROP_NR; i++)
 		fprintf(f, " %12s", fwd_drop_name((enum fwd_drop)i));

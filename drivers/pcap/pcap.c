@@ -94,8 +94,7 @@ struct pcap_port {
 	dev_t tx_dev;
 	ino_t tx_ino;
 	uint64_t tx_off;        /* bytes of whole records (and the header) in the file */
-	uint32_t tx_linktype;
-	bool tx_linktype_set;   /* a record was written: the link type is settled */
+	uint32_t tx_linktype;   /* rewritten by the first replayed packet, before any record */
 	struct tide_port *port;
 	struct pcap_port *next; /* open pcap ports (same-file checks) */
 };
@@ -546,9 +545,12 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 		    md->caplen == m->pkt_len) {
 			md->tag = 0;
 			ts = md->ts_ns;
-			orig = md->orig_len;
+			/* A capture may claim a wire length below what it holds: never write
+			 * such a record, whatever the input said. */
+			orig = md->orig_len > m->pkt_len ? md->orig_len : m->pkt_len;
 			if (tide_unlikely(md->linktype != pp->tx_linktype)) {
-				if (pp->tx_linktype_set || nrec != 0 ||
+				/* Settled once a record is in the file or in this burst. */
+				if (pp->tx_off != PCAP_FILE_HDR || nrec != 0 ||
 				    pwrite(pp->tx_fd, &(uint32_t){md->linktype}, 4,
 					   PCAP_OFF_LINK) != 4) {
 					if (!q->mixed_logged)
@@ -582,8 +584,6 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	}
 	if (len != 0)
 		written += tx_write(q, len, nrec, &bytes);
-	if (written != 0)
-		pp->tx_linktype_set = true;
 	txc_burst_end(t, &b);
 	/* Written: the whole burst is complete and goes back in bulk, after the loop. */
 	txc_commit_done(t, n);
