@@ -62,11 +62,20 @@ tp_stats() {
 	tp_rx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /RX-packets:/ {print $2; exit}' "$dir/$1.log")
 	tp_tx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /TX-packets:/ {print $2; exit}' "$dir/$1.log")
 }
+# delivered TAG N: testpmd's port has received N packets (all of tide's).
+delivered() { tp_stats "$1" >/dev/null && [ "${tp_rx:-0}" -ge "$2" ]; }
+# settle TAG N SESSION: once testpmd holds all N of tide's packets, let the peer's session
+# end (after a quiet period in which it takes in what testpmd still sends back).
+settle() {
+	wait_for 40 delivered "$1" "$2" || { echo "FAIL: testpmd $1 did not receive $2 (rx=${tp_rx:-?})"; fail=1; }
+	touch "$dir/stop.$3"
+}
 tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "! kill -0 $p 2>/dev/null" || kill -9 "$p"; }
 
 # peer_start SPEC SIZE QUEUES SESSIONS: tide in the background, output in $dir/peer.out.
 peer_start() {
-	QUIET_MS=700 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
+	rm -f "$dir"/stop.*
+	STOP_FILE=$dir/stop QUIET_MS=1000 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
 	peerpid=$!
 	pids+=("$peerpid")
 }
@@ -99,6 +108,7 @@ run() {
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
 		peer_start "vhost:socket=$sock,role=client,queues=$nq" "$size" "$nq" 1
 	fi
+	settle "$tag" $((count * nq)) 1
 	wait "$peerpid"; local rc=$?
 	tp_stats "$tag"
 	tp_quit "$tag"
@@ -128,11 +138,13 @@ kill_frontend() {
 		wait_for 10 test -S "$sock"
 		peer_start "vhost:socket=$sock,role=client" 64 1 2
 	fi
+	settle "$tag1" "$count" 1
 	wait_for 30 sessions_done 1 || { echo "FAIL: first session"; fail=1; return; }
 	eval "kill -9 \$tp_$tag1"
 	rm -f "$sock.lock"
 	[ "$role" = client ] && rm -f "$sock"
 	tp_start "$tag2" "path=$sock$srv,queues=1,queue_size=1024"
+	settle "$tag2" "$count" 2
 	wait "$peerpid"; local rc=$?
 	tp_stats "$tag2"; tp_quit "$tag2"
 	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
@@ -147,10 +159,12 @@ n=$((n + 1)); sock=$dir/r$n.sock
 tp_start r$n "path=$sock,server=1,queues=1,queue_size=1024"
 wait_for 10 test -S "$sock"
 peer_start "vhost:socket=$sock,role=client" 64 1 2
+settle r$n "$count" 1
 wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; }
-kill -9 "$peerpid"
+kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
 tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
 peer_start "vhost:socket=$sock,role=client" 64 1 1
+settle r$n $((before_rx + count)) 1
 wait "$peerpid"; rc=$?
 tp_stats r$n; tp_quit r$n
 tp_rx=$((tp_rx - before_rx)); tp_tx=$((tp_tx - before_tx))
@@ -166,6 +180,7 @@ kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
 test -S "$sock" || { echo "FAIL: expected a stale socket file"; fail=1; }
 peer_start "vhost:socket=$sock,role=server" 64 1 1
 tp_start s$n "path=$sock,queues=1,queue_size=1024"
+settle s$n "$count" 1
 wait "$peerpid"; rc=$?
 tp_stats s$n; tp_quit s$n
 [ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; fail=1; }

@@ -70,46 +70,21 @@ static void poll_ctl(void)
 
 /* ---- handshake steps ---- */
 
-enum step { S_CONNECT, S_FEATURES, S_MEM, S_VRINGS, S_ALL };
+enum step { S_CONNECT = FE_TO_CONNECT, S_FEATURES = FE_TO_FEATURES, S_MEM = FE_TO_MEM, S_ALL };
 
+/* Connect and go through the handshake up to @upto (S_ALL: until the link is up). */
 static void handshake(struct fe *f, enum step upto)
 {
-	uint64_t u;
 	struct tide_vhost_info vi;
-	struct vhost_user_region r = fe_region(f);
-
 	uint64_t c0;
 
 	vinfo(&vi);
 	c0 = vi.connects;
 	fe_connect(f, path);
 	WAIT_FOR((vinfo(&vi), vi.connects > c0), "accept");
-	if (upto == S_CONNECT)
-		return;
-	fe_send(f, VHOST_USER_GET_FEATURES, NULL, 0, NULL, 0);
-	poll_ctl();
-	FE_CHECK(fe_reply(f, &u, 8) == 0);
-	FE_CHECK((u & feats) == feats);
-	fe_send(f, VHOST_USER_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0);
-	poll_ctl();
-	FE_CHECK(fe_reply(f, &u, 8) == 0);
-	FE_CHECK(u & VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
-	fe_send_u64(f, VHOST_USER_SET_PROTOCOL_FEATURES, VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
-	fe_send(f, VHOST_USER_SET_OWNER, NULL, 0, NULL, 0);
-	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats | extra_feats);
-	f->features = feats | extra_feats;
-	if (upto == S_FEATURES) {
-		poll_ctl();
-		return;
-	}
-	fe_mem_table(f, &r, 1, &f->memfd, 1);
-	if (upto == S_MEM) {
-		poll_ctl();
-		return;
-	}
-	fe_vring(f, 0);
-	fe_vring(f, 1);
-	if (upto == S_VRINGS) {
+	fe_handshake(f, upto == S_ALL ? FE_TO_VRINGS : (enum fe_step)upto, feats | extra_feats,
+		     poll_ctl);
+	if (upto != S_ALL) {
 		poll_ctl();
 		return;
 	}

@@ -206,6 +206,43 @@ static inline void fe_vring(struct fe *f, unsigned v)
 	fe_send_state(f, VHOST_USER_SET_VRING_ENABLE, v, 1);
 }
 
+/* How far fe_handshake() goes. */
+enum fe_step { FE_TO_CONNECT, FE_TO_FEATURES, FE_TO_MEM, FE_TO_VRINGS };
+
+/*
+ * The handshake of a connected frontend, message by message, up to @upto: features
+ * (@feats must all be offered), protocol features (MQ), owner, the memory table, both
+ * vrings. @poll runs the backend's control plane where the frontend waits for a reply.
+ */
+static inline void fe_handshake(struct fe *f, enum fe_step upto, uint64_t feats,
+				void (*poll)(void))
+{
+	struct vhost_user_region r = fe_region(f);
+	uint64_t u;
+
+	if (upto == FE_TO_CONNECT)
+		return;
+	fe_send(f, VHOST_USER_GET_FEATURES, NULL, 0, NULL, 0);
+	poll();
+	FE_CHECK(fe_reply(f, &u, 8) == 0);
+	FE_CHECK((u & feats) == feats);
+	fe_send(f, VHOST_USER_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0);
+	poll();
+	FE_CHECK(fe_reply(f, &u, 8) == 0);
+	FE_CHECK(u & VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
+	fe_send_u64(f, VHOST_USER_SET_PROTOCOL_FEATURES, VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
+	fe_send(f, VHOST_USER_SET_OWNER, NULL, 0, NULL, 0);
+	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats);
+	f->features = feats;
+	if (upto == FE_TO_FEATURES)
+		return;
+	fe_mem_table(f, &r, 1, &f->memfd, 1);
+	if (upto == FE_TO_MEM)
+		return;
+	fe_vring(f, 0);
+	fe_vring(f, 1);
+}
+
 /* ---- guest side of the rings ---- */
 
 /* Guest Tx: one packet of @len bytes (after a zero header of @hdr bytes) in buffer slot j. */

@@ -14,10 +14,14 @@
  *
  * usage: vhost_peer SPEC SECONDS COUNT SIZE QUEUES SESSIONS
  *   A session that got back every packet it sent ends at once; with QUIET_MS set, a session
- *   also ends when nothing arrived for that many milliseconds after all were sent.
+ *   also ends when nothing arrived for that many milliseconds after all were sent, and with
+ *   STOP_FILE set as well only once the file STOP_FILE.K exists for session K (the test
+ *   creates it when the frontend has counted every packet we sent).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <tide/lcore.h>
 #include <tide/vhost.h>
@@ -40,7 +44,7 @@ int main(int argc, char **argv)
 	uint64_t count, tx[TIDE_MAX_QUEUES], rx[TIDE_MAX_QUEUES], bad;
 	uint32_t size;
 	unsigned nq, sessions, done = 0;
-	const char *qm = getenv("QUIET_MS");
+	const char *qm = getenv("QUIET_MS"), *stop = getenv("STOP_FILE");
 
 	if (argc != 7) {
 		fprintf(stderr, "usage: %s SPEC SECONDS COUNT SIZE QUEUES SESSIONS\n", argv[0]);
@@ -59,6 +63,8 @@ int main(int argc, char **argv)
 	while (done < sessions && mt_now() < end) {
 		uint64_t ttx = 0, trx = 0;
 		double last_rx;
+		bool released = stop == NULL;
+		unsigned iter = 0;
 
 		if (!link_up(p)) {
 			tide_port_poll_ctl(p);
@@ -112,12 +118,26 @@ int main(int argc, char **argv)
 			all_back = trx >= ttx;
 			if (all_sent && all_back && done + 1 == sessions)
 				break;
-			if (all_sent && quiet > 0 && mt_now() - last_rx > quiet)
+			if (all_sent && !released && ++iter % 1024 == 0) {
+				char fn[512];
+
+				snprintf(fn, sizeof(fn), "%s.%u", stop, done + 1);
+				released = access(fn, F_OK) == 0;
+				if (released)
+					last_rx = mt_now(); /* the quiet period starts now */
+			}
+			if (all_sent && released && quiet > 0 && mt_now() - last_rx > quiet)
 				break;
 		}
 		done++;
-		printf("session=%u link=1 tx=%llu rx=%llu bad=%llu\n", done,
-		       (unsigned long long)ttx, (unsigned long long)trx, (unsigned long long)bad);
+		{
+			struct tide_port_stats st;
+
+			tide_port_stats_get(p, &st);
+			printf("session=%u link=1 tx=%llu rx=%llu bad=%llu txerr=%llu\n", done,
+			       (unsigned long long)ttx, (unsigned long long)trx,
+			       (unsigned long long)bad, (unsigned long long)st.oerrors);
+		}
 		fflush(stdout);
 		/* Wait for this connection to end before the next session (unless it was the last). */
 		while (done < sessions && link_up(p) && mt_now() < end) {

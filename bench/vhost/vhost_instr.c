@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost_instr: the vhost driver's burst calls against an in-process frontend
+ * (tests/vhost_front.h), for instruction counts under callgrind: every iteration the
+ * frontend posts a burst (packets on its Tx vring, or empty buffers on its Rx vring) and
+ * takes the used entries back, and tide runs one burst. Only bench_burst() does the
+ * driver's work, so `valgrind --tool=callgrind --toggle-collect=bench_burst` counts the
+ * driver and the engine alone, deterministically (no other process, no timing).
+ *
+ * usage: vhost_instr rx|tx PACKETS SIZE [SPEC_EXTRA]   e.g. vhost_instr tx 100000 64 ,txfree_loop=yes
+ * Prints "dir=.. packets=N size=S": divide bench_burst's inclusive Ir by N.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tide/lcore.h>
+#include <tide/port.h>
+#include <tide/vhost.h>
+
+#include "../../tests/vhost_front.h"
+
+#define BURST 32
+
+static struct tide_port *P;
+
+static void poll_ctl(void)
+{
+	tide_port_poll_ctl(P);
+}
+
+/* The measured part: one burst call of the driver. */
+__attribute__((noinline)) uint16_t bench_burst(int tx, struct tide_mbuf **pk, uint16_t n);
+__attribute__((noinline)) uint16_t bench_burst(int tx, struct tide_mbuf **pk, uint16_t n)
+{
+	return tx ? tide_tx_burst(tide_port_txq(P, 0), pk, n)
+		  : tide_rx_burst(tide_port_rxq(P, 0), pk, n);
+}
+
+int main(int argc, char **argv)
+{
+	const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+			       VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+	struct tide_pool *pool;
+	struct tide_link l;
+	struct fe f;
+	char path[108], spec[256];
+	uint64_t total, done = 0;
+	unsigned size;
+	int tx;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s rx|tx PACKETS SIZE [SPEC_EXTRA]\n", argv[0]);
+		return 2;
+	}
+	tx = strcmp(argv[1], "tx") == 0;
+	total = strtoull(argv[2], NULL, 0);
+	size = (unsigned)atoi(argv[3]);
+	FE_CHECK(size >= 60 && size <= FE_BUF - 12);
+	tide_thread_register();
+	snprintf(path, sizeof(path), "/tmp/tide-vhost-instr-%d.sock", (int)getpid());
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server%s", path, argc > 4 ? argv[4] : "");
+	FE_CHECK(tide_pktpool_create("instr", 4096, 256, 0, NULL, &pool) == 0);
+	FE_CHECK(tide_port_open(spec, &P) == 0);
+	FE_CHECK(tide_port_configure(P, 1, 1) == 0);
+	FE_CHECK(tide_rxq_setup(P, 0, 1024, pool, NULL) == 0);
+	FE_CHECK(tide_txq_setup(P, 0, 1024, NULL) == 0);
+	FE_CHECK(tide_port_start(P) == 0);
+	fe_init(&f);
+	fe_connect(&f, path);
+	poll_ctl();
+	fe_handshake(&f, FE_TO_VRINGS, feats, poll_ctl);
+	do {
+		poll_ctl();
+		tide_port_link_get(P, &l);
+	} while (!l.up);
+	/* A polling guest: no interrupts wanted. */
+	f.vq[0].avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	f.vq[1].avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	{
+		uint8_t frame[FE_BUF];
+
+		memset(frame, 0x5a, sizeof(frame));
+		/* Guest Tx: every slot holds a packet once; only the ring entries are re-posted. */
+		for (unsigned j = 0; j < FE_NUM; j++)
+			fe_tx_post(&f, j, frame, size, 12);
+		f.vq[1].avail_idx = 0;
+		__atomic_store_n(&f.vq[1].avail->idx, 0, __ATOMIC_RELEASE);
+	}
+	while (done < total) {
+		struct tide_mbuf *pk[BURST];
+		unsigned k;
+
+		if (tx) {
+			struct fe_vq *q = &f.vq[0];
+
+			for (unsigned j = 0; j < BURST; j++) {
+				unsigned slot = (q->avail_idx + j) % FE_NUM;
+
+				q->desc[slot] = (struct vring_desc){fe_gpa(&f, fe_buf(&f, 0, slot)),
+								    FE_BUF, VRING_DESC_F_WRITE, 0};
+				q->avail->ring[slot] = (uint16_t)slot;
+				pk[j] = tide_mbuf_alloc(pool);
+				FE_CHECK(pk[j] != NULL);
+				memset(tide_mbuf_append(pk[j], (uint16_t)size), 0x5a, size);
+			}
+			q->avail_idx += BURST;
+			__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+			k = bench_burst(1, pk, BURST);
+			FE_CHECK(k == BURST);
+		} else {
+			struct fe_vq *q = &f.vq[1];
+
+			for (unsigned j = 0; j < BURST; j++)
+				q->avail->ring[(q->avail_idx + j) % FE_NUM] =
+					(uint16_t)((q->avail_idx + j) % FE_NUM);
+			q->avail_idx += BURST;
+			__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+			k = bench_burst(0, pk, BURST);
+			FE_CHECK(k == BURST);
+			tide_mbuf_free_bulk(pk, k);
+		}
+		done += k;
+	}
+	printf("dir=%s packets=%llu size=%u\n", tx ? "tx" : "rx", (unsigned long long)done, size);
+	fe_fini(&f);
+	tide_port_close(P);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+	tide_pool_free(pool);
+	return 0;
+}
