@@ -3,6 +3,7 @@
 #ifndef TIDE_TEST_MEMIF_UTIL_H
 #define TIDE_TEST_MEMIF_UTIL_H
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,30 @@ static inline ssize_t mt_sendmsg(int sock, const void *buf, size_t len, const in
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	}
 	return sendmsg(sock, &mh, MSG_NOSIGNAL);
+}
+
+static char mt_dir_[64];
+
+static inline int mt_rm_(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	return remove(p);
+}
+
+static inline void mt_dir_cleanup_(void)
+{
+	if (mt_dir_[0])
+		nftw(mt_dir_, mt_rm_, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A private directory /tmp/tide-TAG-XXXXXX in @dir, removed with what is in it at exit
+ * (after a failed check too). */
+static inline void mt_tmpdir(char *dir, size_t len, const char *tag)
+{
+	snprintf(dir, len, "/tmp/tide-%s-XXXXXX", tag);
+	MT_CHECK(mkdtemp(dir) != NULL);
+	snprintf(mt_dir_, sizeof(mt_dir_), "%s", dir);
+	atexit(mt_dir_cleanup_);
 }
 
 static inline double mt_now(void)

@@ -240,8 +240,7 @@ static void killed_peer(bool parent_server, bool zc)
 
 int main(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/tide-memif-XXXXXX");
-	MT_CHECK(mkdtemp(dir) != NULL);
+	mt_tmpdir(dir, sizeof(dir), "memif");
 	signal(SIGPIPE, SIG_IGN);
 	alarm(110);
 	tide_thread_register();

@@ -470,8 +470,7 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	alarm(100);
-	snprintf(dir, sizeof(dir), "/tmp/tide-memif-h-XXXXXX");
-	MT_CHECK(mkdtemp(dir) != NULL);
+	mt_tmpdir(dir, sizeof(dir), "memif-h");
 	snprintf(sock, sizeof(sock), "%s/h.sock", dir);
 	tide_thread_register();
 	MT_CHECK(tide_pktpool_create("hostile", 4096, 64, 0, NULL, &pool) == 0);
@@ -488,7 +487,6 @@ int main(void)
 	tide_port_close(srv);
 	MT_CHECK(tide_pool_in_use(pool) == 0);
 	tide_pool_free(pool);
-	rmdir(dir);
 	printf("all hostile peer cases passed\n");
 	return 0;
 }

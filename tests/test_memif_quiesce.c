@@ -117,8 +117,7 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	alarm(110);
-	snprintf(dir, sizeof(dir), "/tmp/tide-memif-q-XXXXXX");
-	MT_CHECK(mkdtemp(dir) != NULL);
+	mt_tmpdir(dir, sizeof(dir), "memif-q");
 	tide_thread_register();
 	MT_CHECK(tide_pktpool_create("qs", 8192, 256, 0, NULL, &pool_s) == 0);
 	MT_CHECK(tide_pktpool_create("qc", 8192, 256, 0, NULL, &pool_c) == 0);
@@ -126,6 +125,5 @@ int main(void)
 	run("fence");
 	tide_pool_free(pool_s);
 	tide_pool_free(pool_c);
-	rmdir(dir);
 	return 0;
 }

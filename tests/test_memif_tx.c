@@ -431,8 +431,7 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	alarm(100);
-	snprintf(dir, sizeof(dir), "/tmp/tide-memif-tx-XXXXXX");
-	MT_CHECK(mkdtemp(dir) != NULL);
+	mt_tmpdir(dir, sizeof(dir), "memif-tx");
 	tide_thread_register();
 	pool_s = make_pool("srv", false);
 	pool_c = make_pool("cli", true);
@@ -449,6 +448,5 @@ int main(void)
 	t_secret();
 	tide_pool_free(pool_s);
 	tide_pool_free(pool_c);
-	rmdir(dir);
 	return 0;
 }

@@ -282,8 +282,8 @@ static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
  * its forwarding lcore (a core dump shows the lcore faulting on the C2S ring header's
  * head in librte_net_memif after the unmap). Draining first means the server has every
  * packet we published and its lcore polls an empty ring when the message arrives; it does
- * not close DPDK's race (measured after a txonly run on one CPU: 7 crashes in 20 runs
- * without the drain, 3 in 20 with it). The queues are quiesced: their indices are ours.
+ * not close DPDK's race (measured after a txonly run on one CPU: testpmd crashed or hung
+ * in 7 of 20 runs without the drain, 3 of 20 with it). The queues are quiesced.
  */
 static void drain_c2s(struct memif_port *mp)
 {
