@@ -79,6 +79,12 @@ static int txc_open(const struct txc_variant *v, struct txc_setup *s)
 				   .flags = v->flags};
 	int rc;
 
+	/* The forwarding thread owns a pool cache, as an lcore does: without an index every get
+	 * and put would go to the pool's shared ring and the table would measure that instead. */
+	rc = tide_thread_register();
+	if (rc < 0)
+		return rc;
+
 	memset(s, 0, sizeof(*s));
 	rc = tide_pktpool_create("txc", 8192, 256, 0, NULL, &s->pool);
 	if (rc < 0)
