@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Control-plane chaos: two lcores forward over simnic (inline generator, inline cross wire
- * with several Tx queues delivering into one Rx queue, device thread) and ring pairs while
+ * with several Tx queues delivering into one Rx queue, device thread), a ring pair and a
+ * memif pair (server and client in this process, control plane polled here) while
  * the control thread, at random, stops and starts ports, closes and reopens them,
  * reconfigures queues, re-pairs recycling and moves streams between the lcores. After
  * every step the lcores park, every port stops, and every pool must be whole: nothing
@@ -32,16 +33,16 @@
 #include "testutil.h"
 
 #define NWORKERS 2
-#define NWORLDS 4
+#define NWORLDS 5
 #define NQ 2
 #define NSTREAMS (NWORLDS * 2 * NQ)
 #define RING 256
 #define POOL_N 4096
 
-enum { W_GEN_INLINE, W_CROSS_INLINE, W_GEN_THREAD, W_RING };
+enum { W_GEN_INLINE, W_CROSS_INLINE, W_GEN_THREAD, W_RING, W_MEMIF };
 
 static const char *const world_names[NWORLDS] = {"simnic inline gen", "simnic inline cross",
-						  "simnic thread gen", "ring pair"};
+						  "simnic thread gen", "ring pair", "memif pair"};
 
 struct world {
 	struct tide_pool *pool;
@@ -50,6 +51,7 @@ struct world {
 	bool inject;             /* nothing generates: lcores put packets in */
 	uint64_t forwarded;      /* Tx packets over the whole run */
 	char ring_name[32];
+	char sock[64];
 };
 
 /* A stream: receive on (port, q) of a world, send on the other port's queue q. */
@@ -214,7 +216,7 @@ static void world_setup_port(unsigned w, unsigned p, unsigned nq, enum tide_txfr
 static void world_open(unsigned w)
 {
 	struct world *wd = &worlds[w];
-	char spec[96];
+	char spec[160];
 
 	switch (w) {
 	case W_GEN_INLINE:
@@ -227,6 +229,15 @@ static void world_open(unsigned w)
 	case W_GEN_THREAD:
 		snprintf(spec, sizeof(spec), "simnic:ports=2,queues=%u,mode=thread,wire=gen,rate=2000000",
 			 NQ);
+		break;
+	case W_MEMIF:
+		wd->inject = true;
+		snprintf(wd->sock, sizeof(wd->sock), "/tmp/tide-chaos-%d.sock", (int)getpid());
+		snprintf(spec, sizeof(spec), "memif:socket=%s,role=server,rings=%u", wd->sock, NQ);
+		assert_int_equal(tide_port_open(spec, &wd->ports[0]), 0);
+		snprintf(spec, sizeof(spec), "memif:socket=%s,role=client,rings=%u", wd->sock, NQ);
+		assert_int_equal(tide_port_open(spec, &wd->ports[1]), 0);
+		spec[0] = '\0';
 		break;
 	default:
 		wd->inject = true;
@@ -300,11 +311,36 @@ static void world_close(unsigned w)
 
 /* ---- the steps ---- */
 
+/* The control thread's share of memif: drive the handshake until both ends are up (a
+ * step stops ports, which takes the link down), or give up after a while: a step that runs
+ * with the link down is a case worth having too. */
+static void memif_ctl(void)
+{
+	struct world *wd = &worlds[W_MEMIF];
+	uint64_t deadline = now_ms() + 500;
+
+	for (;;) {
+		struct tide_link l0 = {0}, l1 = {0};
+
+		for (unsigned p = 0; p < 2; p++)
+			if (wd->ports[p] != NULL)
+				tide_port_poll_ctl(wd->ports[p]);
+		if (wd->ports[0] == NULL || wd->ports[1] == NULL || now_ms() > deadline)
+			return;
+		tide_port_link_get(wd->ports[0], &l0);
+		tide_port_link_get(wd->ports[1], &l1);
+		if (l0.up && l1.up)
+			return;
+		sched_yield();
+	}
+}
+
 /* Let the lcores forward for a moment (a number of their loops, not a time). */
 static void let_run(void)
 {
 	unsigned n = 1 + (unsigned)(test_rand(&seed) % 4);
 
+	memif_ctl();
 	for (unsigned i = 0; i < n; i++)
 		wait_workers();
 }
@@ -420,6 +456,7 @@ static void audit_all(unsigned n, const char *what)
 			assert_int_equal(tide_port_start(worlds[w].ports[p]), 0);
 	}
 	__atomic_store_n(&pause_req, false, __ATOMIC_RELEASE);
+	memif_ctl();
 }
 
 static void test_chaos(void **state)
