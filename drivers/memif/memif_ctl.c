@@ -183,6 +183,14 @@ static void link_up(struct memif_port *mp)
 		struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
 
 		qring_set(mp, &q->r, &mp->ring[rx_dir][i]);
+		/* Copy-mode client: every S2C slot's buffer is posted now, not at the first Rx
+		 * burst ([S2C-head], release). The server zeroes head and tail when it accepts
+		 * the connect (libmemif does), so not earlier; and a server that answers our
+		 * first Tx before we post finds no buffer: libmemif's icmp_responder then
+		 * treats the request as zero-copy, rewrites it in place and answers it twice
+		 * rewritten. The worker's resync publishes the same head. */
+		if (mp->role == MEMIF_ROLE_CLIENT && !mp->zc)
+			memif_publish(&q->r.ring->head, (uint16_t)q->r.size);
 		/* The receiver of a ring owns its mask flag: ours polled (no kicks) unless the
 		 * application asked for interrupts. */
 		if (q->intr)

@@ -47,10 +47,18 @@ def main():
     for fr in frames(outp):
         p = icmp(fr)
         q = req.get(p['seq']) if p else None
-        if (q is None or p['seq'] in seen or p['type'] != 0 or p['code'] != 0 or
-                p['id'] != q['id'] or p['data'] != q['data'] or p['dst'] != q['src'] or
-                p['src'] != q['dst'] or p['ipsrc'] != q['ipdst'] or p['ipdst'] != q['ipsrc']):
+        why = ('not ICMP' if p is None else 'no request with this seq' if q is None else
+               'a second reply' if p['seq'] in seen else
+               'not an echo reply' if p['type'] != 0 or p['code'] != 0 else
+               'id' if p['id'] != q['id'] else 'payload' if p['data'] != q['data'] else
+               f"MAC addresses {p['src'].hex(':')} -> {p['dst'].hex(':')}, request "
+               f"{q['src'].hex(':')} -> {q['dst'].hex(':')}"
+               if p['dst'] != q['src'] or p['src'] != q['dst'] else
+               'IP addresses' if p['ipsrc'] != q['ipdst'] or p['ipdst'] != q['ipsrc'] else None)
+        if why:
             bad += 1
+            print(f'bad reply (seq {p["seq"] if p else "?"}, {len(fr)} bytes): {why}',
+                  file=sys.stderr)
             continue
         seen.add(p['seq'])
     print(f'requests={len(req)} replies_matched={len(seen)} bad={bad}')

@@ -180,23 +180,28 @@ multi_id() {
 	fpid=$!
 	pids="$pids $fpid"
 	wait_for test -S "$sock" || { echo "FAIL two ids: tide-fwd never listened"; fail=1; return; }
-	"$lmp" -r slave -s "$sock" -i 1 -a count -e -t 25 >"$dir/cnt$n.out" 2>&1 &
+	"$lmp" -r slave -s "$sock" -i 1 -a count -e -x 5000 -t 25 >"$dir/cnt$n.out" 2>&1 &
 	cpid=$!
 	pids="$pids $cpid"
 	wait_for grep -q "memif_s1: link up" "$dir/fwd$n.err" || { echo "FAIL two ids: id 1 never up"; fail=1; return; }
 	"$lmp" -r slave -s "$sock" -i 0 -a gen -n 5000 -z 500 -t 25 >"$dir/gen$n.out" 2>&1 &
 	gpid=$!
 	pids="$pids $gpid"
-	# The generator exits once all is sent; then tide-fwd stops (its summary counts what it
-	# could not forward) and the counting side, seeing its link go, reports.
+	# The generator exits once all is sent and taken; the counting side once it has all
+	# 5000 (or, when tide-fwd had to drop some, at its -t bound). Only then does tide-fwd
+	# stop (its summary counts what it could not forward): stopping it earlier would take
+	# the link down under frames it put on the counting side's ring and that side has not
+	# read yet.
 	wait "$gpid"
+	wait "$cpid"
 	kill "$fpid" 2>/dev/null
 	wait "$fpid" 2>/dev/null
-	wait "$cpid"
 	cnt=$(tail -n 1 "$dir/cnt$n.out") gen=$(tail -n 1 "$dir/gen$n.out")
 	# A forwarder has no flow control: what the counting side could not take in time is
 	# tide-fwd's tx_full, counted in its summary. Nothing else may be missing.
-	full=$(awk '/^drops by reason/ {f = 1} f && /^total/ {print $NF; exit}' "$dir/fwd$n.out")
+	full=$(awk '/^drops by reason/ {f = 1; next}
+		f && /^port/ {for (i = 1; i <= NF; i++) if ($i == "tx_full") c = i}
+		f && /^total/ {print $c; exit}' "$dir/fwd$n.out")
 	echo "two ids on one socket: libmemif id 0 $gen; libmemif id 1 $cnt; tide-fwd tx_full=$full"
 	if [ "$(field "$gen" tx)" != 5000 ] || [ "$(field "$cnt" rx)" -eq 0 ] ||
 		[ $(($(field "$cnt" rx) + ${full:-99999})) -ne 5000 ] || [ "$(field "$cnt" bad)" != 0 ]; then
