@@ -25,42 +25,10 @@
  */
 #include <string.h>
 
+#include "copy.h"
 #include "memif.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-/*
- * Append @len bytes at @src to packet @m, whose last segment is @*cur, taking more
- * segments from @q's pool as needed. Returns 0, or -1 when the pool ran dry.
- */
-static int rx_append(struct memif_rxq *q, struct tide_mbuf *m, struct tide_mbuf **cur,
-		     const uint8_t *src, uint32_t len)
-{
-	struct tide_mbuf *c = *cur;
-
-	while (len > 0) {
-		uint32_t room = q->dataroom - c->data_len, k;
-
-		if (room == 0) {
-			struct tide_mbuf *n = tide_mbuf_alloc(q->pool);
-
-			if (n == NULL)
-				return -1;
-			c->next = n;
-			c = n;
-			m->nb_segs++;
-			continue;
-		}
-		k = len < room ? len : room;
-		memcpy(tide_mbuf_mtod_offset(c, uint8_t *, c->data_len), src, k);
-		c->data_len = (uint16_t)(c->data_len + k);
-		m->pkt_len += k;
-		src += k;
-		len -= k;
-	}
-	*cur = c;
-	return 0;
-}
 
 /*
  * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
@@ -73,7 +41,7 @@ static int rx_chain(struct memif_rxq *q, struct tide_mbuf *m, const struct memif
 	struct tide_mbuf *cur = m;
 
 	for (unsigned k = 0; k < nd; k++)
-		if (rx_append(q, m, &cur, src[k], d[k].length) < 0) {
+		if (copy_append(q->pool, q->dataroom, m, &cur, src[k], d[k].length) < 0) {
 			tide_mbuf_free(m->next);
 			tide_mbuf_reset(m);
 			return -1;

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "copy.h"
 #include "vhost.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -201,39 +202,6 @@ ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, const char
 
 /* ---- Rx: guest Tx vring -> mbufs ---- */
 
-/*
- * Append @len bytes at @src to packet @m whose last segment is *@cur, taking segments
- * from @q's pool as needed. Returns 0, or -1 when the pool ran dry.
- */
-ALWAYS_INLINE int rx_put(struct vhost_rxq *q, struct tide_mbuf *m, struct tide_mbuf **cur,
-			 const uint8_t *src, uint32_t len)
-{
-	struct tide_mbuf *c = *cur;
-
-	while (len > 0) {
-		uint32_t room = q->dataroom - c->data_len, k;
-
-		if (tide_unlikely(room == 0)) {
-			struct tide_mbuf *n = tide_mbuf_alloc(q->pool);
-
-			if (n == NULL)
-				return -1;
-			c->next = n;
-			c = n;
-			m->nb_segs++;
-			continue;
-		}
-		k = len < room ? len : room;
-		memcpy(tide_mbuf_mtod_offset(c, uint8_t *, c->data_len), src, k);
-		c->data_len = (uint16_t)(c->data_len + k);
-		m->pkt_len += k;
-		src += k;
-		len -= k;
-	}
-	*cur = c;
-	return 0;
-}
-
 enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
 
 /* Copy the chain at @head into @m (reset, empty). */
@@ -277,7 +245,7 @@ ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf 
 				src += s;
 				k -= s;
 			}
-			if (k && rx_put(q, m, &cur, src, k) < 0)
+			if (k && copy_append(q->pool, q->dataroom, m, &cur, src, k) < 0)
 				return RX_NOMBUF;
 		}
 	} while ((rc = walk_next(&w, &d, why)) > 0);
