@@ -141,17 +141,15 @@ static uint16_t tx_head_inline(struct tide_txq *q, struct tide_mbuf **pkts, uint
 static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct simnic_rxq *q = ctx;
-	struct simnic_rx_desc *const ring = q->ring;
-	struct tide_mbuf *const *const sw = q->rxr.sw;
-	const uint32_t mask = q->mask;
-	const uint64_t headroom = q->headroom;
+	/* A batch never wraps (it divides the ring): one run of slots, no mask per slot. */
+	const uint32_t idx = first & q->mask;
+	struct simnic_rx_desc *const d = &q->ring[idx];
+	struct tide_mbuf *const *const sw = &q->rxr.sw[idx];
+	/* A pool's buffer follows its header (mbuf.h): no load of the header line. */
+	const uint64_t off = sizeof(struct tide_mbuf) + q->headroom;
 
-	for (unsigned k = 0; k < n; k++) {
-		uint32_t slot = (first + k) & mask;
-
-		/* A pool's buffer follows its header (mbuf.h): no load of the header line. */
-		simnic_rxd_post(&ring[slot], (uint64_t)(uintptr_t)(sw[slot] + 1) + headroom);
-	}
+	for (unsigned k = 0; k < n; k++)
+		simnic_rxd_post(&d[k], (uint64_t)(uintptr_t)sw[k] + off);
 }
 
 static inline __attribute__((always_inline)) void rx_doorbell(void *ctx, uint32_t tail)
@@ -169,14 +167,58 @@ static void rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 		rx_doorbell(r->drv, first + n);
 }
 
+/*
+ * How many of the @n posted descriptors from @next the device has written back. Write-back
+ * is in ring order (simnic_desc.h): when the last one is done, all are, and one acquire
+ * load covers the burst; otherwise scan for the first one not done.
+ */
+static inline __attribute__((always_inline)) unsigned
+rx_done(const struct simnic_rx_desc *ring, uint32_t mask, uint32_t next, unsigned n)
+{
+	unsigned i;
+
+	if (n == 0)
+		return 0;
+	/* Pairs with the device's release store of the status: it was stored after every
+	 * earlier descriptor's write-back, so their lengths and hashes are visible too. */
+	if (__atomic_load_n(&ring[(next + n - 1) & mask].status, __ATOMIC_ACQUIRE) &
+	    SIMNIC_RXD_STAT_DD)
+		return n;
+	for (i = 0; i < n - 1; i++)
+		if (!(__atomic_load_n(&ring[(next + i) & mask].status, __ATOMIC_ACQUIRE) &
+		      SIMNIC_RXD_STAT_DD))
+			break;
+	return i;
+}
+
+/* Hand out @n written-back descriptors of one run of slots (no wrap inside). Returns the
+ * bytes received. */
+static inline __attribute__((always_inline)) uint64_t
+rx_run(const struct simnic_rx_desc *d, struct tide_mbuf *const *sw, struct tide_mbuf **pkts,
+       unsigned n, uint64_t lens_tmpl, uint16_t port)
+{
+	uint64_t bytes = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		struct tide_mbuf *m = sw[k];
+		uint16_t len = d[k].len;
+
+		simnic_mbuf_rx(m, len, lens_tmpl, port, d[k].rss);
+		bytes += len;
+		pkts[k] = m;
+	}
+	return bytes;
+}
+
 static inline __attribute__((always_inline)) uint16_t
 rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool inline_hw)
 {
 	struct simnic_rxq *q = (struct simnic_rxq *)pub;
 	struct rxr *r = &q->rxr;
-	uint32_t next = r->next, avail, mask;
-	uint64_t bytes = 0;
-	uint16_t i, headroom, port;
+	uint32_t next = r->next, idx, mask;
+	unsigned first;
+	uint64_t bytes, lens_tmpl;
+	uint16_t port;
 	const struct simnic_rx_desc *ring;
 	struct tide_mbuf *const *sw;
 
@@ -187,33 +229,27 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool i
 		rxr_refill(r, rx_post, rx_doorbell, q);
 	if (inline_hw)
 		simnic_hw_rx_step(q, n);
-	avail = r->refill - next;
-	if (n > avail)
-		n = (uint16_t)avail;
-	/* Locals: see tx_burst (the mbuf stores would force reloads). The Rx ring and the
-	 * refill's slot array have the same size, so one mask serves both. */
+	if (n > r->refill - next)
+		n = (uint16_t)(r->refill - next);
+	/* Locals: the mbuf stores below go through pointers the compiler cannot tell apart
+	 * from the queue (-fno-strict-aliasing), so fields read in the loop would be
+	 * reloaded. The Rx ring and the refill's slot array have the same size, so one mask
+	 * serves both. */
 	ring = q->ring;
 	sw = r->sw;
 	mask = q->mask;
-	headroom = q->headroom;
+	lens_tmpl = (uint64_t)q->headroom << 48;
 	port = (uint16_t)pub->port->id;
-	for (i = 0; i < n; i++) {
-		const struct simnic_rx_desc *d = &ring[(next + i) & mask];
-		struct tide_mbuf *m;
-		uint16_t len;
-
-		/* Pairs with the device's release store of the status. */
-		if (!(__atomic_load_n(&d->status, __ATOMIC_ACQUIRE) & SIMNIC_RXD_STAT_DD))
-			break;
-		len = d->len;
-		m = sw[(next + i) & mask];
-		simnic_mbuf_rx(m, len, headroom, port, d->rss);
-		bytes += len;
-		pkts[i] = m;
-	}
-	r->next = next + i;
-	tide_stat_burst(&pub->stats, i, bytes);
-	return i;
+	n = (uint16_t)rx_done(ring, mask, next, n);
+	/* At most two runs of consecutive slots: the ring may wrap once. */
+	idx = next & mask;
+	first = q->size - idx < n ? q->size - idx : n;
+	bytes = rx_run(&ring[idx], &sw[idx], pkts, first, lens_tmpl, port);
+	if (n > first)
+		bytes += rx_run(ring, sw, pkts + first, n - first, lens_tmpl, port);
+	r->next = next + n;
+	tide_stat_burst(&pub->stats, n, bytes);
+	return n;
 }
 
 static uint16_t rx_thread(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)

@@ -148,11 +148,16 @@ static inline __attribute__((always_inline)) void simnic_rxd_post(struct simnic_
 	memcpy(&d->len, &zero, sizeof(zero));
 }
 
+/*
+ * The fields of a received mbuf: @lens_tmpl is data_off << 48 (the queue's headroom, set
+ * up once per burst), to which the length is added twice (pkt_len, data_len). refcnt and
+ * nb_segs are already 1: the buffer came from the pool or was recycled under that check.
+ */
 static inline __attribute__((always_inline)) void
-simnic_mbuf_rx(struct tide_mbuf *m, uint16_t len, uint16_t headroom, uint16_t port, uint32_t rss)
+simnic_mbuf_rx(struct tide_mbuf *m, uint16_t len, uint64_t lens_tmpl, uint16_t port, uint32_t rss)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t lens = len | (uint64_t)len << 32 | (uint64_t)headroom << 48;
+	uint64_t lens = lens_tmpl | len | (uint64_t)len << 32;
 	uint64_t hash = rss; /* packet_type 0 */
 
 	memcpy(&m->pkt_len, &lens, sizeof(lens));
@@ -160,7 +165,7 @@ simnic_mbuf_rx(struct tide_mbuf *m, uint16_t len, uint16_t headroom, uint16_t po
 #else
 	m->pkt_len = len;
 	m->data_len = len;
-	m->data_off = headroom;
+	m->data_off = (uint16_t)(lens_tmpl >> 48);
 	m->rss_hash = rss;
 	m->packet_type = 0;
 #endif

@@ -6,7 +6,11 @@
  * Tx descriptor: the driver writes addr, len, cmd and clears status; the device writes
  * status.DD back, only on descriptors whose cmd has RS (wb=dd mode).
  * Rx descriptor: the driver writes addr and clears status; the device writes len, rss and
- * status (DD | EOP) when it has stored a packet in the buffer.
+ * status (DD | EOP) when it has stored a packet in the buffer. Write-back is in ring order
+ * (as on ixgbe-class NICs): the status store of a descriptor is released after every
+ * earlier descriptor's write-back, so DD seen on one descriptor means every descriptor
+ * before it since the last one checked is complete too. The driver checks one descriptor
+ * per burst when it can.
  *
  * Doorbells (tail registers) are free-running 32-bit indices written by the driver with a
  * release store; the device reads them with acquire, which makes the descriptors written
