@@ -382,12 +382,29 @@ TXC_INLINE void txc_burst_begin(const struct txc *t, struct txc_burst *b)
 	b->pool = t->fast_pool;
 }
 
+/* Note whether @m keeps the fast-free contract of this queue (same pool, refcnt 1, one
+ * segment) when tracking. */
+TXC_INLINE void txc_burst_check(struct txc_burst *b, const struct tide_mbuf *m)
+{
+	b->unsafe |= ((uintptr_t)m->pool ^ (uintptr_t)b->pool) |
+		     (txc__refcnt_segs(m) ^ TXC_REFCNT_SEGS_ONE);
+}
+
+/*
+ * The same test as a branch, for drivers whose burst functions are specialised on `track`
+ * (chosen at start): true when @m keeps the contract; a driver calls txc_burst_check() for
+ * the rest, out of its loop. Two compares on the header line the driver reads anyway.
+ */
+TXC_INLINE bool txc_burst_keeps(const struct txc_burst *b, const struct tide_mbuf *m)
+{
+	return txc__refcnt_segs(m) == TXC_REFCNT_SEGS_ONE && m->pool == b->pool;
+}
+
 TXC_INLINE void txc_burst_fill(struct txc_burst *b, uint32_t idx, struct tide_mbuf *m)
 {
 	b->sw[idx & b->mask] = m;
 	if (b->track)
-		b->unsafe |= ((uintptr_t)m->pool ^ (uintptr_t)b->pool) |
-			     (txc__refcnt_segs(m) ^ TXC_REFCNT_SEGS_ONE);
+		txc_burst_check(b, m);
 }
 
 TXC_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)

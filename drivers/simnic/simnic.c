@@ -63,9 +63,64 @@ static unsigned tx_advance_head_ool(struct txc *t)
 	return tx_advance_head(t);
 }
 
+/*
+ * The rare packets of a Tx burst, out of the loop: a chain is linearized (one descriptor per
+ * packet), or dropped if too big; with @track, a packet breaking the fast-free contract is
+ * noted. Returns whether to send the packet.
+ */
+static bool tx_slow(struct tide_mbuf *m, struct txc_burst *b, bool track)
+{
+	if (m->nb_segs != 1 && tide_mbuf_linearize(m) < 0)
+		return false;
+	if (track)
+		txc_burst_check(b, m);
+	return true;
+}
+
+/*
+ * Write descriptors for packets from @p on, into the run of consecutive slots from @slot
+ * to the end of the ring, until the packets or the run end. Returns the packets taken; the
+ * slots used, the drops and the bytes are added to the counters.
+ */
+static inline __attribute__((always_inline)) unsigned
+tx_run(struct tide_mbuf *const *p, unsigned n, struct simnic_tx_desc *ring, uint32_t slot,
+       uint32_t size, struct txc_burst *b, const bool track, uint32_t *used, uint64_t *bytes,
+       uint64_t *dropped)
+{
+	struct simnic_tx_desc *d = &ring[slot];
+	struct tide_mbuf **s = &b->sw[slot];
+	unsigned k, take = size - slot < n ? size - slot : n;
+	uint64_t sum = 0;
+
+	for (k = 0; k < take; k++) {
+		struct tide_mbuf *m = p[k];
+		uint16_t len;
+
+		/* One check for the common packet: one segment and, when tracking, the fast-free
+		 * contract (refcnt and nb_segs are one word, mbuf.h; same pool). */
+		if (tide_unlikely(track ? !txc_burst_keeps(b, m) : m->nb_segs != 1) &&
+		    !tx_slow(m, b, track)) {
+			tide_mbuf_free(m);
+			++*dropped;
+			continue;
+		}
+		len = m->data_len;
+		d->addr = (uint64_t)(uintptr_t)m->buf_addr + m->data_off;
+		/* len, cmd EOP and a clear status in one store (wb=head never reads status). */
+		simnic_txd_set(d, len, SIMNIC_TXD_CMD_EOP);
+		*s = m;
+		sum += len;
+		d++;
+		s++;
+	}
+	*used += (uint32_t)(s - &b->sw[slot]);
+	*bytes += sum;
+	return k;
+}
+
 static inline __attribute__((always_inline)) uint16_t
 tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool wb_head,
-	 const bool inline_hw)
+	 const bool inline_hw, const bool track)
 {
 	struct simnic_txq *q = (struct simnic_txq *)pub;
 	struct txc *t = &q->txc;
@@ -73,34 +128,20 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 	/* Locals: the stores below go through pointers the compiler cannot tell apart from
 	 * the queue (-fno-strict-aliasing), so fields read in the loop would be reloaded. */
 	struct simnic_tx_desc *const ring = q->ring;
-	const uint32_t mask = q->mask;
+	const uint32_t mask = q->mask, size = q->size;
 	uint32_t first = t->tail, used = 0;
 	uint64_t bytes = 0, dropped = 0;
 	struct txc_burst b;
-	uint16_t i;
+	unsigned i = 0;
 
 	if (n > room)
 		n = (uint16_t)room;
 	txc_burst_begin(t, &b);
-	for (i = 0; i < n; i++) {
-		struct tide_mbuf *m = pkts[i];
-		struct simnic_tx_desc *d = &ring[(first + used) & mask];
-		uint16_t len;
-
-		/* One descriptor per packet: chains are linearized, or dropped if too big. */
-		if (tide_unlikely(m->nb_segs != 1) && tide_mbuf_linearize(m) < 0) {
-			tide_mbuf_free(m);
-			dropped++;
-			continue;
-		}
-		len = m->data_len;
-		d->addr = (uint64_t)(uintptr_t)m->buf_addr + m->data_off;
-		/* len, cmd EOP and a clear status in one store (wb=head never reads status). */
-		simnic_txd_set(d, len, SIMNIC_TXD_CMD_EOP);
-		txc_burst_fill(&b, first + used, m);
-		bytes += len;
-		used++;
-	}
+	/* Runs of consecutive slots, no mask per packet: drops leave slots unused, so a run
+	 * may end before the ring does and the next one continues where it stopped. */
+	while (i < n)
+		i += tx_run(pkts + i, n - i, ring, (first + used) & mask, size, &b, track, &used,
+			    &bytes, &dropped);
 	txc_burst_end(t, &b);
 	if (used) {
 		txc_place_rs(t, first, used, tx_set_rs, q);
@@ -113,28 +154,30 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 		tide_stat_add(&pub->stats.errors, dropped);
 	if (inline_hw)
 		simnic_hw_tx_step(q, UINT32_MAX);
-	return i;
+	return (uint16_t)i;
 }
 
-static uint16_t tx_dd_thread(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	return tx_burst(q, pkts, n, false, false);
-}
+/* The burst functions, chosen at start: completion by DD or head write-back, device model
+ * inline or on its thread, contract checked per packet (track) or asserted. */
+#define SIMNIC_TX_BURST(name, wb_head, inline_hw, track)                                   \
+	static uint16_t name(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)      \
+	{                                                                                  \
+		return tx_burst(q, pkts, n, wb_head, inline_hw, track);                    \
+	}
+SIMNIC_TX_BURST(tx_dd_thread, false, false, false)
+SIMNIC_TX_BURST(tx_dd_inline, false, true, false)
+SIMNIC_TX_BURST(tx_head_thread, true, false, false)
+SIMNIC_TX_BURST(tx_head_inline, true, true, false)
+SIMNIC_TX_BURST(tx_dd_thread_track, false, false, true)
+SIMNIC_TX_BURST(tx_dd_inline_track, false, true, true)
+SIMNIC_TX_BURST(tx_head_thread_track, true, false, true)
+SIMNIC_TX_BURST(tx_head_inline_track, true, true, true)
 
-static uint16_t tx_dd_inline(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	return tx_burst(q, pkts, n, false, true);
-}
-
-static uint16_t tx_head_thread(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	return tx_burst(q, pkts, n, true, false);
-}
-
-static uint16_t tx_head_inline(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	return tx_burst(q, pkts, n, true, true);
-}
+/* [wb_head][inline][track] */
+static const tide_tx_burst_fn tx_bursts[2][2][2] = {
+	{{tx_dd_thread, tx_dd_thread_track}, {tx_dd_inline, tx_dd_inline_track}},
+	{{tx_head_thread, tx_head_thread_track}, {tx_head_inline, tx_head_inline_track}},
+};
 
 /* ---- Rx ---- */
 
@@ -382,10 +425,7 @@ static int simnic_start(struct tide_port *p)
 	for (unsigned i = 0; i < sp->nb_txq; i++) {
 		struct simnic_txq *q = sp->txq[i];
 
-		if (q->wb_head)
-			q->pub.burst = inl ? tx_head_inline : tx_head_thread;
-		else
-			q->pub.burst = inl ? tx_dd_inline : tx_dd_thread;
+		q->pub.burst = tx_bursts[q->wb_head][inl][q->txc.track];
 		__atomic_store_n(&q->hw.enabled, true, __ATOMIC_RELEASE);
 	}
 	sp->started = true;
