@@ -191,6 +191,9 @@ static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t fi
 	/* A pool's buffer follows its header (mbuf.h): no load of the header line. */
 	const uint64_t off = sizeof(struct tide_mbuf) + q->headroom;
 
+	/* Unrolled: a batch is usually 32 and the loop's own compare and branch were a third
+	 * of its cost. */
+#pragma GCC unroll 4
 	for (unsigned k = 0; k < n; k++)
 		simnic_rxd_post(&d[k], (uint64_t)(uintptr_t)sw[k] + off);
 }

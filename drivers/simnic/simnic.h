@@ -157,7 +157,7 @@ static inline __attribute__((always_inline)) void
 simnic_mbuf_rx(struct tide_mbuf *m, uint16_t len, uint64_t lens_tmpl, uint16_t port, uint32_t rss)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t lens = lens_tmpl | len | (uint64_t)len << 32;
+	uint64_t lens = lens_tmpl | (uint64_t)len * 0x100000001ull; /* pkt_len, data_len */
 	uint64_t hash = rss; /* packet_type 0 */
 
 	memcpy(&m->pkt_len, &lens, sizeof(lens));
