@@ -245,6 +245,7 @@ rx_run(const struct simnic_rx_desc *d, struct tide_mbuf *const *sw, struct tide_
 {
 	uint64_t bytes = 0;
 
+#pragma GCC unroll 4
 	for (unsigned k = 0; k < n; k++) {
 		struct tide_mbuf *m = sw[k];
 		uint16_t len = d[k].len;
