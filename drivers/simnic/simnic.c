@@ -241,7 +241,7 @@ rx_done(const struct simnic_rx_desc *ring, uint32_t mask, uint32_t next, unsigne
  * bytes received. */
 static inline __attribute__((always_inline)) uint64_t
 rx_run(const struct simnic_rx_desc *d, struct tide_mbuf *const *sw, struct tide_mbuf **pkts,
-       unsigned n, uint64_t lens_tmpl, uint16_t port)
+       unsigned n, struct tide_mbuf__rx_regs tmpl)
 {
 	uint64_t bytes = 0;
 
@@ -250,7 +250,7 @@ rx_run(const struct simnic_rx_desc *d, struct tide_mbuf *const *sw, struct tide_
 		struct tide_mbuf *m = sw[k];
 		uint16_t len = d[k].len;
 
-		simnic_mbuf_rx(m, len, lens_tmpl, port, d[k].rss);
+		simnic_mbuf_rx(m, tmpl, len, d[k].rss);
 		bytes += len;
 		pkts[k] = m;
 	}
@@ -264,8 +264,8 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool i
 	struct rxr *r = &q->rxr;
 	uint32_t next = r->next, idx, mask;
 	unsigned first;
-	uint64_t bytes, lens_tmpl;
-	uint16_t port;
+	uint64_t bytes;
+	struct tide_mbuf__rx_regs tmpl;
 	const struct simnic_rx_desc *ring;
 	struct tide_mbuf *const *sw;
 
@@ -285,15 +285,14 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool i
 	ring = q->ring;
 	sw = r->sw;
 	mask = q->mask;
-	lens_tmpl = (uint64_t)q->headroom << 48;
-	port = (uint16_t)pub->port->id;
+	tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
 	n = (uint16_t)rx_done(ring, mask, next, n);
 	/* At most two runs of consecutive slots: the ring may wrap once. */
 	idx = next & mask;
 	first = q->size - idx < n ? q->size - idx : n;
-	bytes = rx_run(&ring[idx], &sw[idx], pkts, first, lens_tmpl, port);
+	bytes = rx_run(&ring[idx], &sw[idx], pkts, first, tmpl);
 	if (n > first)
-		bytes += rx_run(ring, sw, pkts + first, n - first, lens_tmpl, port);
+		bytes += rx_run(ring, sw, pkts + first, n - first, tmpl);
 	r->next = next + n;
 	tide_stat_burst(&pub->stats, n, bytes);
 	return n;
@@ -332,6 +331,8 @@ static int simnic_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->mask = nb_desc - 1;
 	q->headroom = (uint16_t)pool->mbuf_headroom;
 	q->sp = sp;
+	tide_mbuf__rx_tmpl_init(&q->tmpl, pool, (uint16_t)p->id, 0);
+	q->tmpl.ol_flags = TIDE_MBUF_F_RX_RSS_HASH;
 	*out = &q->pub;
 	/* Publish to the device thread last (it only reads fully built queues). */
 	__atomic_store_n(&sp->rxq[qid], q, __ATOMIC_RELEASE);

@@ -56,6 +56,7 @@ struct simnic_rxq {
 	uint32_t size, mask;
 	uint16_t headroom;
 	struct simnic_port *sp;
+	struct tide_mbuf__rx_tmpl tmpl; /* a received mbuf's second half, but len and hash */
 
 	uint32_t tail TIDE_CACHE_ALIGNED; /* doorbell: driver writes (release) */
 
@@ -149,28 +150,34 @@ static inline __attribute__((always_inline)) void simnic_rxd_post(struct simnic_
 }
 
 /*
- * The fields of a received mbuf: @lens_tmpl is data_off << 48 (the queue's headroom, set
- * up once per burst), to which the length is added twice (pkt_len, data_len). refcnt and
- * nb_segs are already 1: the buffer came from the pool or was recycled under that check.
+ * A received mbuf's second half (pkt_len .. packet_type, mbuf.h) from the queue's template
+ * (@r: refcnt 1, one segment, the pool's buf_len and headroom, the port, the RSS flag; set
+ * up with the queue) with the length put in twice and the hash once: two 16-byte stores
+ * where field stores took six. refcnt and nb_segs are 1 already (the buffer came from the
+ * pool or was recycled under that check), so rewriting them changes nothing.
  */
+typedef uint16_t simnic_v8u16 __attribute__((vector_size(16)));
+typedef uint32_t simnic_v4u32 __attribute__((vector_size(16)));
+
 static inline __attribute__((always_inline)) void
-simnic_mbuf_rx(struct tide_mbuf *m, uint16_t len, uint64_t lens_tmpl, uint16_t port, uint32_t rss)
+simnic_mbuf_rx(struct tide_mbuf *m, struct tide_mbuf__rx_regs r, uint16_t len, uint32_t rss)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t lens = lens_tmpl | (uint64_t)len * 0x100000001ull; /* pkt_len, data_len */
-	uint64_t hash = rss; /* packet_type 0 */
+	simnic_v8u16 lens = (simnic_v8u16)r.lo;
+	simnic_v4u32 hash = (simnic_v4u32)r.hi;
 
-	memcpy(&m->pkt_len, &lens, sizeof(lens));
-	memcpy(&m->rss_hash, &hash, sizeof(hash));
+	lens[0] = len; /* pkt_len (its upper half is 0 in the template) */
+	lens[2] = len; /* data_len */
+	hash[2] = rss; /* rss_hash; packet_type 0 */
+	r.lo = (tide_mbuf__v16)lens;
+	r.hi = (tide_mbuf__v16)hash;
+	tide_mbuf__rx_tmpl_write(m, r);
 #else
+	tide_mbuf__rx_tmpl_write(m, r);
 	m->pkt_len = len;
 	m->data_len = len;
-	m->data_off = (uint16_t)(lens_tmpl >> 48);
 	m->rss_hash = rss;
-	m->packet_type = 0;
 #endif
-	m->port = port;
-	m->ol_flags = TIDE_MBUF_F_RX_RSS_HASH;
 }
 
 /* Device model entry points (simnic_hw.c). */
