@@ -129,7 +129,7 @@ static inline __attribute__((always_inline)) void
 simnic_txd_set(struct simnic_tx_desc *d, uint16_t len, uint16_t cmd)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t w = len | (uint64_t)cmd << 16;
+	uint64_t w = len + ((uint64_t)cmd << 16); /* an add: one lea */
 
 	memcpy(&d->len, &w, sizeof(w));
 #else
