@@ -79,8 +79,9 @@ static bool tx_slow(struct tide_mbuf *m, struct txc_burst *b, bool track)
 
 /*
  * Write descriptors for packets from @p on, into the run of consecutive slots from @slot
- * to the end of the ring, until the packets or the run end. Returns the packets taken; the
- * slots used, the drops and the bytes are added to the counters.
+ * to the end of the ring, until the packets or the run end, or a packet is dropped (the
+ * next run starts at the same slot: inside a run, packet k always takes slot + k). Returns
+ * the packets taken; the slots used, the drops and the bytes are added to the counters.
  */
 static inline __attribute__((always_inline)) unsigned
 tx_run(struct tide_mbuf *const *p, unsigned n, struct simnic_tx_desc *ring, uint32_t slot,
@@ -89,7 +90,7 @@ tx_run(struct tide_mbuf *const *p, unsigned n, struct simnic_tx_desc *ring, uint
 {
 	struct simnic_tx_desc *d = &ring[slot];
 	struct tide_mbuf **s = &b->sw[slot];
-	unsigned k, take = size - slot < n ? size - slot : n;
+	size_t k, take = size - slot < n ? size - slot : n;
 	uint64_t sum = 0;
 
 	for (k = 0; k < take; k++) {
@@ -102,20 +103,20 @@ tx_run(struct tide_mbuf *const *p, unsigned n, struct simnic_tx_desc *ring, uint
 		    !tx_slow(m, b, track)) {
 			tide_mbuf_free(m);
 			++*dropped;
-			continue;
+			*used += (uint32_t)k;
+			*bytes += sum;
+			return (unsigned)k + 1;
 		}
 		len = m->data_len;
-		d->addr = (uint64_t)(uintptr_t)m->buf_addr + m->data_off;
+		d[k].addr = (uint64_t)(uintptr_t)m->buf_addr + m->data_off;
 		/* len, cmd EOP and a clear status in one store (wb=head never reads status). */
-		simnic_txd_set(d, len, SIMNIC_TXD_CMD_EOP);
-		*s = m;
+		simnic_txd_set(&d[k], len, SIMNIC_TXD_CMD_EOP);
+		s[k] = m;
 		sum += len;
-		d++;
-		s++;
 	}
-	*used += (uint32_t)(s - &b->sw[slot]);
+	*used += (uint32_t)k;
 	*bytes += sum;
-	return k;
+	return (unsigned)k;
 }
 
 static inline __attribute__((always_inline)) uint16_t
