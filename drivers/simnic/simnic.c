@@ -103,7 +103,7 @@ tx_run(struct tide_mbuf *const *p, unsigned n, struct simnic_tx_desc *ring, uint
 		    !tx_slow(m, b, track)) {
 			tide_mbuf_free(m);
 			++*dropped;
-			*used += (uint32_t)k;
+			*used += (uint32_t)k; /* the dropped packet took no slot */
 			*bytes += sum;
 			return (unsigned)k + 1;
 		}
