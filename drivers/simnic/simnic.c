@@ -138,8 +138,8 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 	if (n > room)
 		n = (uint16_t)room;
 	txc_burst_begin(t, &b);
-	/* Runs of consecutive slots, no mask per packet: drops leave slots unused, so a run
-	 * may end before the ring does and the next one continues where it stopped. */
+	/* Runs of consecutive slots, no mask per packet: a run ends at the ring's end or
+	 * after a drop, and the next one continues at the first slot not used. */
 	while (i < n)
 		i += tx_run(pkts + i, n - i, ring, (first + used) & mask, size, &b, track, &used,
 			    &bytes, &dropped);

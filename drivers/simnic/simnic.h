@@ -111,17 +111,17 @@ struct simnic_dev {
 };
 
 /*
- * Wide stores for the fast paths: a descriptor's second word, and the mbuf fields an Rx
- * burst sets, each written as whole 64-bit words (little-endian layouts pinned below;
- * other byte orders take the field-by-field path).
+ * Wide stores for the fast paths: a descriptor's second word as one 64-bit word, and the
+ * mbuf's second half from the Rx template as two 16-byte vectors in which the length is
+ * 16-bit element 0 (pkt_len's low half, little-endian) and 2 (data_len) of the first, and the
+ * hash 32-bit element 2 of the second (layouts pinned below; other byte orders store the
+ * length and hash fields one by one after the template).
  */
-static_assert(offsetof(struct tide_mbuf, data_len) == offsetof(struct tide_mbuf, pkt_len) + 4 &&
-		      offsetof(struct tide_mbuf, data_off) == offsetof(struct tide_mbuf, pkt_len) + 6 &&
-		      offsetof(struct tide_mbuf, pkt_len) % 8 == 0,
-	      "pkt_len, data_len, data_off form one 64-bit word");
-static_assert(offsetof(struct tide_mbuf, packet_type) == offsetof(struct tide_mbuf, rss_hash) + 4 &&
-		      offsetof(struct tide_mbuf, rss_hash) % 8 == 0,
-	      "rss_hash, packet_type form one 64-bit word");
+static_assert(offsetof(struct tide_mbuf__rx_tmpl, pkt_len) == 0 &&
+		      offsetof(struct tide_mbuf__rx_tmpl, data_len) == 2 * 2,
+	      "length in 16-bit elements 0 and 2 of the template's first half");
+static_assert(offsetof(struct tide_mbuf__rx_tmpl, rss_hash) == 16 + 2 * 4,
+	      "hash in 32-bit element 2 of the template's second half");
 static_assert(offsetof(struct simnic_tx_desc, len) == 8 && offsetof(struct simnic_tx_desc, cmd) == 10,
 	      "Tx descriptor's second word: len, cmd, rsvd, status");
 
