@@ -14,6 +14,7 @@
 #include <tide/port.h>
 #include <tide/simnic.h>
 
+#include "driver.h"
 #include "testutil.h"
 #include "rxr.h"
 #include "txc.h"
@@ -783,6 +784,69 @@ static void test_tx_chains(void **state)
 		}
 }
 
+/* The device model's flow hash (simnic_hw.c), to check what the driver reports. */
+uint32_t simnic_flow_hash(const uint8_t *pkt, unsigned len);
+
+/*
+ * Every field of a received mbuf (simnic's Rx template and what it inserts), also for
+ * buffers that come back recycled after the application changed their fields.
+ */
+static void test_rx_fields(void **state)
+{
+	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
+	struct tide_mbuf *pkts[32];
+	struct tide_port_stats st;
+	struct tide_pool *pool;
+	struct tide_port *p;
+	unsigned total = 0;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("fields", 512, 0, 0, NULL, &pool), 0);
+	assert_int_equal(tide_port_open("simnic:mode=inline,wire=gen,size=100", &p), 0);
+	assert_int_equal(tide_port_configure(p, 1, 1), 0);
+	assert_int_equal(tide_rxq_setup(p, 0, 128, pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(p, 0, 128, &tc), 0);
+	assert_int_equal(tide_port_start(p), 0);
+	for (int round = 0; round < 100; round++) {
+		uint16_t n = tide_rx_burst(tide_port_rxq(p, 0), pkts, 32);
+
+		assert_int_equal(n, 32);
+		for (unsigned i = 0; i < n; i++) {
+			struct tide_mbuf *m = pkts[i];
+
+			assert_int_equal(m->pkt_len, 100);
+			assert_int_equal(m->data_len, 100);
+			assert_int_equal(m->data_off, tide_pktpool_headroom(pool));
+			assert_int_equal(m->refcnt, 1);
+			assert_int_equal(m->nb_segs, 1);
+			assert_null(m->next);
+			assert_ptr_equal(m->pool, pool);
+			assert_int_equal(m->buf_len, tide_pktpool_headroom(pool) +
+							     tide_pktpool_data_room(pool));
+			assert_int_equal(m->port, p->id);
+			assert_int_equal(m->ol_flags, TIDE_MBUF_F_RX_RSS_HASH);
+			assert_int_equal(m->rss_hash,
+					 simnic_flow_hash(tide_mbuf_mtod(m, const uint8_t *), 100));
+			assert_int_equal(m->packet_type, 0);
+			/* What an application may change before sending the buffer on. */
+			m->port = 7;
+			m->ol_flags = TIDE_MBUF_F_RX_L3_CKSUM_BAD;
+			m->rss_hash = 0xdeadbeef;
+			m->packet_type = 9;
+			assert_non_null(tide_mbuf_adj(m, 14));
+		}
+		total += n;
+		assert_int_equal(tide_tx_burst(tide_port_txq(p, 0), pkts, n), n);
+	}
+	assert_int_equal(tide_port_stats_get(p, &st), 0);
+	assert_int_equal(st.ipackets, total);
+	assert_true(st.tx_recycled > 0); /* the later rounds saw recycled buffers */
+	tide_port_close(p);
+	tide_pool_cache_flush(pool);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_idle_cleanup),
 		cmocka_unit_test(test_thread_mode),
 		cmocka_unit_test(test_tx_chains),
+		cmocka_unit_test(test_rx_fields),
 	};
 
 	return cmocka_run_group_tests(tests, setup_thread, NULL);
