@@ -127,6 +127,8 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
 		tide_pause();
 	vr->base = q->last_avail;
+	TIDE_LOG_DEBUG_(vp->port->name, "vring %u stopped: last_avail %u used_idx %u avail %u used %u",
+			v, q->last_avail, q->used_idx, q->avail->idx, q->used->idx);
 	*fault = NULL;
 }
 
@@ -244,6 +246,8 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
 	*fault = NULL;
 	vr->running = true;
+	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
+			q->last_avail, q->avail->idx, q->used->idx);
 	/* Release: pairs with the acquire load of live in vhost_enter(). */
 	__atomic_store_n(live, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -601,6 +605,8 @@ static int handle(struct vhost_port *vp)
 	if (h.size == 8)
 		memcpy(&u, pl, 8);
 	memcpy(&st, &u, sizeof(st));
+	TIDE_LOG_DEBUG_(vp->port->name, "%s size %u 0x%llx", req_name(h.request), h.size,
+			(unsigned long long)u);
 
 	switch (h.request) {
 	case VHOST_USER_GET_FEATURES:
