@@ -31,6 +31,7 @@ static int vhost_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 		return -ENOMEM;
 	q->pool = pool;
 	q->dataroom = (uint16_t)room;
+	q->fast_max = (uint16_t)(room < VHOST_MAX_PKT ? room : VHOST_MAX_PKT);
 	*out = &q->pub;
 	return 0;
 }

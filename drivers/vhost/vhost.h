@@ -52,9 +52,13 @@ struct vhost_mreg {
 	uint8_t *host; /* where gpa is mapped here */
 };
 
-/* The memory table (worker copy: written by the control thread while quiescent). */
+/*
+ * The memory table (worker copy: written by the control thread while quiescent). @last is
+ * the region of the latest translation, tried first (the worker's; always below @n).
+ */
 struct vhost_mtab {
 	unsigned n;
+	unsigned last;
 	struct vhost_mreg r[VHOST_USER_MAX_REGIONS];
 };
 
@@ -85,6 +89,7 @@ struct vhost_rxq {
 	struct tide_rxq pub; /* first: the handle */
 	uint32_t busy;
 	uint16_t dataroom;
+	uint16_t fast_max; /* longest frame copied by the one-descriptor path: min(dataroom, max) */
 	uint16_t port_id;
 	struct tide_pool *pool;
 	struct vhost_vq vq;

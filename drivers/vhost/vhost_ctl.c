@@ -235,6 +235,7 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	q->used_per_pkt = vp->used_per_pkt;
 	q->callfd = vr->callfd;
 	q->mem.n = vp->nmap;
+	q->mem.last = 0;
 	for (unsigned i = 0; i < vp->nmap; i++) {
 		q->mem.r[i].gpa = vp->map[i].gpa;
 		q->mem.r[i].size = vp->map[i].size;
