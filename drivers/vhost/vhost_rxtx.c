@@ -194,12 +194,13 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
  * we took. Returns the count, or 0 with the burst already left (down, faulted, empty, or
  * the index jumped: then the queue faults).
  */
-ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, const char **fault,
-				uint64_t *errors, struct vhost_vq *q, uint16_t *idx)
+ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, bool fence,
+				const char **fault, uint64_t *errors, struct vhost_vq *q,
+				uint16_t *idx)
 {
 	uint16_t a, k;
 
-	if (tide_unlikely(vhost_enter(busy, live) == 0 ||
+	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
 			  __atomic_load_n(fault, __ATOMIC_RELAXED) != NULL)) {
 		vhost_leave(busy);
 		return 0;
@@ -294,7 +295,8 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	uint16_t aidx, last, uidx, i = 0;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	unsigned nb = vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx);
+	unsigned nb = vq_enter(&q->busy, &q->live, q->fence, &q->fault, &pub->stats.errors, vq,
+			       &aidx);
 	bool upp;
 
 	if (nb == 0)
@@ -524,7 +526,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	unsigned room;
 	bool upp;
 
-	if (vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx) == 0)
+	if (vq_enter(&q->busy, &q->live, q->fence, &q->fault, &pub->stats.errors, vq, &aidx) == 0)
 		return 0;
 	room = txc_room_sync(t, n);
 	if (room < n)
