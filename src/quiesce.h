@@ -35,9 +35,8 @@ void quiesce_barrier(bool fence);
 
 /* Burst entry: publish busy, then read live (acquire: pairs with the store that published
  * the queue). */
-static inline __attribute__((always_inline)) uint32_t quiesce_enter(uint32_t *busy,
-								     const uint32_t *live,
-								     bool fence)
+static inline __attribute__((always_inline)) uint32_t
+quiesce_enter(uint32_t *busy, const uint32_t *live, bool fence)
 {
 	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
 	if (tide_unlikely(fence))

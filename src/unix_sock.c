@@ -15,7 +15,8 @@ socklen_t unix_sock_addr(const char *path, bool abstract, struct sockaddr_un *sa
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	if (abstract) {
-		/* Abstract: a leading NUL, the name, no terminator (the length says where it ends). */
+		/* Abstract: a leading NUL, the name, no terminator (the length says where it ends).
+		 */
 		memcpy(sa->sun_path + 1, path, n);
 		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 	}
