@@ -13,36 +13,16 @@
 #include <tide/memif.h>
 #include <tide/port.h>
 
-#define MT_CHECK(c)                                                                                \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "sock_util.h"
+
+#define MT_CHECK(c) SU_CHECK(c)
 
 /* Send @len bytes on the control socket @sock with @nfds (0..4) fds as SCM_RIGHTS. */
 static inline ssize_t mt_sendmsg(int sock, const void *buf, size_t len, const int *fds,
 				 unsigned nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
 	MT_CHECK(nfds <= 4);
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL);
+	return su_sendmsg(sock, buf, len, fds, nfds);
 }
 
 static char mt_dir_[64];

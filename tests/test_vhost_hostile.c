@@ -456,19 +456,30 @@ static void c_tx_writable(struct fe *f)
 	rx_poll();
 }
 
-/* tide's Tx into the guest Rx vring. */
-static void tx_into(struct fe *f, uint16_t flags, uint32_t len)
+/* tide's Tx into the guest Rx vring, one buffer at @addr. */
+static void tx_into_at(struct fe *f, uint16_t flags, uint64_t addr, uint32_t len)
 {
 	struct fe_vq *q = &f->vq[0];
 	struct tide_mbuf *m;
 
 	handshake(f, S_ALL);
-	q->desc[0] = (struct vring_desc){FE_GPA + FE_BUFS, len, flags, 0};
+	q->desc[0] = (struct vring_desc){addr, len, flags, 0};
 	q->avail->ring[0] = 0;
 	__atomic_store_n(&q->avail->idx, 1, __ATOMIC_RELEASE);
 	m = mkpkt(1, 60);
 	if (tide_tx_burst(tide_port_txq(P, 0), &m, 1) == 0)
 		tide_mbuf_free(m);
+}
+
+static void tx_into(struct fe *f, uint16_t flags, uint32_t len)
+{
+	tx_into_at(f, flags, FE_GPA + FE_BUFS, len);
+}
+
+/* Room for the header and part of the frame before the region ends. */
+static void c_rx_crossing(struct fe *f)
+{
+	tx_into_at(f, VRING_DESC_F_WRITE, FE_GPA + FE_MEM - 40, 100);
 }
 
 static void c_rx_readable(struct fe *f)
@@ -538,6 +549,7 @@ static const struct hcase cases[] = {
 	{"writable descriptor in a Tx chain", "device-writable", true, c_tx_writable},
 	{"readable descriptor in an Rx chain", "device-readable", true, c_rx_readable},
 	{"Rx buffer shorter than the header", "shorter than the virtio-net header", true, c_rx_short},
+	{"Rx buffer crossing the region end", "outside guest memory", true, c_rx_crossing},
 	{"Rx avail index jump", "avail index moved", true, c_rx_avail_jump},
 	{"gone mid-traffic", "frontend closed the connection", false, c_gone_traffic},
 };
@@ -587,6 +599,61 @@ static void notify_check(struct fe *f)
 	}
 }
 
+/* A frame in one descriptor, longer than one mbuf's data room: a chain, intact. */
+static void big_frame_check(struct fe *f)
+{
+	struct tide_mbuf *m;
+	uint8_t frame[5000], b[5000];
+
+	for (unsigned i = 0; i < sizeof(frame); i++)
+		frame[i] = pat(77, i);
+	fe_tx_post(f, 50, frame, sizeof(frame), 12);
+	FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+	FE_CHECK(m->pkt_len == sizeof(frame) && m->nb_segs > 1);
+	FE_CHECK(tide_mbuf_read(m, 0, sizeof(b), b) == 0);
+	FE_CHECK(memcmp(b, frame, sizeof(b)) == 0);
+	tide_mbuf_free(m);
+}
+
+/*
+ * A one-segment packet longer than the guest's receive buffers: spread over three of them
+ * (mergeable buffers), each used entry no longer than its buffer.
+ */
+static void small_bufs_check(struct fe *f)
+{
+	struct fe_vq *q = &f->vq[0];
+	struct tide_mbuf *m = mkpkt(33, 200);
+	uint16_t u0 = q->used->idx;
+	unsigned off = 0;
+
+	FE_CHECK(m->next == NULL);
+	/* In place of the buffers still posted: tide takes these three next. */
+	q->avail_idx = u0;
+	for (unsigned j = 0; j < 3; j++) {
+		q->desc[60 + j] = (struct vring_desc){fe_gpa(f, fe_buf(f, 0, 60 + j)), 100,
+						      VRING_DESC_F_WRITE, 0};
+		q->avail->ring[q->avail_idx++ % FE_NUM] = (uint16_t)(60 + j);
+	}
+	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+	FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), &m, 1) == 1);
+	FE_CHECK((uint16_t)(q->used->idx - u0) == 3);
+	for (unsigned n = 0; n < 3; n++) {
+		struct vring_used_elem *u = &q->used->ring[(u0 + n) % FE_NUM];
+		const uint8_t *b = fe_buf(f, 0, u->id) + (n == 0 ? 12 : 0);
+
+		FE_CHECK(u->id == 60 + n && u->len <= 100);
+		if (n == 0) {
+			struct virtio_net_hdr_mrg h;
+
+			memcpy(&h, fe_buf(f, 0, u->id), sizeof(h));
+			FE_CHECK(h.num_buffers == 3);
+		}
+		for (unsigned i = 0; i < u->len - (n == 0 ? 12 : 0); i++, off++)
+			FE_CHECK(b[i] == pat(33, off));
+	}
+	FE_CHECK(off == 200);
+}
+
 /* A frame longer than tide takes (16 KiB) is dropped and counted; the link stays up. */
 static void oversize_check(struct fe *f)
 {
@@ -618,6 +685,8 @@ static void good_connection(void)
 	handshake(&f, S_ALL);
 	traffic(&f);
 	notify_check(&f);
+	big_frame_check(&f);
+	small_bufs_check(&f);
 	oversize_check(&f);
 	vinfo(&vi);
 	d0 = vi.disconnects;

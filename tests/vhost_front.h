@@ -18,14 +18,9 @@
 #include <unistd.h>
 
 #include "../drivers/vhost/vhost_proto.h"
+#include "sock_util.h"
 
-#define FE_CHECK(c)                                                                                \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FE_CHECK(c) SU_CHECK(c)
 
 #define FE_MEM	  (4u << 20)	/* guest memory */
 #define FE_GPA	  0x40000000ull /* where the guest sees it */
@@ -116,28 +111,13 @@ static inline void fe_send_raw(struct fe *f, uint32_t req, uint32_t flags, uint3
 {
 	uint8_t buf[sizeof(struct vhost_user_hdr) + 512];
 	struct vhost_user_hdr h = {.request = req, .flags = flags, .size = size};
-	char cbuf[CMSG_SPACE(sizeof(int) * 16)];
-	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(h) + len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	FE_CHECK(len <= 512);
 	memcpy(buf, &h, sizeof(h));
 	if (len)
 		memcpy(buf + sizeof(h), pl, len);
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
 	/* The backend may already have dropped us: a failed send is what the test checks. */
-	(void)!sendmsg(f->sock, &mh, MSG_NOSIGNAL);
+	(void)!su_sendmsg(f->sock, buf, sizeof(h) + len, fds, nfds);
 }
 
 static inline void fe_send(struct fe *f, uint32_t req, const void *pl, uint32_t size,

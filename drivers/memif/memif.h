@@ -39,6 +39,7 @@
 #include "driver.h"
 #include "memif_desc.h"
 #include "memif_msg.h"
+#include "quiesce.h"
 #include "rxr.h"
 #include "txc.h"
 
@@ -256,38 +257,25 @@ void memif_rxq_flush(struct memif_rxq *q);
 void memif_txq_flush(struct memif_txq *q);
 
 /*
- * Burst entry and exit. Entry publishes `busy` and then reads `live`; this store-then-load
- * needs a full fence against the control thread's store of live and load of busy
- * (memif_quiesce() in memif_ctl.c). With membarrier() the control thread supplies it on
- * every thread at once and the worker needs only a compiler barrier; without it
- * (quiesce=fence, or a kernel without membarrier), @fence is set and the worker pays a
- * real fence per burst. `live` is loaded with acquire: it pairs with the control thread's
- * release store that published the queue's ring pointers.
+ * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme
+ * (src/quiesce.h; memif_quiesce() in memif_ctl.c is the control thread's half). @fence is
+ * set without membarrier() (quiesce=fence, or a kernel without it).
  */
 static inline __attribute__((always_inline)) uint32_t memif_enter(uint32_t *busy,
 								   const uint32_t *live,
 								   bool fence)
 {
-	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
-	if (tide_unlikely(fence))
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	else
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(live, __ATOMIC_ACQUIRE);
+	return quiesce_enter(busy, live, fence);
 }
 
-/* Release: every access to shared memory of this burst happens before busy reads 0. */
 static inline __attribute__((always_inline)) void memif_leave(uint32_t *busy)
 {
-	__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+	quiesce_leave(busy);
 }
 
-/* A worker found the peer breaking a rule: record it; the control thread disconnects. */
 static inline void memif_fault(const char **fault, uint64_t *errors, const char *why)
 {
-	tide_stat_add(errors, 1);
-	if (__atomic_load_n(fault, __ATOMIC_RELAXED) == NULL)
-		__atomic_store_n(fault, why, __ATOMIC_RELEASE);
+	quiesce_fault(fault, errors, why);
 }
 
 /* Store a ring index as one aligned 16-bit store (release: the slots it covers are written). */

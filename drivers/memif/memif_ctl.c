@@ -12,14 +12,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/membarrier.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sched.h>
 #include <time.h>
@@ -27,6 +25,8 @@
 
 #include "log.h"
 #include "memif.h"
+#include "quiesce.h"
+#include "unix_sock.h"
 
 uint64_t memif_now_ns(void)
 {
@@ -38,46 +38,16 @@ uint64_t memif_now_ns(void)
 
 static int sock_addr(const struct memif_port *mp, struct sockaddr_un *sa, socklen_t *len)
 {
-	size_t n = strlen(mp->path);
-
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if (mp->abstract) {
-		/* Abstract: a leading NUL, the name, no terminator (length says where it ends). */
-		memcpy(sa->sun_path + 1, mp->path, n);
-		*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-	} else {
-		memcpy(sa->sun_path, mp->path, n);
-		*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
-	}
+	*len = unix_sock_addr(mp->path, mp->abstract, sa);
 	return 0;
 }
 
 /* ---- queues: publish and quiesce ---- */
 
-/*
- * Which quiesce scheme works here (once per process): 1 private expedited membarrier, 2 the
- * global command, 0 none (old kernel, or a seccomp filter that forbids it).
- */
-static int membarrier_kind(void)
-{
-	static int kind = -1;
-
-	if (kind < 0) {
-		if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-			kind = 1;
-		else if (syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
-			 syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
-			kind = 2;
-		else
-			kind = 0;
-	}
-	return kind;
-}
-
+/* The scheme (src/quiesce.h): membarrier() when the kernel has it, else fences. */
 int memif_quiesce_setup(struct memif_port *mp)
 {
-	int kind = membarrier_kind();
+	int kind = quiesce_kind();
 
 	if (mp->quiesce == MEMIF_QUIESCE_MEMBARRIER && kind == 0) {
 		TIDE_LOG_ERR_(mp->port->name, "quiesce=membarrier: the kernel refuses membarrier() (use quiesce=fence or auto)");
@@ -87,21 +57,6 @@ int memif_quiesce_setup(struct memif_port *mp)
 	if (mp->fence && mp->quiesce == MEMIF_QUIESCE_AUTO)
 		TIDE_LOG_INFO_(mp->port->name, "no membarrier(): bursts take a full fence each");
 	return 0;
-}
-
-/* A full barrier on every thread of the process (the workers' half of the pair). */
-static void membarrier_all(struct memif_port *mp)
-{
-	if (mp->fence) {
-		/* The workers fence themselves (memif_enter); this is our half of the pair. */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		return;
-	}
-	if (membarrier_kind() == 1 &&
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-		return;
-	/* Checked at start: the global command works when the private one does not. */
-	syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
 static void wait_idle(const uint32_t *busy)
@@ -129,7 +84,7 @@ static void quiesce(struct memif_port *mp)
 		if (p->txq[i])
 			__atomic_store_n(&((struct memif_txq *)p->txq[i])->live, 0,
 					 __ATOMIC_RELAXED);
-	membarrier_all(mp);
+	quiesce_barrier(mp->fence);
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		if (p->rxq[i]) {
 			struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
@@ -892,35 +847,12 @@ int memif_ctl_start(struct memif_port *mp)
 
 int memif_listen(const struct memif_port *mp)
 {
-	struct sockaddr_un sa;
-	socklen_t len;
-	int fd, rc;
+	/* A socket file left by a process that died is taken over (unix_sock.h). */
+	int fd = unix_sock_listen(mp->path, mp->abstract, SOCK_SEQPACKET, 8);
 
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	sock_addr(mp, &sa, &len);
-	rc = bind(fd, (struct sockaddr *)&sa, len);
-	if (rc < 0 && errno == EADDRINUSE && !mp->abstract) {
-		/* A socket file left by a process that died: remove it if nobody listens. */
-		int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		struct stat st;
-
-		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, len) < 0 &&
-		    errno == ECONNREFUSED && stat(mp->path, &st) == 0 && S_ISSOCK(st.st_mode))
-			unlink(mp->path);
-		if (probe >= 0)
-			close(probe);
-		rc = bind(fd, (struct sockaddr *)&sa, len);
-	}
-	if (rc < 0 || listen(fd, 8) < 0) {
-		int err = errno;
-
 		TIDE_LOG_ERR_(mp->port->name, "socket=%s: cannot listen: %s", mp->path,
-			      strerror(err));
-		close(fd);
-		return -err;
-	}
+			      strerror(-fd));
 	return fd;
 }
 

@@ -31,6 +31,7 @@ static int vhost_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 		return -ENOMEM;
 	q->pool = pool;
 	q->dataroom = (uint16_t)room;
+	q->fast_max = (uint16_t)(room < VHOST_MAX_PKT ? room : VHOST_MAX_PKT);
 	*out = &q->pub;
 	return 0;
 }
@@ -68,11 +69,15 @@ static int vhost_start(struct tide_port *p)
 	struct vhost_port *vp = vport(p);
 	int rc;
 
+	vp->fence = quiesce_kind() == 0;
+	if (vp->fence)
+		TIDE_LOG_INFO_(p->name, "no membarrier(): bursts take a full fence each");
 	for (unsigned i = 0; i < p->nb_rxq; i++) {
 		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
 
 		q->live = 0;
 		q->fault = NULL;
+		q->fence = vp->fence;
 		q->port_id = (uint16_t)p->id;
 	}
 	for (unsigned i = 0; i < p->nb_txq; i++) {
@@ -80,6 +85,7 @@ static int vhost_start(struct tide_port *p)
 
 		q->live = 0;
 		q->fault = NULL;
+		q->fence = vp->fence;
 	}
 	rc = vhost_ctl_start(vp);
 	if (rc < 0)

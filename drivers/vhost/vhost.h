@@ -35,6 +35,7 @@
 #include <tide/vhost.h>
 
 #include "driver.h"
+#include "quiesce.h"
 #include "txc.h"
 #include "vhost_proto.h"
 
@@ -52,9 +53,13 @@ struct vhost_mreg {
 	uint8_t *host; /* where gpa is mapped here */
 };
 
-/* The memory table (worker copy: written by the control thread while quiescent). */
+/*
+ * The memory table (worker copy: written by the control thread while quiescent). @last is
+ * the region of the latest translation, tried first (the worker's; always below @n).
+ */
 struct vhost_mtab {
 	unsigned n;
+	unsigned last;
 	struct vhost_mreg r[VHOST_USER_MAX_REGIONS];
 };
 
@@ -84,7 +89,9 @@ struct vhost_vq {
 struct vhost_rxq {
 	struct tide_rxq pub; /* first: the handle */
 	uint32_t busy;
+	bool fence; /* no membarrier(): burst entry fences (quiesce.h) */
 	uint16_t dataroom;
+	uint16_t fast_max; /* longest frame copied by the one-descriptor path: min(dataroom, max) */
 	uint16_t port_id;
 	struct tide_pool *pool;
 	struct vhost_vq vq;
@@ -95,6 +102,7 @@ struct vhost_rxq {
 struct vhost_txq {
 	struct tide_txq pub;
 	uint32_t busy;
+	bool fence;
 	enum vhost_txfree free_mode;
 	struct vhost_vq vq;
 	struct txc txc;
@@ -143,6 +151,7 @@ struct vhost_port {
 	uint64_t retry_at;
 	uint64_t offered, features, proto_offered, proto;
 	bool owner;
+	bool fence; /* resolved at start: no membarrier(), the workers fence */
 	struct vhost_rxmsg rx;
 	struct vhost_map map[VHOST_USER_MAX_REGIONS];
 	unsigned nmap;
@@ -170,30 +179,25 @@ tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
 unsigned vhost_tx_advance_ool(struct txc *t);
 
 /*
- * Burst entry and exit (pair: the control thread's quiesce, which stores live = 0, runs
- * membarrier() and waits for busy == 0). The store of busy and the load of live need only
- * a compiler barrier between them because membarrier() is the fence on the other side;
- * live is loaded with acquire: it pairs with the release store that published the vring.
+ * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme
+ * (src/quiesce.h; vring_stop() in vhost_ctl.c is the control thread's half). @fence is
+ * set when the kernel has no membarrier(): then every burst entry carries a full fence.
  */
 static inline __attribute__((always_inline)) uint32_t vhost_enter(uint32_t *busy,
-								   const uint32_t *live)
+								   const uint32_t *live, bool fence)
 {
-	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(live, __ATOMIC_ACQUIRE);
+	return quiesce_enter(busy, live, fence);
 }
 
 static inline __attribute__((always_inline)) void vhost_leave(uint32_t *busy)
 {
-	__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+	quiesce_leave(busy);
 }
 
 /* A worker found the frontend breaking a rule: record it; the control thread disconnects. */
 static inline void vhost_fault(const char **fault, uint64_t *errors, const char *why)
 {
-	tide_stat_add(errors, 1);
-	if (__atomic_load_n(fault, __ATOMIC_RELAXED) == NULL)
-		__atomic_store_n(fault, why, __ATOMIC_RELEASE);
+	quiesce_fault(fault, errors, why);
 }
 
 #endif

@@ -17,19 +17,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/membarrier.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "unix_sock.h"
 #include "vhost.h"
 
 #define KIND_NORMAL 0 /* the port or the frontend closed the connection */
@@ -53,31 +52,11 @@ static void close_fd(int *fd)
 
 static int sock_addr(const struct vhost_port *vp, struct sockaddr_un *sa, socklen_t *len)
 {
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	memcpy(sa->sun_path, vp->path, strlen(vp->path));
-	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(vp->path) + 1);
+	*len = unix_sock_addr(vp->path, false, sa);
 	return 0;
 }
 
 /* ---- queues: publish and quiesce ---- */
-
-static void membarrier_all(void)
-{
-	static int registered; /* 1: private expedited works, -1: use the global command */
-
-	if (registered == 0)
-		registered = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
-				     0) == 0
-				 ? 1
-				 : -1;
-	if (registered > 0 &&
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-		return;
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
-		return;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
 
 /* The queue of vring @v (even: guest Rx = our Tx queue; odd: guest Tx = our Rx queue). */
 static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **live,
@@ -104,9 +83,9 @@ static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **li
 }
 
 /*
- * Take vring @v off its queue: pair of vhost_enter(): live = 0, membarrier() (the worker's
- * store of busy then load of live is ordered by it), then wait until the burst is over.
- * The indices are then ours to read.
+ * Take vring @v off its queue: pair of vhost_enter(): live = 0, quiesce_barrier() (the
+ * worker's store of busy then load of live is ordered by it), then wait until the burst is
+ * over. The indices are then ours to read.
  */
 static void vring_stop(struct vhost_port *vp, unsigned v)
 {
@@ -122,11 +101,13 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 	if (q == NULL)
 		return;
 	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
-	membarrier_all();
+	quiesce_barrier(vp->fence);
 	/* Acquire: pairs with vhost_leave(); the burst's guest-memory accesses are over. */
 	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
 		tide_pause();
 	vr->base = q->last_avail;
+	TIDE_LOG_DEBUG_(vp->port->name, "vring %u stopped: last_avail %u used_idx %u avail %u used %u",
+			v, q->last_avail, q->used_idx, q->avail->idx, q->used->idx);
 	*fault = NULL;
 }
 
@@ -233,6 +214,7 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	q->used_per_pkt = vp->used_per_pkt;
 	q->callfd = vr->callfd;
 	q->mem.n = vp->nmap;
+	q->mem.last = 0;
 	for (unsigned i = 0; i < vp->nmap; i++) {
 		q->mem.r[i].gpa = vp->map[i].gpa;
 		q->mem.r[i].size = vp->map[i].size;
@@ -244,6 +226,8 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
 	*fault = NULL;
 	vr->running = true;
+	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
+			q->last_avail, q->avail->idx, q->used->idx);
 	/* Release: pairs with the acquire load of live in vhost_enter(). */
 	__atomic_store_n(live, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -601,6 +585,8 @@ static int handle(struct vhost_port *vp)
 	if (h.size == 8)
 		memcpy(&u, pl, 8);
 	memcpy(&st, &u, sizeof(st));
+	TIDE_LOG_DEBUG_(vp->port->name, "%s size %u 0x%llx", req_name(h.request), h.size,
+			(unsigned long long)u);
 
 	switch (h.request) {
 	case VHOST_USER_GET_FEATURES:
@@ -853,9 +839,7 @@ int vhost_ctl_poll(struct vhost_port *vp)
 
 int vhost_ctl_start(struct vhost_port *vp)
 {
-	struct sockaddr_un sa;
-	socklen_t len;
-	int fd, rc;
+	int fd;
 
 	vp->cfd = -1;
 	vp->retry_at = 0;
@@ -865,30 +849,12 @@ int vhost_ctl_start(struct vhost_port *vp)
 		vp->started = true;
 		return 0;
 	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	sock_addr(vp, &sa, &len);
-	rc = bind(fd, (struct sockaddr *)&sa, len);
-	if (rc < 0 && errno == EADDRINUSE) {
-		/* A socket file left by a process that died: remove it if nobody listens. */
-		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		struct stat st;
-
-		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, len) < 0 &&
-		    errno == ECONNREFUSED && stat(vp->path, &st) == 0 && S_ISSOCK(st.st_mode))
-			unlink(vp->path);
-		if (probe >= 0)
-			close(probe);
-		rc = bind(fd, (struct sockaddr *)&sa, len);
-	}
-	if (rc < 0 || listen(fd, 4) < 0) {
-		int err = errno;
-
+	/* A socket file left by a process that died is taken over (unix_sock.h). */
+	fd = unix_sock_listen(vp->path, false, SOCK_STREAM, 4);
+	if (fd < 0) {
 		TIDE_LOG_ERR_(vp->port->name, "socket=%s: cannot listen: %s", vp->path,
-			      strerror(err));
-		close(fd);
-		return -err;
+			      strerror(-fd));
+		return fd;
 	}
 	vp->lfd = fd;
 	vp->started = true;

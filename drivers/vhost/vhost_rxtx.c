@@ -41,18 +41,34 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* Guest physical address -> our address and how many bytes follow it in its region. */
-ALWAYS_INLINE uint8_t *gpa_host(const struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
+static uint8_t *gpa_host_search(struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
 {
 	for (unsigned i = 0; i < m->n; i++) {
 		uint64_t off = gpa - m->r[i].gpa;
 
 		if (off < m->r[i].size) {
+			m->last = i;
 			*contig = m->r[i].size - off;
 			return m->r[i].host + off;
 		}
 	}
 	return NULL;
+}
+
+/*
+ * Guest physical address -> our address and how many bytes follow it in its region. The
+ * region of the previous translation first: a guest's buffers are mostly in one region.
+ */
+ALWAYS_INLINE uint8_t *gpa_host(struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
+{
+	const struct vhost_mreg *r = &m->r[m->last];
+	uint64_t off = gpa - r->gpa;
+
+	if (tide_likely(off < r->size)) {
+		*contig = r->size - off;
+		return r->host + off;
+	}
+	return gpa_host_search(m, gpa, contig);
 }
 
 /* Read a descriptor once: the copy is what gets checked and used. */
@@ -75,7 +91,7 @@ struct walk {
 	bool indirect;  /* tbl is an indirect table */
 };
 
-static const char *walk_indirect(const struct vhost_vq *q, struct walk *w, struct vring_desc *d)
+static const char *walk_indirect(struct vhost_vq *q, struct walk *w, struct vring_desc *d)
 {
 	uint64_t contig;
 	const struct vring_desc *tbl;
@@ -101,7 +117,7 @@ static const char *walk_indirect(const struct vhost_vq *q, struct walk *w, struc
 }
 
 /* The first descriptor of the chain at @head, in @d. Returns NULL or why it is bad. */
-ALWAYS_INLINE const char *walk_first(const struct vhost_vq *q, struct walk *w, uint16_t head,
+ALWAYS_INLINE const char *walk_first(struct vhost_vq *q, struct walk *w, uint16_t head,
 				     struct vring_desc *d)
 {
 	if (tide_unlikely(head >= q->num))
@@ -178,12 +194,13 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
  * we took. Returns the count, or 0 with the burst already left (down, faulted, empty, or
  * the index jumped: then the queue faults).
  */
-ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, const char **fault,
-				uint64_t *errors, struct vhost_vq *q, uint16_t *idx)
+ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, bool fence,
+				const char **fault, uint64_t *errors, struct vhost_vq *q,
+				uint16_t *idx)
 {
 	uint16_t a, k;
 
-	if (tide_unlikely(vhost_enter(busy, live) == 0 ||
+	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
 			  __atomic_load_n(fault, __ATOMIC_RELAXED) != NULL)) {
 		vhost_leave(busy);
 		return 0;
@@ -218,6 +235,21 @@ ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf 
 
 	if ((*why = walk_first(vq, &w, head, &d)) != NULL)
 		return RX_FAULT;
+	/* One readable descriptor, header and frame in one region, the frame fits one mbuf. */
+	if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
+			d.len - skip <= q->fast_max)) {
+		uint64_t contig;
+		const uint8_t *src = gpa_host(&vq->mem, d.addr, &contig);
+
+		if (tide_likely(src != NULL && contig >= d.len)) {
+			uint16_t k = (uint16_t)(d.len - skip);
+
+			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
+			m->data_len = k;
+			m->pkt_len = k;
+			return RX_OK;
+		}
+	}
 	do {
 		uint64_t addr = d.addr, left = d.len;
 
@@ -263,7 +295,9 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	uint16_t aidx, last, uidx, i = 0;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	unsigned nb = vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx);
+	unsigned nb = vq_enter(&q->busy, &q->live, q->fence, &q->fault, &pub->stats.errors, vq,
+			       &aidx);
+	bool upp;
 
 	if (nb == 0)
 		return 0;
@@ -276,6 +310,7 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	}
 	last = vq->last_avail;
 	uidx = vq->used_idx;
+	upp = vq->used_per_pkt;
 	while (i < nb && last != aidx) {
 		uint16_t head = load16(&vq->avail->ring[last & vq->mask]);
 		struct tide_mbuf *m = pkts[i];
@@ -302,7 +337,7 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		}
 		used_put(vq, uidx++, head, 0);
 		last++;
-		if (vq->used_per_pkt)
+		if (upp)
 			used_publish(vq, uidx);
 	}
 	if (i < nb)
@@ -351,37 +386,26 @@ ALWAYS_INLINE bool src_next(struct src *s)
 
 enum { TX_OK, TX_FULL, TX_DROP, TX_FAULT };
 
+static const struct virtio_net_hdr_mrg tx_hdr = {.num_buffers = 1};
+
 /*
- * Copy packet @m into guest buffers from avail entry *@cursor on, writing used entries
- * from *@uidx. On TX_OK both moved past what the packet took; otherwise they are unchanged
- * and nothing is visible to the guest (used->idx was not published).
+ * The general case of tx_pkt(): chains of any shape, packets of any number of segments,
+ * several chains per packet with MRG_RXBUF. The first chain (@head, already read into @d
+ * and @w) is at *@cursor.
  */
-ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
-			 uint16_t *cursor, uint16_t *uidx, const char **why)
+static int tx_chains(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
+		     uint16_t *cursor, uint16_t *uidx, const char **why, uint16_t head,
+		     struct vring_desc d, struct walk w)
 {
-	struct virtio_net_hdr_mrg hdr = {.num_buffers = 1};
-	struct src s = {.p = (const uint8_t *)&hdr, .left = vq->hdr_len, .m = NULL};
-	const struct tide_mbuf *first = m;
+	struct src s = {.p = (const uint8_t *)&tx_hdr, .left = vq->hdr_len, .m = NULL};
 	uint16_t cur = *cursor, u = *uidx, nbuf = 0;
 	uint8_t *hdr_at = NULL;
 	bool more = true;
 
-	while (more) {
-		struct vring_desc d;
-		struct walk w;
+	for (;;) {
 		uint32_t wrote = 0;
-		uint16_t head;
 		int rc = 0;
 
-		if (nbuf == 1 && !vq->mrg)
-			return TX_DROP; /* larger than one receive buffer */
-		if (cur == aidx) {
-			/* Out of guest buffers: wait for more, unless the ring could never hold it. */
-			return (uint16_t)(cur - *cursor) >= vq->num ? TX_DROP : TX_FULL;
-		}
-		head = load16(&vq->avail->ring[cur & vq->mask]);
-		if ((*why = walk_first(vq, &w, head, &d)) != NULL)
-			return TX_FAULT;
 		do {
 			uint64_t addr = d.addr, left = d.len;
 
@@ -417,9 +441,9 @@ ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_
 				if (s.left == 0) {
 					if (s.m == NULL) {
 						/* Header done: the packet's first segment. */
-						s.m = first;
-						s.p = tide_mbuf_mtod(first, const uint8_t *);
-						s.left = first->data_len;
+						s.m = m;
+						s.p = tide_mbuf_mtod(m, const uint8_t *);
+						s.left = m->data_len;
 					}
 					more = src_next(&s);
 				}
@@ -430,6 +454,17 @@ ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_
 		used_put(vq, u++, head, wrote);
 		cur++;
 		nbuf++;
+		if (!more)
+			break;
+		if (!vq->mrg)
+			return TX_DROP; /* larger than one receive buffer */
+		if (cur == aidx) {
+			/* Out of guest buffers: wait for more, unless the ring could never hold it. */
+			return (uint16_t)(cur - *cursor) >= vq->num ? TX_DROP : TX_FULL;
+		}
+		head = load16(&vq->avail->ring[cur & vq->mask]);
+		if ((*why = walk_first(vq, &w, head, &d)) != NULL)
+			return TX_FAULT;
 	}
 	if (nbuf > 1)
 		memcpy(hdr_at + offsetof(struct virtio_net_hdr_mrg, num_buffers), &nbuf,
@@ -437,6 +472,46 @@ ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_
 	*cursor = cur;
 	*uidx = u;
 	return TX_OK;
+}
+
+/*
+ * Copy packet @m into guest buffers from avail entry *@cursor on, writing used entries
+ * from *@uidx. On TX_OK both moved past what the packet took; otherwise they are unchanged
+ * and nothing is visible to the guest (used->idx was not published). Inline: the common
+ * case, a one-segment packet into the first descriptor of one chain, header and frame in
+ * one region; everything else in tx_chains(), with the chain already read.
+ */
+ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
+			 uint16_t *cursor, uint16_t *uidx, const char **why)
+{
+	uint16_t cur = *cursor, head;
+	struct vring_desc d;
+	struct walk w;
+
+	if (cur == aidx)
+		return TX_FULL; /* no guest buffer: wait for more */
+	head = load16(&vq->avail->ring[cur & vq->mask]);
+	if ((*why = walk_first(vq, &w, head, &d)) != NULL)
+		return TX_FAULT;
+	if (tide_likely(m->next == NULL && (d.flags & VRING_DESC_F_WRITE) &&
+			d.len >= (uint32_t)vq->hdr_len + m->data_len)) {
+		uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
+		uint64_t contig;
+		uint8_t *dst = gpa_host(&vq->mem, d.addr, &contig);
+
+		if (tide_likely(dst != NULL && contig >= len)) {
+			if (vq->hdr_len == sizeof(tx_hdr))
+				memcpy(dst, &tx_hdr, sizeof(tx_hdr));
+			else
+				memcpy(dst, &tx_hdr, sizeof(tx_hdr) - sizeof(tx_hdr.num_buffers));
+			memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
+			used_put(vq, *uidx, head, len);
+			*cursor = (uint16_t)(cur + 1);
+			*uidx = (uint16_t)(*uidx + 1);
+			return TX_OK;
+		}
+	}
+	return tx_chains(vq, m, aidx, cursor, uidx, why, head, d, w);
 }
 
 ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
@@ -449,14 +524,16 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	uint16_t aidx, cursor, uidx, i, k;
 	const char *why = NULL;
 	unsigned room;
+	bool upp;
 
-	if (vq_enter(&q->busy, &q->live, &q->fault, &pub->stats.errors, vq, &aidx) == 0)
+	if (vq_enter(&q->busy, &q->live, q->fence, &q->fault, &pub->stats.errors, vq, &aidx) == 0)
 		return 0;
 	room = txc_room_sync(t, n);
 	if (room < n)
 		n = (uint16_t)room;
 	cursor = vq->last_avail;
 	uidx = vq->used_idx;
+	upp = vq->used_per_pkt;
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		int rc = tx_pkt(vq, m, aidx, &cursor, &uidx, &why);
@@ -477,7 +554,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 		bytes += m->pkt_len;
 		if (f == VHOST_FREE_LOOP)
 			tide_mbuf_free(m);
-		if (vq->used_per_pkt) {
+		if (upp) {
 			vq->last_avail = cursor;
 			used_publish(vq, uidx);
 		}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The control thread's half of quiesce (see quiesce.h). */
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "quiesce.h"
+
+int quiesce_kind(void)
+{
+	static int kind = -1;
+
+	if (kind < 0) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+			kind = 1;
+		else if (syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0) > 0 &&
+			 syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+			kind = 2;
+		else
+			kind = 0;
+	}
+	return kind;
+}
+
+void quiesce_barrier(bool fence)
+{
+	if (fence) {
+		/* The workers fence themselves (quiesce_enter); this is our half of the pair. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
+	if (quiesce_kind() == 1 &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return;
+	/* The caller chose !fence because the kind is not 0: the global command works. */
+	syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Quiesce: the control thread takes shared memory (a peer's rings and buffers) away from
+ * the workers' bursts without a lock on the data path. Used by the memif and vhost drivers.
+ * Each queue has two words:
+ *
+ *   live   written by the control thread: 1 while the queue may touch the shared memory;
+ *          what the queue uses is written before live is stored (release).
+ *   busy   written by the worker: 1 from the start of a burst until its end.
+ *
+ * Burst entry stores busy, then loads live; taking the queue away stores live = 0, then
+ * waits until busy reads 0. Each side's store-then-load needs a full fence against the
+ * other's (Dekker). With membarrier() the control thread supplies it on every thread at
+ * once (quiesce_barrier()) and a burst needs only a compiler barrier; without it (an old
+ * kernel, a seccomp filter), @fence is set and every burst entry carries a real fence.
+ * After the barrier a worker either saw live == 0 or shows busy == 1 until its burst ends.
+ * Internal.
+ */
+#ifndef TIDE_SRC_QUIESCE_H
+#define TIDE_SRC_QUIESCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tide/common.h>
+
+#include "stat.h"
+
+/* Which scheme works here, found once per process: 1 private expedited membarrier, 2 the
+ * global membarrier command, 0 none (then the workers fence: @fence). */
+int quiesce_kind(void);
+
+/* The control thread's half of the pair, after its stores of live = 0. */
+void quiesce_barrier(bool fence);
+
+/* Burst entry: publish busy, then read live (acquire: pairs with the store that published
+ * the queue). */
+static inline __attribute__((always_inline)) uint32_t
+quiesce_enter(uint32_t *busy, const uint32_t *live, bool fence)
+{
+	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
+	if (tide_unlikely(fence))
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(live, __ATOMIC_ACQUIRE);
+}
+
+/* Burst exit. Release: every access to shared memory of this burst happens before busy
+ * reads 0. */
+static inline __attribute__((always_inline)) void quiesce_leave(uint32_t *busy)
+{
+	__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+}
+
+/* A worker found the peer breaking a rule: count it and record the first reason (release:
+ * the control thread reads it with acquire and disconnects). */
+static inline void quiesce_fault(const char **fault, uint64_t *errors, const char *why)
+{
+	tide_stat_add(errors, 1);
+	if (__atomic_load_n(fault, __ATOMIC_RELAXED) == NULL)
+		__atomic_store_n(fault, why, __ATOMIC_RELEASE);
+}
+
+#endif /* TIDE_SRC_QUIESCE_H */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* UNIX control sockets shared by the memif and vhost drivers (see unix_sock.h). */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unix_sock.h"
+
+socklen_t unix_sock_addr(const char *path, bool abstract, struct sockaddr_un *sa)
+{
+	size_t n = strlen(path);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (abstract) {
+		/* Abstract: a leading NUL, the name, no terminator (the length says where it ends).
+		 */
+		memcpy(sa->sun_path + 1, path, n);
+		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	}
+	memcpy(sa->sun_path, path, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+}
+
+/* Remove @path if it is a socket file that refuses connections (no process listens). */
+static void take_stale(const struct sockaddr_un *sa, socklen_t len, int type)
+{
+	int probe = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	struct stat st;
+
+	if (probe < 0)
+		return;
+	if (connect(probe, (const struct sockaddr *)sa, len) < 0 && errno == ECONNREFUSED &&
+	    stat(sa->sun_path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(sa->sun_path);
+	close(probe);
+}
+
+int unix_sock_listen(const char *path, bool abstract, int type, int backlog)
+{
+	struct sockaddr_un sa;
+	socklen_t len = unix_sock_addr(path, abstract, &sa);
+	int fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = bind(fd, (struct sockaddr *)&sa, len);
+	if (rc < 0 && errno == EADDRINUSE && !abstract) {
+		take_stale(&sa, len, type);
+		rc = bind(fd, (struct sockaddr *)&sa, len);
+	}
+	if (rc < 0 || listen(fd, backlog) < 0) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
