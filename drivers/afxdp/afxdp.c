@@ -395,7 +395,7 @@ static int start_sockets(struct afxdp_port *ap)
 				/* An older kernel (before 5.11) or a refused value: poll as
 				 * without busy polling, say so once. */
 				ap->busy_on = false;
-				tide_log(ap->busy_explicit ? TIDE_LOG_WARNING : TIDE_LOG_INFO,
+				tide_log(ap->busy_explicit ? TIDE_LOG_WARNING : TIDE_LOG_NOTICE,
 					 p->name, "dev=%s: busy polling off, the kernel refused %s (%s)",
 					 ap->dev, what, strerror(-rc));
 				/* the sockets already set go back as well */

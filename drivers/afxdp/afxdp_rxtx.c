@@ -145,8 +145,9 @@ static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
 
 		if (k > n)
 			k = n;
-		if (k > 0) {
-			xsk_ring_prod__reserve(&rq->fill, k, &fidx);
+		/* The fill ring is as deep as the room: the reserve cannot fail, but should it,
+		 * the frames go to the pool below. */
+		if (k > 0 && xsk_ring_prod__reserve(&rq->fill, k, &fidx) == k) {
 			for (; i < k; i++) {
 				uint64_t off = *xsk_ring_cons__comp_addr(&q->comp, idx + i) &
 					       u->frame_mask;
