@@ -346,8 +346,9 @@ static int start_sockets(struct afxdp_port *ap)
 		if (((struct afxdp_txq *)p->txq[i])->nb_desc > max_tx)
 			max_tx = ((struct afxdp_txq *)p->txq[i])->nb_desc;
 	tide_pool_mem_info(ap->pool, &mi);
-	/* Fill ring twice the Rx ring (net_af_xdp's 4096 for 2048): while the Rx ring is
-	 * full, the kernel still has as many frames posted to fill it again. */
+	/* Fill ring twice the Rx ring, as net_af_xdp's (4096 for 2048): an Rx queue posts
+	 * the frames it may hold (its descriptors) and refills by that count, never by the
+	 * ring's room, so the ring itself never limits a refill. */
 	uc.fill_size = 2 * pow2_at_least(max_rx);
 	uc.comp_size = pow2_at_least(max_tx);
 	uc.frame_size = mi.elt_size;
@@ -413,7 +414,7 @@ static int start_sockets(struct afxdp_port *ap)
 		if (rq) {
 			rq->fd = fd;
 			rq->wakeup = ap->need_wakeup;
-			rq->hold_max = 2 * rq->nb_desc;
+			rq->hold_max = rq->nb_desc;
 		}
 		if (tq) {
 			tq->fd = fd;

@@ -61,8 +61,9 @@ struct afxdp_rxq {
 	bool wakeup;          /* need_wakeup: kick only when the fill ring asks */
 	bool busy;            /* busy polling on: every empty poll drives the device (recvfrom) */
 	unsigned nb_desc;
-	/* Frames the kernel may hold for this queue at most: the fill ring's depth (twice the
-	 * Rx ring's). Held = fill.cached_prod - rx.cached_cons (posted, not yet received). */
+	/* Frames the kernel may hold for this queue at most: its descriptors (the pool budget
+	 * an application gives an Rx queue; the fill ring is twice as deep, so it always has
+	 * room). Held = fill.cached_prod - rx.cached_cons (posted, not yet received). */
 	uint32_t hold_max;
 	struct tide_pool *pool;
 	struct afxdp_port *ap;

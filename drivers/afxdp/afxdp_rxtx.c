@@ -17,8 +17,8 @@
 void afxdp_rx_refill(struct afxdp_rxq *q)
 {
 	struct tide_mbuf *m[AFXDP_BULK];
-	/* The fill ring is as deep as what the queue may hold: room in the one is room in
-	 * the other (and no read of the kernel's index). */
+	/* What the queue may hold beyond what it holds: always room in the fill ring (twice
+	 * as deep), and no read of the kernel's index. */
 	uint32_t room = afxdp_rx_room(q), idx = 0;
 
 	while (room >= q->batch) {
@@ -27,7 +27,7 @@ void afxdp_rx_refill(struct afxdp_rxq *q)
 			break;
 		}
 		if (tide_unlikely(xsk_ring_prod__reserve(&q->fill, q->batch, &idx) != q->batch)) {
-			/* Cannot happen while the fill ring is as deep as the room; the
+			/* Cannot happen while the fill ring is deeper than the room; the
 			 * frames go back. */
 			tide_pool_put_bulk(q->pool, (void **)m, q->batch);
 			break;
@@ -145,8 +145,8 @@ static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
 
 		if (k > n)
 			k = n;
-		/* The fill ring is as deep as the room: the reserve cannot fail, but should it,
-		 * the frames go to the pool below. */
+		/* The fill ring is deeper than the room: the reserve cannot fail, but should
+		 * it, the frames go to the pool below. */
 		if (k > 0 && xsk_ring_prod__reserve(&rq->fill, k, &fidx) == k) {
 			for (; i < k; i++) {
 				uint64_t off = *xsk_ring_cons__comp_addr(&q->comp, idx + i) &
