@@ -224,6 +224,20 @@ static void afxdp_stop(struct tide_port *p)
 
 	/* tide_port_stop() ran a grace period first: no burst of this port is running and no
 	 * refill of another port reaps these completion rings, so the sockets can go. */
+	/* Why the kernel missed what it missed (rx_missed lumps them): no frame posted, or
+	 * the Rx ring full - an Rx queue too shallow for the stalls of its thread. */
+	for (unsigned i = 0; i < ap->nb_rxq; i++) {
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+
+		if (ap->sk[i].xsk &&
+		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs,
+			       &len) == 0 && xs.rx_dropped + xs.rx_ring_full != 0)
+			TIDE_LOG_INFO_(p->name, "queue %u: kernel dropped %llu for want of a fill frame, %llu with the Rx ring full; fill ring found empty %llu times",
+				       i, (unsigned long long)xs.rx_dropped,
+				       (unsigned long long)xs.rx_ring_full,
+				       (unsigned long long)xs.rx_fill_ring_empty_descs);
+	}
 	/* The sockets' drop counters die with them: keep what they counted. */
 	ap->missed_saved += live_missed(ap) - ap->missed_base;
 	ap->missed_base = 0;
