@@ -43,13 +43,6 @@ static const char *ns, *dev_a, *peer_a, *dev_b, *peer_b;
  * refuse_budget_after >= 0, SO_BUSY_POLL_BUDGET succeeds that many times and then fails
  * with ENOPROTOOPT, as on a kernel before 5.11; everything else goes to the kernel. */
 
-#ifndef SO_PREFER_BUSY_POLL
-#define SO_PREFER_BUSY_POLL 69
-#endif
-#ifndef SO_BUSY_POLL_BUDGET
-#define SO_BUSY_POLL_BUDGET 70
-#endif
-
 static int refuse_budget_after = -1;
 static int budget_fd = -1, budget_val = -1; /* the last SO_BUSY_POLL_BUDGET set (the kernel
 					     * does not report it) */
