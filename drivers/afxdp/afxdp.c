@@ -490,7 +490,9 @@ static int afxdp_start(struct tide_port *p)
 		view_init(ap, &q->u);
 		q->buf_len = (uint16_t)(mi.elt_size - AFXDP_MBUF_HDR);
 		q->port_id = (uint16_t)p->id;
-		q->busy = ap->busy_on;
+		/* Generic XDP takes frames from the stack's hook, where the socket learns no
+		 * NAPI id: a busy poll would have nothing to run, so no recvfrom for it. */
+		q->busy = ap->busy_on && strcmp(ap->attached_mode, "generic") != 0;
 		afxdp_rx_refill(q);
 		q->pub.burst = afxdp_rx_burst;
 	}
@@ -506,7 +508,10 @@ static int afxdp_start(struct tide_port *p)
 	TIDE_LOG_INFO_(p->name, "dev=%s queues %u..%u: XDP %s, %s, %u-byte frames from pool %s, busy polling %s",
 		       ap->dev, ap->queue, ap->queue + ap->nq - 1, ap->attached_mode,
 		       ap->zero_copy ? "zero-copy" : "copy mode", mi.elt_size,
-		       tide_pool_name(ap->pool), ap->busy_on ? "on" : "off");
+		       tide_pool_name(ap->pool),
+		       !ap->busy_on ? "off"
+		       : strcmp(ap->attached_mode, "generic") == 0 ? "off (generic XDP: no NAPI to poll)"
+								 : "on");
 	return 0;
 fail:
 	afxdp_stop(p);
