@@ -6,10 +6,10 @@
  *       attach tbx_drop or tbx_redirect (to OUT_IFNAME) through a BPF link, print "ready",
  *       then answer every line read on stdin with the packet count so far; on EOF (or when
  *       killed) the link's last reference goes and the program comes off
- *   tbx_xdp OBJ gen IFNAME SIZE
+ *   tbx_xdp OBJ gen IFNAME SIZE [COUNT]
  *       the traffic source: BPF_PROG_TEST_RUN of tbx_gen with live frames, an IPv4/UDP frame
  *       of SIZE bytes sent out of IFNAME (into its veth peer) repeatedly until SIGINT or
- *       SIGTERM; prints the frames sent
+ *       SIGTERM, or COUNT frames at full speed and exit; prints the frames sent
  *
  * Run it in the namespace of IFNAME. Exit status 0, or 1 with a message on stderr.
  */
@@ -137,10 +137,11 @@ static void make_frame(unsigned char *f, unsigned size)
 	f[25] = (unsigned char)~sum;
 }
 
-static int cmd_gen(struct bpf_object *obj, char **argv)
+static int cmd_gen(struct bpf_object *obj, int argc, char **argv)
 {
+	unsigned long long count = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
 	unsigned char frame[1514];
-	unsigned size = (unsigned)atoi(argv[1]);
+	unsigned size = argc > 1 ? (unsigned)atoi(argv[1]) : 0;
 	int ifindex = (int)if_nametoindex(argv[0]);
 	struct xdp_md ctx = {.ingress_ifindex = (__u32)ifindex};
 	unsigned long long sent = 0;
@@ -159,7 +160,11 @@ static int cmd_gen(struct bpf_object *obj, char **argv)
 	make_frame(frame, size);
 	o.data_size_in = size;
 	ctx.data_end = size;
-	while (!stop) {
+	if (argc > 2 && count == 0)
+		return die("COUNT must be a positive number", EINVAL);
+	while (!stop && (count == 0 || sent < count)) {
+		if (count != 0 && count - sent < o.repeat)
+			o.repeat = (__u32)(count - sent);
 		if (bpf_prog_test_run_opts(fd, &o) != 0) {
 			if (errno == EINTR)
 				break;
@@ -178,7 +183,7 @@ int main(int argc, char **argv)
 
 	if (argc < 4 || (strcmp(argv[2], "attach") == 0 && argc < 6)) {
 		fprintf(stderr, "usage: tbx_xdp OBJ attach IFNAME native|generic drop|redirect [OUT]\n"
-				"       tbx_xdp OBJ gen IFNAME SIZE\n");
+				"       tbx_xdp OBJ gen IFNAME SIZE [COUNT]\n");
 		return 2;
 	}
 	obj = load(argv[1]);
@@ -187,7 +192,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[2], "attach") == 0)
 		rc = cmd_attach(obj, argc - 3, argv + 3);
 	else if (strcmp(argv[2], "gen") == 0)
-		rc = cmd_gen(obj, argv + 3);
+		rc = cmd_gen(obj, argc - 3, argv + 3);
 	else
 		rc = die(argv[2], EINVAL);
 	bpf_object__close(obj);

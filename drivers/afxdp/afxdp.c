@@ -19,6 +19,16 @@
 #ifndef SO_BUSY_POLL
 #define SO_BUSY_POLL 46
 #endif
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
+/* Busy polling as net_af_xdp sets it: 20 us per poll, NAPI budget 64. */
+#define AFXDP_BUSY_POLL_DEF 20
+#define AFXDP_BUSY_BUDGET_DEF 64
 
 static struct afxdp_port *aport(const struct tide_port *p)
 {
@@ -214,6 +224,20 @@ static void afxdp_stop(struct tide_port *p)
 
 	/* tide_port_stop() ran a grace period first: no burst of this port is running and no
 	 * refill of another port reaps these completion rings, so the sockets can go. */
+	/* Why the kernel missed what it missed (rx_missed lumps them): no frame posted, or
+	 * the Rx ring full - an Rx queue too shallow for the stalls of its thread. */
+	for (unsigned i = 0; i < ap->nb_rxq; i++) {
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+
+		if (ap->sk[i].xsk &&
+		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs,
+			       &len) == 0 && xs.rx_dropped + xs.rx_ring_full != 0)
+			TIDE_LOG_INFO_(p->name, "queue %u: kernel dropped %llu for want of a fill frame, %llu with the Rx ring full; fill ring found empty %llu times",
+				       i, (unsigned long long)xs.rx_dropped,
+				       (unsigned long long)xs.rx_ring_full,
+				       (unsigned long long)xs.rx_fill_ring_empty_descs);
+	}
 	/* The sockets' drop counters die with them: keep what they counted. */
 	ap->missed_saved += live_missed(ap) - ap->missed_base;
 	ap->missed_base = 0;
@@ -288,6 +312,38 @@ static int make_socket(struct afxdp_port *ap, unsigned k, struct afxdp_rxq *rq,
 	return rc;
 }
 
+static void busy_poll_clear(int fd)
+{
+	int zero = 0;
+
+	setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &zero, sizeof(zero));
+	setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &zero, sizeof(zero));
+}
+
+/*
+ * Preferred busy polling on socket @fd: SO_PREFER_BUSY_POLL, SO_BUSY_POLL (microseconds),
+ * SO_BUSY_POLL_BUDGET (Linux 5.11). Returns 0, or -errno with the socket left as it was
+ * (what was set is taken back) and *@what naming the option refused.
+ */
+static int busy_poll_set(const struct afxdp_port *ap, int fd, const char **what)
+{
+	int one = 1, us = (int)ap->busy_poll, budget = (int)ap->busy_budget, rc;
+
+	*what = "SO_PREFER_BUSY_POLL";
+	if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) < 0)
+		return -errno;
+	*what = "SO_BUSY_POLL";
+	if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) < 0)
+		goto undo;
+	*what = "SO_BUSY_POLL_BUDGET";
+	if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)) == 0)
+		return 0;
+undo:
+	rc = -errno;
+	busy_poll_clear(fd);
+	return rc;
+}
+
 static int start_sockets(struct afxdp_port *ap)
 {
 	struct tide_port *p = ap->port;
@@ -304,7 +360,10 @@ static int start_sockets(struct afxdp_port *ap)
 		if (((struct afxdp_txq *)p->txq[i])->nb_desc > max_tx)
 			max_tx = ((struct afxdp_txq *)p->txq[i])->nb_desc;
 	tide_pool_mem_info(ap->pool, &mi);
-	uc.fill_size = pow2_at_least(max_rx);
+	/* Fill ring twice the Rx ring, as net_af_xdp's (4096 for 2048): an Rx queue posts
+	 * the frames it may hold (its descriptors) and refills by that count, never by the
+	 * ring's room, so the ring itself never limits a refill. */
+	uc.fill_size = 2 * pow2_at_least(max_rx);
 	uc.comp_size = pow2_at_least(max_tx);
 	uc.frame_size = mi.elt_size;
 	uc.frame_headroom = tide_pktpool_headroom(ap->pool) - TIDE_AFXDP_HEADROOM;
@@ -343,11 +402,22 @@ static int start_sockets(struct afxdp_port *ap)
 				      ap->queue + k, strerror(-rc));
 			return rc;
 		}
-		if (ap->busy_poll &&
-		    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &ap->busy_poll,
-			       sizeof(ap->busy_poll)) < 0)
-			TIDE_LOG_WARN_(p->name, "busy_poll=%u: %s (ignored)", ap->busy_poll,
-				       strerror(errno));
+		if (ap->busy_on) {
+			const char *what;
+
+			rc = busy_poll_set(ap, fd, &what);
+			if (rc < 0) {
+				/* An older kernel (before 5.11) or a refused value: poll as
+				 * without busy polling, say so once. */
+				ap->busy_on = false;
+				tide_log(ap->busy_explicit ? TIDE_LOG_WARNING : TIDE_LOG_NOTICE,
+					 p->name, "dev=%s: busy polling off, the kernel refused %s (%s)",
+					 ap->dev, what, strerror(-rc));
+				/* the sockets already set go back as well */
+				for (unsigned j = 0; j < k; j++)
+					busy_poll_clear(xsk_socket__fd(ap->sk[j].xsk));
+			}
+		}
 		if (k == 0) {
 			struct xdp_options xo;
 			socklen_t len = sizeof(xo);
@@ -358,6 +428,7 @@ static int start_sockets(struct afxdp_port *ap)
 		if (rq) {
 			rq->fd = fd;
 			rq->wakeup = ap->need_wakeup;
+			rq->hold_max = rq->nb_desc;
 		}
 		if (tq) {
 			tq->fd = fd;
@@ -405,6 +476,7 @@ static int afxdp_start(struct tide_port *p)
 		rc = -ENOMEM;
 		goto fail;
 	}
+	ap->busy_on = ap->busy_poll != 0;
 	afxdp_lib_log_begin();
 	rc = afxdp_prog_attach(ap);
 	if (rc == 0)
@@ -418,6 +490,9 @@ static int afxdp_start(struct tide_port *p)
 		view_init(ap, &q->u);
 		q->buf_len = (uint16_t)(mi.elt_size - AFXDP_MBUF_HDR);
 		q->port_id = (uint16_t)p->id;
+		/* Generic XDP takes frames from the stack's hook, where the socket learns no
+		 * NAPI id: a busy poll would have nothing to run, so no recvfrom for it. */
+		q->busy = ap->busy_on && strcmp(ap->attached_mode, "generic") != 0;
 		afxdp_rx_refill(q);
 		q->pub.burst = afxdp_rx_burst;
 	}
@@ -430,10 +505,13 @@ static int afxdp_start(struct tide_port *p)
 		q->kick_max = q->nb_desc / 32 + 1;
 		q->pub.burst = afxdp_tx_burst;
 	}
-	TIDE_LOG_INFO_(p->name, "dev=%s queues %u..%u: XDP %s, %s, %u-byte frames from pool %s",
+	TIDE_LOG_INFO_(p->name, "dev=%s queues %u..%u: XDP %s, %s, %u-byte frames from pool %s, busy polling %s",
 		       ap->dev, ap->queue, ap->queue + ap->nq - 1, ap->attached_mode,
 		       ap->zero_copy ? "zero-copy" : "copy mode", mi.elt_size,
-		       tide_pool_name(ap->pool));
+		       tide_pool_name(ap->pool),
+		       !ap->busy_on ? "off"
+		       : strcmp(ap->attached_mode, "generic") == 0 ? "off (generic XDP: no NAPI to poll)"
+								 : "on");
 	return 0;
 fail:
 	afxdp_stop(p);
@@ -498,6 +576,47 @@ static void afxdp_stats_reset(struct tide_port *p)
 	ap->missed_base = live_missed(ap);
 }
 
+/* ---- Rx interrupts ---- */
+
+/*
+ * The socket itself is the interrupt: poll() reports POLLIN while its Rx ring holds frames
+ * (level-triggered: frames that came before a sleep wake it at once), and poll() also does
+ * what need_wakeup asks (it wakes a zero-copy driver's Rx and Tx, and sends what a copy-mode
+ * Tx ring holds). Nothing to mask: the kernel signals the socket whether or not anyone
+ * sleeps on it.
+ */
+static struct afxdp_rxq *intr_rxq(struct tide_port *p, unsigned qid)
+{
+	struct afxdp_rxq *q = (struct afxdp_rxq *)p->rxq[qid];
+
+	return p->started && aport(p)->sk[qid].xsk != NULL ? q : NULL;
+}
+
+static int afxdp_rxq_intr_fd(struct tide_port *p, unsigned qid)
+{
+	struct afxdp_rxq *q = intr_rxq(p, qid);
+
+	return q ? q->fd : -ENOTCONN;
+}
+
+/* Before a sleep: post every frame the queue may hold (completed Tx frames of the linked
+ * queue first), so that the kernel has somewhere to put what wakes us. */
+static int afxdp_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
+{
+	struct afxdp_rxq *q = intr_rxq(p, qid);
+
+	if (q == NULL)
+		return -ENOTCONN;
+	if (enable && afxdp_rx_room(q) >= q->batch) {
+		struct txc *t = txc_link_src(&q->link);
+
+		if (t != NULL && ((struct afxdp_txq *)t->drv)->u.pool == q->pool)
+			afxdp_tx_reap(t->drv, q);
+		afxdp_rx_refill(q);
+	}
+	return 0;
+}
+
 static const char *const modes[] = {"auto", "native", "generic", NULL};
 static const char *const zcs[] = {"auto", "yes", "no", NULL};
 
@@ -536,7 +655,7 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	struct afxdp_port *ap;
 	struct tide_port *p;
 	const char *dev = tide_kvargs_get(kv, "dev"), *prog = tide_kvargs_get(kv, "prog");
-	uint64_t queue, nq, frame, busy;
+	uint64_t queue, nq, frame, busy, budget;
 	unsigned mode, zc;
 	bool wake, walk;
 	char name[48];
@@ -545,7 +664,8 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	if (tide_kvargs_uint(kv, "queue", 0, 0, 1023, &queue) ||
 	    tide_kvargs_uint(kv, "queues", 1, 1, AFXDP_MAX_QUEUES, &nq) ||
 	    tide_kvargs_uint(kv, "frame", 0, 0, 4096, &frame) ||
-	    tide_kvargs_uint(kv, "busy_poll", 0, 0, 1000000, &busy) ||
+	    tide_kvargs_uint(kv, "busy_poll", AFXDP_BUSY_POLL_DEF, 0, 1000000, &busy) ||
+	    tide_kvargs_uint(kv, "busy_budget", AFXDP_BUSY_BUDGET_DEF, 1, 65535, &budget) ||
 	    tide_kvargs_choice(kv, "mode", modes, 0, &mode) ||
 	    tide_kvargs_choice(kv, "zero_copy", zcs, 0, &zc) ||
 	    tide_kvargs_bool(kv, "need_wakeup", true, &wake) ||
@@ -598,6 +718,8 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	ap->txc_walk = walk;
 	ap->frame = (unsigned)frame;
 	ap->busy_poll = (unsigned)busy;
+	ap->busy_budget = (unsigned)budget;
+	ap->busy_explicit = tide_kvargs_get(kv, "busy_poll") != NULL;
 	ap->link_fd = -1;
 	ap->xsks_map_fd = -1;
 	if (prog != NULL && strcmp(prog, "default") != 0)
@@ -619,7 +741,7 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 
 const struct tide_driver tide_driver_afxdp = {
 	.name = "afxdp",
-	.keys = "dev, queue, queues, mode, zero_copy, need_wakeup, frame, prog, busy_poll, txc_walk",
+	.keys = "dev, queue, queues, mode, zero_copy, need_wakeup, frame, prog, busy_poll, busy_budget, txc_walk",
 	.open = afxdp_open,
 	.configure = afxdp_configure,
 	.rxq_setup = afxdp_rxq_setup,
@@ -632,4 +754,6 @@ const struct tide_driver tide_driver_afxdp = {
 	.link_get = afxdp_link_get,
 	.stats_add = afxdp_stats_add,
 	.stats_reset = afxdp_stats_reset,
+	.rxq_intr_fd = afxdp_rxq_intr_fd,
+	.rxq_intr_set = afxdp_rxq_intr_set,
 };

@@ -59,7 +59,12 @@ struct afxdp_rxq {
 	uint16_t port_id;
 	int fd;
 	bool wakeup;          /* need_wakeup: kick only when the fill ring asks */
+	bool busy;            /* busy polling on: every empty poll drives the device (recvfrom) */
 	unsigned nb_desc;
+	/* Frames the kernel may hold for this queue at most: its descriptors (the pool budget
+	 * an application gives an Rx queue; the fill ring is twice as deep, so it always has
+	 * room). Held = fill.cached_prod - rx.cached_cons (posted, not yet received). */
+	uint32_t hold_max;
 	struct tide_pool *pool;
 	struct afxdp_port *ap;
 	/* The recycle link (src/link.h, by address): the Tx queue whose completed frames
@@ -100,7 +105,10 @@ struct afxdp_port {
 	enum afxdp_zc zc;
 	bool need_wakeup, txc_walk;
 	unsigned frame;        /* 0: the pool's */
-	unsigned busy_poll;
+	unsigned busy_poll;    /* SO_BUSY_POLL microseconds; 0: no busy polling */
+	unsigned busy_budget;  /* SO_BUSY_POLL_BUDGET */
+	bool busy_explicit;    /* busy_poll= given in the spec: a refusal is a warning */
+	bool busy_on;          /* what the sockets got (the kernel may refuse) */
 	char prog_path[256];   /* empty: the embedded program */
 
 	/* Running state (between start and stop). */
@@ -135,5 +143,10 @@ unsigned afxdp_tx_advance(struct txc *t);
 void afxdp_tx_reap(struct afxdp_txq *q, struct afxdp_rxq *rq);
 /* Post every whole batch of frames the fill ring has room for. */
 void afxdp_rx_refill(struct afxdp_rxq *q);
+/* Frames the kernel may hold for @q beyond what it holds now (posted, not yet received). */
+static inline uint32_t afxdp_rx_room(const struct afxdp_rxq *q)
+{
+	return q->hold_max - (q->fill.cached_prod - q->rx.cached_cons);
+}
 
 #endif

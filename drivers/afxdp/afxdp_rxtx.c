@@ -17,14 +17,21 @@
 void afxdp_rx_refill(struct afxdp_rxq *q)
 {
 	struct tide_mbuf *m[AFXDP_BULK];
-	uint32_t room = xsk_prod_nb_free(&q->fill, q->fill.size), idx = 0;
+	/* What the queue may hold beyond what it holds: always room in the fill ring (twice
+	 * as deep), and no read of the kernel's index. */
+	uint32_t room = afxdp_rx_room(q), idx = 0;
 
 	while (room >= q->batch) {
 		if (tide_pool_get_bulk(q->pool, (void **)m, q->batch) < 0) {
 			tide_stat_add(&q->pub.stats.nombuf, 1);
 			break;
 		}
-		xsk_ring_prod__reserve(&q->fill, q->batch, &idx);
+		if (tide_unlikely(xsk_ring_prod__reserve(&q->fill, q->batch, &idx) != q->batch)) {
+			/* Cannot happen while the fill ring is deeper than the room; the
+			 * frames go back. */
+			tide_pool_put_bulk(q->pool, (void **)m, q->batch);
+			break;
+		}
 		for (uint32_t i = 0; i < q->batch; i++) {
 			uint64_t off = tide_pool_offset(q->pool, m[i]);
 
@@ -50,7 +57,7 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 	 * completed frames (recycling; it has had a burst's time to complete them), then from
 	 * the pool. */
 	link_rx_polled(&q->link);
-	if (xsk_prod_nb_free(&q->fill, q->batch) >= q->batch) {
+	if (afxdp_rx_room(q) >= q->batch) {
 		struct txc *t = txc_link_src(&q->link);
 
 		if (t != NULL) {
@@ -64,8 +71,10 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 	/* peek: acquire load of the kernel's producer index (pairs with its release). */
 	got = xsk_ring_cons__peek(&q->rx, n, &idx);
 	if (got == 0) {
-		/* No syscall unless the kernel asked for one (need_wakeup on the fill ring). */
-		if (q->wakeup && xsk_ring_prod__needs_wakeup(&q->fill))
+		/* Busy polling: every empty poll runs the device's NAPI from this thread (the
+		 * socket's SO_BUSY_POLL_BUDGET frames at most). Otherwise no syscall unless the
+		 * kernel asked for one (need_wakeup on the fill ring). */
+		if (q->busy || (q->wakeup && xsk_ring_prod__needs_wakeup(&q->fill)))
 			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		return 0;
 	}
@@ -132,12 +141,13 @@ static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
 	unsigned i = 0, nb = 0;
 
 	if (rq != NULL) {
-		uint32_t k = xsk_prod_nb_free(&rq->fill, n), fidx = 0;
+		uint32_t k = afxdp_rx_room(rq), fidx = 0;
 
 		if (k > n)
 			k = n;
-		if (k > 0) {
-			xsk_ring_prod__reserve(&rq->fill, k, &fidx);
+		/* The fill ring is deeper than the room: the reserve cannot fail, but should
+		 * it, the frames go to the pool below. */
+		if (k > 0 && xsk_ring_prod__reserve(&rq->fill, k, &fidx) == k) {
 			for (; i < k; i++) {
 				uint64_t off = *xsk_ring_cons__comp_addr(&q->comp, idx + i) &
 					       u->frame_mask;
@@ -186,7 +196,7 @@ static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
 
 void afxdp_tx_reap(struct afxdp_txq *q, struct afxdp_rxq *rq)
 {
-	uint32_t room = xsk_prod_nb_free(&rq->fill, rq->fill.size), idx;
+	uint32_t room = afxdp_rx_room(rq), idx;
 	/* Only what the fill ring can take: the rest stays for the Tx side's own reclaim. */
 	unsigned n = xsk_ring_cons__peek(&q->comp, room, &idx);
 

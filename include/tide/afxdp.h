@@ -13,7 +13,12 @@
  *   frame=N          2048 | 4096: expected frame size; must match the pool (default: the pool's)
  *   prog=P           default (tide's own XSKMAP redirect program) | PATH of a BPF object with
  *                    one XDP program and an XSKMAP (the first of each is used)
- *   busy_poll=N      SO_BUSY_POLL microseconds on each socket (default 0: off)
+ *   busy_poll=N      preferred busy polling: SO_PREFER_BUSY_POLL and SO_BUSY_POLL of N
+ *                    microseconds on each socket, and every empty Rx poll drives the
+ *                    device's NAPI (recvfrom); 0..1000000 (default 20, net_af_xdp's); 0: off.
+ *                    A kernel that refuses it (before 5.11) gets one notice line and a port
+ *                    that polls without it (a warning when busy_poll= was given)
+ *   busy_budget=N    SO_BUSY_POLL_BUDGET: frames per busy poll, 1..65535 (default 64)
  *   txc_walk=B       no (default) | yes: walk the Tx engine's slots on completion (the
  *                    per-entry cost O(1) completion removes; for benchmarks only)
  *
@@ -30,6 +35,11 @@
  * the kernel put there does no harm, but an XDP program (prog=PATH) must not grow the packet
  * head by more than the mbuf headroom. Aligned chunks, not unaligned ones: a frame is found
  * from any address in it with one mask, and pool elements are aligned anyway.
+ * Rings: an Rx queue of N descriptors has an Rx ring of N and a fill ring of 2N (as DPDK's
+ * net_af_xdp: 2048 and 4096); it keeps exactly N frames of the pool with the kernel (fill
+ * and Rx ring together; all N posted at start). A Tx queue of N has Tx and completion rings
+ * of N.
+ * tide_rxq_intr_fd() is the socket: POLLIN while its Rx ring holds frames.
  * Every Rx queue of a port must use the same pool. Tx sends mbufs of that pool in place
  * (refcnt 1, one segment) and copies every other packet into a frame of it. A Tx-only port
  * makes a small pool of its own.

@@ -20,12 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 #include <tide/afxdp.h>
+#include <tide/log.h>
 #include <tide/port.h>
 
 #include "testutil.h"
@@ -35,6 +37,67 @@
 #define NPKT 2000
 
 static const char *ns, *dev_a, *peer_a, *dev_b, *peer_b;
+
+/* ---- a kernel that refuses busy polling ----
+ * The driver is linked into this program, so its setsockopt() calls land here. With
+ * refuse_budget_after >= 0, SO_BUSY_POLL_BUDGET succeeds that many times and then fails
+ * with ENOPROTOOPT, as on a kernel before 5.11; everything else goes to the kernel. */
+
+static int refuse_budget_after = -1;
+static int budget_fd = -1, budget_val = -1; /* the last SO_BUSY_POLL_BUDGET set (the kernel
+					     * does not report it) */
+
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	if (level == SOL_SOCKET && name == SO_BUSY_POLL_BUDGET && refuse_budget_after >= 0 &&
+	    refuse_budget_after-- == 0) {
+		refuse_budget_after = 0; /* and every later one */
+		errno = ENOPROTOOPT;
+		return -1;
+	}
+	if (level == SOL_SOCKET && name == SO_BUSY_POLL_BUDGET && len == sizeof(int)) {
+		budget_fd = fd;
+		budget_val = *(const int *)val;
+	}
+	return (int)syscall(SYS_setsockopt, fd, level, name, val, len);
+}
+
+static int sockopt_int(int fd, int name)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, name, &v, &len), 0);
+	return v;
+}
+
+/* Log lines of the port under test, counted by level. */
+static unsigned log_lines[8];
+static char log_last[256];
+
+static void log_count(enum tide_log_level level, const char *component, const char *msg,
+		      void *user)
+{
+	(void)user;
+	if (strncmp(component, "afxdp", 5) != 0 || (unsigned)level >= 8)
+		return;
+	log_lines[level]++;
+	snprintf(log_last, sizeof(log_last), "%s", msg);
+}
+
+static void log_capture(void)
+{
+	memset(log_lines, 0, sizeof(log_lines));
+	log_last[0] = '\0';
+	tide_log_set_level(TIDE_LOG_DEBUG);
+	tide_log_set_handler(log_count, NULL);
+}
+
+static void log_release(void)
+{
+	tide_log_set_handler(NULL, NULL);
+	tide_log_set_level(TIDE_LOG_ERR);
+}
 
 /* ---- the namespace side ---- */
 
@@ -565,6 +628,228 @@ static void test_kill9(void **state)
 	assert_false(xdp_attached(dev_b));
 }
 
+/* busy_poll= and busy_budget= are validated, each bad value named. */
+static void test_busy_poll_specs(void **state)
+{
+	static const char *const bad[] = {"busy_budget=0", "busy_budget=65536", "busy_poll=1000001",
+					  "busy_poll=-1", "busy_poll=on", "busy_budget="};
+	static const char *const good[] = {"busy_poll=0", "busy_poll=1000000", "busy_budget=1",
+					   "busy_budget=65535"};
+	char spec[128];
+	struct tide_port *p;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(spec, sizeof(spec), "afxdp:dev=%s,%s", dev_a, bad[i]);
+		log_capture();
+		assert_int_equal(tide_port_open(spec, &p), -EINVAL);
+		log_release();
+		/* one error line, naming the key */
+		assert_int_equal(log_lines[TIDE_LOG_ERR], 1);
+		assert_non_null(strstr(log_last, "busy_"));
+	}
+	for (unsigned i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(spec, sizeof(spec), "afxdp:dev=%s,%s", dev_a, good[i]);
+		assert_int_equal(tide_port_open(spec, &p), 0);
+		tide_port_close(p);
+	}
+}
+
+/* Preferred busy polling by default (20 us, budget 64), the values given, or none. */
+static void test_busy_poll_on(void **state)
+{
+	static const struct {
+		const char *extra;
+		int prefer, us, budget;
+	} c[] = {
+		{"", 1, 20, 64},
+		{",busy_poll=50,busy_budget=16", 1, 50, 16},
+		{",busy_poll=0", 0, 0, -1},
+	};
+	char spec[128];
+	struct tide_pool *pool = umem_pool();
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct tide_port *p;
+		int fd;
+
+		snprintf(spec, sizeof(spec), "afxdp:dev=%s%s", dev_a, c[i].extra);
+		budget_fd = budget_val = -1;
+		p = port_up(spec, pool, 1);
+		fd = tide_rxq_intr_fd(p, 0);
+		assert_true(fd >= 0);
+		assert_int_equal(sockopt_int(fd, SO_PREFER_BUSY_POLL), c[i].prefer);
+		assert_int_equal(sockopt_int(fd, SO_BUSY_POLL), c[i].us);
+		assert_int_equal(budget_val, c[i].budget);
+		if (c[i].budget >= 0)
+			assert_int_equal(budget_fd, fd);
+		tide_port_close(p);
+	}
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+/* The kernel refuses busy polling (here: SO_BUSY_POLL_BUDGET on the second socket of a
+ * two-queue port): the port starts without it, every socket as it was, one notice line. */
+static void test_busy_poll_refused(void **state)
+{
+	char spec[128];
+	struct tide_pool *pool = umem_pool();
+	struct tide_port *p;
+	static const char *const extra[] = {"", ",busy_poll=30"};
+
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(spec, sizeof(spec), "afxdp:dev=%s,queues=2%s", dev_b, extra[i]);
+		refuse_budget_after = 1;
+		log_capture();
+		p = port_up(spec, pool, 2);
+		log_release();
+		refuse_budget_after = -1;
+		for (unsigned q = 0; q < 2; q++) {
+			int fd = tide_rxq_intr_fd(p, q);
+
+			assert_true(fd >= 0);
+			assert_int_equal(sockopt_int(fd, SO_PREFER_BUSY_POLL), 0);
+			assert_int_equal(sockopt_int(fd, SO_BUSY_POLL), 0);
+		}
+		/* a notice by default, a warning when busy_poll= was asked for; no error */
+		assert_int_equal(log_lines[TIDE_LOG_ERR], 0);
+		assert_int_equal(log_lines[i ? TIDE_LOG_WARNING : TIDE_LOG_NOTICE], 1);
+		assert_int_equal(log_lines[i ? TIDE_LOG_NOTICE : TIDE_LOG_WARNING], 0);
+		tide_port_close(p);
+	}
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+/* Started, an Rx queue of N descriptors has N frames posted (its whole budget; the fill ring
+ * is 2N deep), and still N, never more, after traffic and bursts. */
+static void test_fill_posted(void **state)
+{
+	char spec[128];
+	struct tide_pool *pool = umem_pool();
+	struct tide_port *p;
+	struct tide_port_info info;
+	struct ns_sock s = ns_open(peer_a);
+	uint32_t seq = 0;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev_a);
+	p = port_up(spec, pool, 1); /* 512 descriptors */
+	tide_port_info_get(p, &info);
+	tide_pool_cache_flush(pool);
+	assert_int_equal(tide_pool_in_use(pool), 512);
+	/* 768 frames (more than the queue holds) in rounds of 64, each received and freed */
+	for (int round = 0; round < 12; round++) {
+		unsigned got = 0;
+
+		for (unsigned i = 0; i < 64; i++)
+			ns_send(&s, info.mac, seq + i);
+		for (int spin = 0; spin < 20000 && got < 64; spin++) {
+			struct tide_mbuf *m[32];
+			uint16_t n = tide_rx_burst(tide_port_rxq(p, 0), m, 32);
+
+			tide_mbuf_free_bulk(m, n);
+			got += n;
+			if (n == 0)
+				sleep_us(20);
+		}
+		assert_int_equal(got, 64);
+		seq += 64;
+	}
+	/* one more (empty) burst refills for the last ones taken */
+	{
+		struct tide_mbuf *m[1];
+
+		assert_int_equal(tide_rx_burst(tide_port_rxq(p, 0), m, 1), 0);
+	}
+	tide_pool_cache_flush(pool);
+	assert_int_equal(tide_pool_in_use(pool), 512);
+	close(s.fd);
+	tide_port_close(p);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+/* Wait up to 5 s for POLLIN on @fd; returns the poll() result. */
+static int wait_readable(int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int r = poll(&pfd, 1, 5000);
+
+	return r > 0 && (pfd.revents & POLLIN) ? 1 : r;
+}
+
+/* Rx interrupts: an idle queue's fd is not readable (a poller would sleep); a frame makes it
+ * readable; after the burst it is quiet again. Not connected while the port is stopped. */
+static void test_rx_intr(void **state)
+{
+	char spec[128];
+	struct tide_pool *pool = umem_pool();
+	struct tide_port *p;
+	struct tide_port_info info;
+	struct ns_sock s = ns_open(peer_a);
+	struct pollfd pfd;
+	uint32_t seq = 0;
+	int fd;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s,mode=native", dev_a);
+	assert_int_equal(tide_port_open(spec, &p), 0);
+	assert_int_equal(tide_port_configure(p, 1, 1), 0);
+	assert_int_equal(tide_rxq_setup(p, 0, 512, pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(p, 0, 512, NULL), 0);
+	assert_int_equal(tide_rxq_intr_fd(p, 0), -ENOTCONN);
+	assert_int_equal(tide_rxq_intr_enable(p, 0), -ENOTCONN);
+	assert_int_equal(tide_rxq_intr_fd(p, 1), -EINVAL);
+	assert_int_equal(tide_port_start(p), 0);
+	tide_port_info_get(p, &info);
+	fd = tide_rxq_intr_fd(p, 0);
+	assert_true(fd >= 0);
+	for (int round = 0; round < 3; round++) {
+		struct tide_mbuf *m[32];
+		unsigned got = 0;
+
+		assert_int_equal(tide_rxq_intr_enable(p, 0), 0);
+		assert_int_equal(tide_rx_burst(tide_port_rxq(p, 0), m, 32), 0);
+		pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+		assert_int_equal(poll(&pfd, 1, 0), 0); /* idle: nothing to wake for */
+		/* round 1: the frames come while the interrupt is off, before the enable */
+		if (round == 1)
+			assert_int_equal(tide_rxq_intr_disable(p, 0), 0);
+		for (unsigned i = 0; i < 4; i++)
+			ns_send(&s, info.mac, seq + i);
+		if (round == 1)
+			assert_int_equal(tide_rxq_intr_enable(p, 0), 0);
+		assert_int_equal(wait_readable(fd), 1);
+		assert_int_equal(tide_rxq_intr_disable(p, 0), 0);
+		for (int spin = 0; spin < 1000 && got < 4; spin++) {
+			uint16_t n = tide_rx_burst(tide_port_rxq(p, 0), m, 32);
+
+			for (uint16_t i = 0; i < n; i++)
+				assert_int_equal(pkt_check(tide_mbuf_mtod(m[i], uint8_t *),
+							   m[i]->data_len), (long)(seq + got + i));
+			tide_mbuf_free_bulk(m, n);
+			got += n;
+			if (got < 4 && wait_readable(fd) != 1)
+				break;
+		}
+		assert_int_equal(got, 4);
+		seq += 4;
+		pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+		assert_int_equal(poll(&pfd, 1, 0), 0); /* all taken: quiet again */
+	}
+	tide_port_stop(p);
+	assert_int_equal(tide_rxq_intr_fd(p, 0), -ENOTCONN);
+	assert_int_equal(tide_rxq_intr_disable(p, 0), -ENOTCONN);
+	tide_port_close(p);
+	close(s.fd);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +865,11 @@ int main(void)
 		cmocka_unit_test(test_two_queues),
 		cmocka_unit_test(test_dev_removed),
 		cmocka_unit_test(test_kill9),
+		cmocka_unit_test(test_busy_poll_specs),
+		cmocka_unit_test(test_busy_poll_on),
+		cmocka_unit_test(test_busy_poll_refused),
+		cmocka_unit_test(test_fill_posted),
+		cmocka_unit_test(test_rx_intr),
 	};
 	int fd;
 
