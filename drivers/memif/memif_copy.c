@@ -30,6 +30,26 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
+/* Write a whole descriptor of a slot we own (not published yet) in two 8-byte stores. */
+ALWAYS_INLINE void memif_desc_put(struct memif_desc *dd, uint16_t flags, uint16_t region,
+				  uint32_t length, uint32_t offset)
+{
+	const struct memif_desc v = {.flags = flags, .region = region, .length = length,
+				     .offset = offset, .metadata = 0};
+
+	memcpy(dd, &v, sizeof(v));
+}
+
+/* The same for the first 8 bytes (flags, region, length): the server's Tx keeps the offset
+ * the client posted. */
+ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
+				      uint32_t length)
+{
+	const struct memif_desc v = {.flags = flags, .region = region, .length = length};
+
+	memcpy(dd, &v, 8);
+}
+
 /*
  * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
  * of descriptor k are. Returns 0, or -1 (pool empty: @m is whole again, only its first
@@ -56,8 +76,62 @@ ALWAYS_INLINE void rx_done(struct memif_rxq *q, unsigned k, uint64_t bytes)
 }
 
 /*
+ * The slow path of a receive: a chain, an empty descriptor or one longer than the data
+ * room, at free-running index @cons of @avail published slots, into fresh mbuf @m. The
+ * chain is read again from the ring (memif_desc_chain_read() fetches and checks each
+ * descriptor: the fast path's copy is not used here). Returns the slots consumed with
+ * *@got = 1 for a packet now in @m, 0 for one dropped and counted in @dropped (@m fresh
+ * again); or 0 with the queue faulted (a violation) or *@got = -1 (pool empty, @m fresh).
+ */
+static unsigned rx_slow(struct memif_rxq *q, struct tide_mbuf *m, uint16_t cons, uint16_t avail,
+			const bool server, uint64_t *dropped, int *got)
+{
+	struct memif_desc d[MEMIF_MAX_CHAIN];
+	uint8_t *src[MEMIF_MAX_CHAIN];
+	const char *why = NULL;
+	uint16_t skip = 0;
+	int nd;
+
+	*got = 0;
+	nd = memif_desc_chain_read(q->r.ring->desc, q->r.mask, cons, avail, &q->r.lim, d, &skip,
+				   &why);
+	if (nd == -E2BIG) {
+		/* Longer than max_chain: dropped and counted, the link stays. */
+		(*dropped)++;
+		return skip;
+	}
+	if (nd <= 0) {
+		memif_rx_fault(q, why);
+		return 0;
+	}
+	tide_mbuf_reset(m);
+	for (int k = 0; k < nd; k++)
+		src[k] = server ? q->r.rbase[d[k].region] + d[k].offset
+				: q->r.buf0 + (size_t)((cons + k) & q->r.mask) * q->r.lim.buffer_size;
+	if (rx_chain(q, m, d, src, (unsigned)nd) < 0) {
+		tide_stat_add(&q->pub.stats.nombuf, 1);
+		*got = -1;
+		return 0;
+	}
+	if (tide_unlikely(!m->pkt_len)) {
+		/* An empty frame (or a chain of empty descriptors) is no packet: dropped,
+		 * counted in errors. */
+		tide_mbuf_free(m->next);
+		tide_mbuf_reset(m);
+		(*dropped)++;
+		return (unsigned)nd;
+	}
+	m->port = q->port_id;
+	*got = 1;
+	return (unsigned)nd;
+}
+
+/*
  * One receive loop for both roles. @server: descriptors may point anywhere in the peer's
- * regions (checked); client: the slot's own buffer.
+ * regions (checked); client: the slot's own buffer. The fast path is one descriptor of
+ * 1..data room bytes: one fetch into a local, the checks of memif_desc.h on that copy, the
+ * header from the queue's template (two wide stores and the length), the copy, and a
+ * prefetch of the next slot's buffer. Everything else goes through rx_slow().
  */
 ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
 			       const bool server)
@@ -65,9 +139,13 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 	struct memif_rxq *q = (struct memif_rxq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 	struct memif_ring *ring;
-	struct memif_desc d[MEMIF_MAX_CHAIN];
-	uint8_t *src[MEMIF_MAX_CHAIN];
+	const struct memif_desc *desc;
+	struct memif_desc_limits lim;
+	struct tide_mbuf__rx_regs tmpl;
+	uint8_t *const *rbase;
+	uint8_t *buf0;
 	uint16_t idx, moved, cons, mask, i = 0;
+	uint32_t dataroom, bs;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	unsigned nb;
@@ -109,69 +187,60 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 		rx_done(q, 0, 0);
 		return 0;
 	}
+	/* In locals: the stores into mbufs below may alias q (-fno-strict-aliasing). */
+	desc = ring->desc;
+	lim = q->r.lim;
+	rbase = q->r.rbase;
+	buf0 = q->r.buf0;
+	bs = lim.buffer_size;
+	dataroom = q->dataroom;
+	tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
 	while (i < nb && cons != idx) {
 		uint16_t slot = cons & mask;
 		struct tide_mbuf *m = pkts[i];
-		int nd = 1;
+		struct memif_desc d;
+		const uint8_t *src;
 
-		memif_desc_fetch(&ring->desc[slot], &d[0]);
-		if (tide_likely(!(d[0].flags & MEMIF_DESC_FLAG_NEXT))) {
-			if (tide_unlikely(memif_desc_check(&d[0], &q->r.lim, &why))) {
-				memif_rx_fault(q, why);
-				break;
-			}
-			if (tide_unlikely(d[0].length == 0)) {
-				/* An empty frame is no packet: drop it, counted in errors. */
-				dropped++;
-				cons++;
-				continue;
-			}
-			tide_mbuf_reset(m);
-			src[0] = server ? q->r.rbase[d[0].region] + d[0].offset
-					: q->r.buf0 + (size_t)slot * q->r.lim.buffer_size;
-			if (tide_likely(d[0].length <= q->dataroom)) {
-				memcpy(tide_mbuf_mtod(m, uint8_t *), src[0], d[0].length);
-				m->data_len = (uint16_t)d[0].length;
-				m->pkt_len = d[0].length;
-			} else if (rx_chain(q, m, d, src, 1) < 0) {
-				tide_stat_add(&pub->stats.nombuf, 1);
-				break;
-			}
-		} else {
-			uint16_t skip = 0;
-
-			nd = memif_desc_chain_read(ring->desc, mask, cons, (uint16_t)(idx - cons),
-						   &q->r.lim, d, &skip, &why);
-			if (nd == -E2BIG) {
-				/* Longer than max_chain: dropped and counted, the link stays. */
-				dropped++;
-				cons = (uint16_t)(cons + skip);
-				continue;
-			}
-			if (nd <= 0) {
-				memif_rx_fault(q, why);
-				break;
-			}
-			tide_mbuf_reset(m);
-			for (int k = 0; k < nd; k++)
-				src[k] = server ? q->r.rbase[d[k].region] + d[k].offset
-						: q->r.buf0 + (size_t)((cons + k) & mask) *
-								  q->r.lim.buffer_size;
-			if (rx_chain(q, m, d, src, (unsigned)nd) < 0) {
-				tide_stat_add(&pub->stats.nombuf, 1);
-				break;
-			}
-			if (tide_unlikely(!m->pkt_len)) { /* a chain of empty descriptors */
-				tide_mbuf_free(m->next);
-				m->next = NULL;
-				dropped++;
-				cons = (uint16_t)(cons + nd);
-				continue;
-			}
+		memif_desc_fetch(&desc[slot], &d);
+		if (tide_unlikely(memif_desc_check(&d, &lim, &why))) {
+			memif_rx_fault(q, why);
+			break;
 		}
-		m->port = q->port_id;
-		bytes += m->pkt_len;
-		cons = (uint16_t)(cons + nd);
+		if (tide_unlikely((d.flags & MEMIF_DESC_FLAG_NEXT) || d.length - 1u >= dataroom)) {
+			int got;
+			unsigned k = rx_slow(q, m, cons, (uint16_t)(idx - cons), server, &dropped,
+					     &got);
+
+			if (k == 0)
+				break; /* a violation, or no mbuf for the chain */
+			cons = (uint16_t)(cons + k);
+			if (got) {
+				bytes += m->pkt_len;
+				i++;
+			}
+			continue;
+		}
+		if (server) {
+			const struct memif_desc *nx = &desc[(uint16_t)(cons + 1) & mask];
+
+			src = rbase[d.region] + d.offset;
+			/* The next descriptor's buffer, unchecked: a prefetch never faults, and
+			 * the index is masked to the table (MEMIF_MAX_REGIONS entries). */
+			__builtin_prefetch(
+				rbase[__atomic_load_n(&nx->region, __ATOMIC_RELAXED) &
+				      (MEMIF_MAX_REGIONS - 1)] +
+				__atomic_load_n(&nx->offset, __ATOMIC_RELAXED));
+		} else {
+			src = buf0 + (size_t)slot * bs;
+			/* The next slot's buffer, which the server wrote on its core. */
+			__builtin_prefetch(src + bs);
+		}
+		tide_mbuf__rx_tmpl_write(m, tmpl);
+		m->pkt_len = d.length;
+		m->data_len = (uint16_t)d.length;
+		copy_bytes(tide_mbuf_mtod(m, uint8_t *), src, d.length);
+		bytes += d.length;
+		cons++;
 		i++;
 	}
 	if (i < nb)
@@ -182,15 +251,12 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 	} else if (cons != q->cons) {
 		/* Re-post the slots just read, with our own record of their buffers. */
 		uint16_t h = q->head, k = (uint16_t)(cons - q->cons);
+		const uint32_t boff0 = q->r.boff0;
 
 		for (uint16_t j = 0; j < k; j++) {
 			uint16_t s = (uint16_t)(h + j) & mask;
-			struct memif_desc *dd = &ring->desc[s];
 
-			dd->flags = 0;
-			dd->region = 0;
-			dd->length = q->r.lim.buffer_size;
-			dd->offset = q->r.boff0 + (uint32_t)s * q->r.lim.buffer_size;
+			memif_desc_put(&ring->desc[s], 0, 0, bs, boff0 + (uint32_t)s * bs);
 		}
 		q->head = (uint16_t)(h + k);
 		/* [S2C-head] release: the rewritten descriptors are visible first. */
