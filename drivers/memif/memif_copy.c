@@ -409,10 +409,15 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 	struct memif_desc d[MEMIF_MAX_CHAIN];
 	struct txc *t = &q->txc;
 	struct memif_ring *ring;
+	struct memif_desc *desc;
+	struct memif_desc_limits lim;
+	uint8_t *const *rbase;
+	uint8_t *buf0;
 	uint64_t bytes = 0, dropped = 0;
 	unsigned room, used = 0;
+	uint32_t bs, boff0;
 	bool refreshed = false;
-	uint16_t i, k = 0;
+	uint16_t i, k = 0, mask, qhead;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
 		memif_leave(&q->busy);
@@ -443,11 +448,55 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 		if (rr < room)
 			room = rr;
 	}
+	/* In locals: the stores into the ring below may alias q (-fno-strict-aliasing). */
+	desc = ring->desc;
+	lim = q->r.lim;
+	rbase = q->r.rbase;
+	buf0 = q->r.buf0;
+	bs = lim.buffer_size;
+	boff0 = q->r.boff0;
+	mask = q->r.mask;
+	qhead = q->head;
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		uint16_t first = (uint16_t)(q->head + used);
+		uint16_t first = (uint16_t)(qhead + used);
 		unsigned need;
 
+		/* Fast path: one segment of 1..buffer_size bytes into one slot. */
+		if (tide_likely(m->nb_segs == 1 && m->data_len - 1u < bs && used < room)) {
+			uint16_t slot = first & mask;
+			uint32_t len = m->data_len;
+			struct memif_desc d0;
+			uint8_t *dst;
+
+			if (server) {
+				const char *why = NULL;
+
+				memif_desc_fetch(&desc[slot], &d0);
+				if (tide_unlikely(memif_desc_check(&d0, &lim, &why) ||
+						  d0.length == 0)) {
+					memif_tx_fault(q, why ? why : "empty buffer posted");
+					goto out;
+				}
+				dst = rbase[d0.region] + d0.offset;
+			} else {
+				dst = buf0 + (size_t)slot * bs;
+			}
+			/* Server: a posted buffer shorter than the frame is chained below. */
+			if (tide_likely(!server || d0.length >= len)) {
+				copy_bytes(dst, tide_mbuf_mtod(m, const uint8_t *), len);
+				if (server)
+					memif_desc_put_len(&desc[slot], 0, d0.region, len);
+				else
+					memif_desc_put(&desc[slot], 0, 0, len,
+						       boff0 + (uint32_t)slot * bs);
+				used++;
+				bytes += len;
+				if (f == MEMIF_FREE_LOOP)
+					tide_mbuf_free(m);
+				continue;
+			}
+		}
 		if (tide_unlikely(m->pkt_len == 0)) {
 			/* A correct peer refuses empty descriptors: never send one. */
 			tx_drop(pkts, i, &dropped);
@@ -505,22 +554,7 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 					break;
 			}
 		}
-		if (tide_likely(m->nb_segs == 1 && need == 1)) {
-			uint16_t slot = first & q->r.mask;
-			struct memif_desc *dd = &ring->desc[slot];
-			uint8_t *dst = server ? q->r.rbase[d[0].region] + d[0].offset
-					      : q->r.buf0 + (size_t)slot * q->r.lim.buffer_size;
-
-			memcpy(dst, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-			if (!server) {
-				dd->region = 0;
-				dd->offset = q->r.boff0 + (uint32_t)slot * q->r.lim.buffer_size;
-			}
-			dd->length = m->data_len;
-			dd->flags = 0;
-		} else {
-			tx_copy_pkt(q, m, first, need, d, server);
-		}
+		tx_copy_pkt(q, m, first, need, d, server);
 		used += need;
 		bytes += m->pkt_len;
 		if (f == MEMIF_FREE_LOOP)
