@@ -30,24 +30,28 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* Write a whole descriptor of a slot we own (not published yet) in two 8-byte stores. */
+/*
+ * Write a whole descriptor of a slot we own (not published yet) in two 8-byte stores:
+ * flags, region and length, then offset and metadata (0). The layout is little-endian
+ * (memif_proto.h).
+ */
 ALWAYS_INLINE void memif_desc_put(struct memif_desc *dd, uint16_t flags, uint16_t region,
 				  uint32_t length, uint32_t offset)
 {
-	const struct memif_desc v = {.flags = flags, .region = region, .length = length,
-				     .offset = offset, .metadata = 0};
+	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
+	const uint64_t hi = offset;
 
-	memcpy(dd, &v, sizeof(v));
+	memcpy(dd, &lo, 8);
+	memcpy((char *)dd + 8, &hi, 8);
 }
 
-/* The same for the first 8 bytes (flags, region, length): the server's Tx keeps the offset
- * the client posted. */
+/* The first 8 bytes alone: the server's Tx keeps the offset the client posted. */
 ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
 				      uint32_t length)
 {
-	const struct memif_desc v = {.flags = flags, .region = region, .length = length};
+	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
 
-	memcpy(dd, &v, 8);
+	memcpy(dd, &lo, 8);
 }
 
 /*
@@ -401,23 +405,110 @@ ALWAYS_INLINE void tx_drop(struct tide_mbuf **pkts, uint16_t i, uint64_t *droppe
 	(*dropped)++;
 }
 
+/* What a Tx burst has done so far, shared by its fast loop and tx_general(). */
+struct tx_state {
+	unsigned room;	 /* slots the burst may fill */
+	unsigned used;	 /* slots filled */
+	bool refreshed;	 /* the peer's index was read again (memif_tx_room_more) */
+	uint64_t bytes, dropped;
+};
+
+/*
+ * The general path of one Tx packet, pkts[@i], from slot @first on: empty, chained, longer
+ * than a buffer, or (server) longer than the buffer posted. Returns true when the burst goes
+ * on (the packet was copied, or dropped and counted), false when it stops here (no room, or
+ * the queue faulted).
+ */
+static __attribute__((noinline)) bool tx_general(struct memif_txq *q, struct tide_mbuf **pkts,
+						 uint16_t i, uint16_t first, struct tx_state *st,
+						 const bool server, const enum memif_txfree f)
+{
+	struct memif_desc d[MEMIF_MAX_CHAIN];
+	struct tide_mbuf *m = pkts[i];
+	unsigned need;
+
+	if (tide_unlikely(m->pkt_len == 0)) {
+		/* A correct peer refuses empty descriptors: never send one. */
+		tx_drop(pkts, i, &st->dropped);
+		return true;
+	}
+	if (server) {
+		uint32_t have = 0;
+
+		need = 0;
+		do {
+			const char *why = NULL;
+
+			if (need == st->room - st->used) {
+				if (st->refreshed)
+					return false;
+				st->refreshed = true;
+				st->room = memif_tx_room_more(q, true);
+				if (st->room == 0 || need >= st->room - st->used)
+					return false;
+			}
+			if (need == q->r.lim.max_chain)
+				break;
+			memif_desc_fetch(&q->r.ring->desc[(uint16_t)(first + need) & q->r.mask],
+					 &d[need]);
+			if (tide_unlikely(memif_desc_check(&d[need], &q->r.lim, &why) ||
+					  d[need].length == 0)) {
+				memif_tx_fault(q, why ? why : "empty buffer posted");
+				return false;
+			}
+			have += d[need++].length;
+		} while (have < m->pkt_len);
+		if (tide_unlikely(q->seen == MEMIF_SEEN_FAULT))
+			return false;
+		if (have < m->pkt_len) {
+			if (need < q->r.lim.max_chain)
+				return false; /* ring full: the caller keeps the rest */
+			/* Too long for max_chain of the posted buffers: drop it. */
+			tx_drop(pkts, i, &st->dropped);
+			return true;
+		}
+	} else {
+		need = m->pkt_len <= q->r.lim.buffer_size
+			       ? 1
+			       : (m->pkt_len + q->r.lim.buffer_size - 1) / q->r.lim.buffer_size;
+		if (tide_unlikely(need > q->r.lim.max_chain)) {
+			tx_drop(pkts, i, &st->dropped);
+			return true;
+		}
+		if (tide_unlikely(need > st->room - st->used)) {
+			if (st->refreshed)
+				return false;
+			st->refreshed = true;
+			st->room = memif_tx_room_more(q, false);
+			if (st->room == 0 || need > st->room - st->used)
+				return false;
+		}
+	}
+	tx_copy_pkt(q, m, first, need, d, server);
+	st->used += need;
+	st->bytes += m->pkt_len;
+	if (f == MEMIF_FREE_LOOP)
+		tide_mbuf_free(m);
+	return true;
+}
+
 ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
 			       const bool server, const enum memif_txfree f)
 {
 	struct memif_txq *q = (struct memif_txq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
-	struct memif_desc d[MEMIF_MAX_CHAIN];
 	struct txc *t = &q->txc;
 	struct memif_ring *ring;
 	struct memif_desc *desc;
 	struct memif_desc_limits lim;
 	uint8_t *const *rbase;
 	uint8_t *buf0;
-	uint64_t bytes = 0, dropped = 0;
+	struct tx_state st = {0};
+	uint64_t bytes = 0;
 	unsigned room, used = 0;
 	uint32_t bs, boff0;
-	bool refreshed = false;
 	uint16_t i, k = 0, mask, qhead;
+	bool ok;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
 		memif_leave(&q->busy);
@@ -460,7 +551,6 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		uint16_t first = (uint16_t)(qhead + used);
-		unsigned need;
 
 		/* Fast path: one segment of 1..buffer_size bytes into one slot. */
 		if (tide_likely(m->nb_segs == 1 && m->data_len - 1u < bs && used < room)) {
@@ -497,68 +587,16 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 				continue;
 			}
 		}
-		if (tide_unlikely(m->pkt_len == 0)) {
-			/* A correct peer refuses empty descriptors: never send one. */
-			tx_drop(pkts, i, &dropped);
-			continue;
-		}
-		if (server) {
-			uint32_t have = 0;
-
-			need = 0;
-			do {
-				const char *why = NULL;
-
-				if (need == room - used) {
-					if (refreshed)
-						break;
-					refreshed = true;
-					room = memif_tx_room_more(q, true);
-					if (room == 0 || need >= room - used)
-						break;
-				}
-				if (need == q->r.lim.max_chain)
-					break;
-				memif_desc_fetch(&ring->desc[(uint16_t)(first + need) & q->r.mask],
-						 &d[need]);
-				if (tide_unlikely(memif_desc_check(&d[need], &q->r.lim, &why) ||
-						  d[need].length == 0)) {
-					memif_tx_fault(q, why ? why : "empty buffer posted");
-					goto out;
-				}
-				have += d[need++].length;
-			} while (have < m->pkt_len);
-			if (tide_unlikely(q->seen == MEMIF_SEEN_FAULT))
-				goto out;
-			if (have < m->pkt_len) {
-				if (need < q->r.lim.max_chain)
-					break; /* ring full: the caller keeps the rest */
-				/* Too long for max_chain of the posted buffers: drop it. */
-				tx_drop(pkts, i, &dropped);
-				continue;
-			}
-		} else {
-			need = m->pkt_len <= q->r.lim.buffer_size
-				       ? 1
-				       : (m->pkt_len + q->r.lim.buffer_size - 1) / q->r.lim.buffer_size;
-			if (tide_unlikely(need > q->r.lim.max_chain)) {
-				tx_drop(pkts, i, &dropped);
-				continue;
-			}
-			if (tide_unlikely(need > room - used)) {
-				if (refreshed)
-					break;
-				refreshed = true;
-				room = memif_tx_room_more(q, false);
-				if (room == 0 || need > room - used)
-					break;
-			}
-		}
-		tx_copy_pkt(q, m, first, need, d, server);
-		used += need;
-		bytes += m->pkt_len;
-		if (f == MEMIF_FREE_LOOP)
-			tide_mbuf_free(m);
+		/* In memory only around the call: st's address escapes. */
+		st.room = room;
+		st.used = used;
+		st.bytes = bytes;
+		ok = tx_general(q, pkts, i, first, &st, server, f);
+		room = st.room;
+		used = st.used;
+		bytes = st.bytes;
+		if (!ok)
+			break;
 	}
 out:
 	k = i;
@@ -575,7 +613,7 @@ out:
 	if (f == MEMIF_FREE_AFTER) {
 		unsigned nfree = k;
 
-		if (tide_unlikely(dropped)) {
+		if (tide_unlikely(st.dropped)) {
 			/* Dropped packets were freed in place: close the gaps they left. */
 			nfree = 0;
 			for (uint16_t j = 0; j < k; j++)
@@ -584,9 +622,9 @@ out:
 		}
 		txc_release_burst(t, pkts, nfree);
 	}
-	if (tide_unlikely(dropped))
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, k - dropped, bytes);
+	if (tide_unlikely(st.dropped))
+		tide_stat_add(&pub->stats.errors, st.dropped);
+	tide_stat_burst(&pub->stats, k - st.dropped, bytes);
 	memif_leave(&q->busy);
 	return k;
 }
