@@ -109,9 +109,12 @@ static unsigned rx_slow(struct memif_rxq *q, struct tide_mbuf *m, uint16_t cons,
 		return 0;
 	}
 	tide_mbuf_reset(m);
-	for (int k = 0; k < nd; k++)
+	for (int k = 0; k < nd; k++) {
+		size_t slot = (uint16_t)(cons + k) & q->r.mask;
+
 		src[k] = server ? q->r.rbase[d[k].region] + d[k].offset
-				: q->r.buf0 + (size_t)((cons + k) & q->r.mask) * q->r.lim.buffer_size;
+				: q->r.buf0 + slot * q->r.lim.buffer_size;
+	}
 	if (rx_chain(q, m, d, src, (unsigned)nd) < 0) {
 		tide_stat_add(&q->pub.stats.nombuf, 1);
 		*got = -1;
@@ -226,14 +229,13 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 		}
 		if (server) {
 			const struct memif_desc *nx = &desc[(uint16_t)(cons + 1) & mask];
+			uint8_t *base = rbase[d.region];
+			uint32_t nxoff = __atomic_load_n(&nx->offset, __ATOMIC_RELAXED);
 
-			src = rbase[d.region] + d.offset;
-			/* The next descriptor's buffer, unchecked: a prefetch never faults, and
-			 * the index is masked to the table (MEMIF_MAX_REGIONS entries). */
-			__builtin_prefetch(
-				rbase[__atomic_load_n(&nx->region, __ATOMIC_RELAXED) &
-				      (MEMIF_MAX_REGIONS - 1)] +
-				__atomic_load_n(&nx->offset, __ATOMIC_RELAXED));
+			src = base + d.offset;
+			/* The next descriptor's buffer, if it is in the same region (the usual
+			 * case): its offset unchecked, which a prefetch may be (it never faults). */
+			__builtin_prefetch(base + nxoff);
 		} else {
 			src = buf0 + (size_t)slot * bs;
 			/* The next slot's buffer, which the server wrote on its core. */
@@ -563,16 +565,16 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 				const char *why = NULL;
 
 				memif_desc_fetch(&desc[slot], &d0);
-				if (tide_unlikely(memif_desc_check(&d0, &lim, &why) ||
-						  d0.length == 0)) {
-					memif_tx_fault(q, why ? why : "empty buffer posted");
+				if (tide_unlikely(memif_desc_check(&d0, &lim, &why))) {
+					memif_tx_fault(q, why);
 					goto out;
 				}
 				dst = rbase[d0.region] + d0.offset;
 			} else {
 				dst = buf0 + (size_t)slot * bs;
 			}
-			/* Server: a posted buffer shorter than the frame is chained below. */
+			/* Server: a posted buffer shorter than the frame (or empty, a violation)
+			 * goes to the general path. */
 			if (tide_likely(!server || d0.length >= len)) {
 				copy_bytes(dst, tide_mbuf_mtod(m, const uint8_t *), len);
 				if (server)
