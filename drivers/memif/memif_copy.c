@@ -31,27 +31,26 @@
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /*
- * Write a whole descriptor of a slot we own (not published yet) in two 8-byte stores:
- * flags, region and length, then offset and metadata (0). The layout is little-endian
+ * Write flags, region and length of a descriptor we own (not published yet) in one 8-byte
+ * store; the server's Tx keeps the offset the client posted. The layout is little-endian
  * (memif_proto.h).
  */
-ALWAYS_INLINE void memif_desc_put(struct memif_desc *dd, uint16_t flags, uint16_t region,
-				  uint32_t length, uint32_t offset)
-{
-	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
-	const uint64_t hi = offset;
-
-	memcpy(dd, &lo, 8);
-	memcpy((char *)dd + 8, &hi, 8);
-}
-
-/* The first 8 bytes alone: the server's Tx keeps the offset the client posted. */
 ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
 				      uint32_t length)
 {
 	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
 
 	memcpy(dd, &lo, 8);
+}
+
+/* The whole descriptor: the same, then offset and metadata (0) in a second 8-byte store. */
+ALWAYS_INLINE void memif_desc_put(struct memif_desc *dd, uint16_t flags, uint16_t region,
+				  uint32_t length, uint32_t offset)
+{
+	const uint64_t hi = offset;
+
+	memif_desc_put_len(dd, flags, region, length);
+	memcpy((char *)dd + 8, &hi, 8);
 }
 
 /*
@@ -87,8 +86,10 @@ ALWAYS_INLINE void rx_done(struct memif_rxq *q, unsigned k, uint64_t bytes)
  * *@got = 1 for a packet now in @m, 0 for one dropped and counted in @dropped (@m fresh
  * again); or 0 with the queue faulted (a violation) or *@got = -1 (pool empty, @m fresh).
  */
-static unsigned rx_slow(struct memif_rxq *q, struct tide_mbuf *m, uint16_t cons, uint16_t avail,
-			const bool server, uint64_t *dropped, int *got)
+static __attribute__((noinline)) unsigned rx_slow(struct memif_rxq *q, struct tide_mbuf *m,
+						  uint16_t cons, uint16_t avail,
+						  const bool server, uint64_t *dropped,
+						  int *got)
 {
 	struct memif_desc d[MEMIF_MAX_CHAIN];
 	uint8_t *src[MEMIF_MAX_CHAIN];
