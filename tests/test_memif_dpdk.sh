@@ -22,13 +22,11 @@ dir=$(mktemp -d /tmp/tide-memif-dpdk-XXXXXX)
 prefixes=""
 cleanup() {
 	if [ -n "${tp:-}" ]; then kill "$tp" 2>/dev/null; wait "$tp" 2>/dev/null; fi
-	args=""
 	for p in $prefixes; do
-		args="$args --prefix $p"
+		[ -f "$dir/huge-$p.json" ] &&
+			python3 "$huge_py" release --state "$dir/huge-$p.json" --prefix "$p"
 		rm -rf "/var/run/dpdk/$p"
 	done
-	# shellcheck disable=SC2086 # one word per option
-	[ -f "$dir/huge.json" ] && python3 "$huge_py" release --state "$dir/huge.json" $args
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -39,22 +37,21 @@ fail=0
 # shellcheck source=tests/wait_for.sh
 . "$(dirname "$0")/wait_for.sh"
 
-# 128 pages: one testpmd at a time, 32768 mbufs (about 80 MiB) and its memif regions.
-if out=$(python3 "$huge_py" reserve --pages 128 --state "$dir/huge.json" 2>&1); then
-	eval "$out"
-	mem="--huge-dir $HUGE_DIR"
-	echo "testpmd on 2 MiB hugepages ($HUGE_DIR)"
-else
-	mem="--no-huge -m 512"
-	HUGE_DIR=
-	echo "no hugepages to be had ($out): testpmd runs --no-huge"
-fi
-
 run() { # $1 testpmd role, $2 tide role, $3 size
 	sock=$dir/$1-$3.sock
 	log=$dir/testpmd-$1-$3.log
 	px="tide$$$1$3"
 	prefixes="$prefixes $px"
+	# Right before each testpmd (other tests take free pages too): 96 pages for its 32768
+	# mbufs (about 80 MiB) and its memif regions.
+	if hout=$(python3 "$huge_py" reserve --pages 96 --state "$dir/huge-$px.json" 2>&1); then
+		eval "$hout"
+		mem="--huge-dir $HUGE_DIR"
+	else
+		mem="--no-huge -m 512"
+		HUGE_DIR=
+		echo "no hugepages to be had ($hout): this testpmd runs --no-huge"
+	fi
 	# shellcheck disable=SC2086 # $mem is several options
 	timeout 16 "$testpmd" $mem --no-pci --file-prefix="$px" \
 		--lcores='0@0,1@0' \
@@ -64,7 +61,7 @@ run() { # $1 testpmd role, $2 tide role, $3 size
 	# Connect once testpmd forwards: its socket exists before the port starts, and a client
 	# that connects and goes away in between can make testpmd 22.11's interrupt thread
 	# panic ("Error adding fd ... epoll_ctl"), seen here once in four runs.
-	[ "$1" = server ] && wait_for grep -q "start packet forwarding" "$log"
+	[ "$1" = server ] && wait_for grep -qs "start packet forwarding" "$log"
 	out=$("$peer" "memif:socket=$sock,role=$2,id=3" 7 "$count" "$3")
 	# testpmd prints its port counters every period: wait until they show every packet.
 	wait_for sh -c "[ \$(awk '/RX-packets:.*RX-missed:/ {if (\$2 > m) m = \$2} END {print m + 0}' '$log') -ge $count ]"
@@ -75,6 +72,9 @@ run() { # $1 testpmd role, $2 tide role, $3 size
 	kill "$tp" 2>/dev/null
 	wait "$tp" 2>/dev/null
 	tp=
+	if [ -f "$dir/huge-$px.json" ]; then
+		python3 "$huge_py" release --state "$dir/huge-$px.json" --prefix "$px"
+	fi
 	tp_rx=$(awk '/RX-packets:.*RX-missed:/ {if ($2 > m) m = $2} END {print m + 0}' "$log")
 	tp_tx=$(awk '/TX-packets:.*TX-errors:/ {if ($2 > m) m = $2} END {print m + 0}' "$log")
 	echo "tide $2 <-> testpmd $1, $3 bytes: tide $out; testpmd rx=$tp_rx tx=$tp_tx hugepages=$on_huge"
