@@ -571,8 +571,13 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 					goto out;
 				}
 				dst = rbase[d0.region] + d0.offset;
+				/* For writing, where the next posted buffer most likely is: clients
+				 * (tide, DPDK, libmemif) post theirs back to back, each as long as
+				 * the posted length. Unchecked, as a prefetch may be. */
+				__builtin_prefetch(dst + d0.length, 1);
 			} else {
 				dst = buf0 + (size_t)slot * bs;
+				__builtin_prefetch(dst + bs, 1); /* the next slot's buffer */
 			}
 			/* Server: a posted buffer shorter than the frame (or empty, a violation)
 			 * goes to the general path. */
