@@ -27,8 +27,6 @@ static uint64_t worker_rx, worker_tx;
 
 static void *worker(void *arg)
 {
-	uint64_t seq = 0;
-
 	(void)arg;
 	tide_thread_register();
 	while (!__atomic_load_n(&stop_worker, __ATOMIC_ACQUIRE)) {
@@ -43,7 +41,6 @@ static void *worker(void *arg)
 		}
 		k = tide_tx_burst(tide_port_txq(cli, 0), pk, 16);
 		tide_mbuf_free_bulk(pk + k, 16 - k);
-		seq += k;
 		worker_tx += k;
 		k = tide_rx_burst(tide_port_rxq(cli, 0), pk, 16);
 		for (unsigned i = 0; i < k; i++)
