@@ -436,6 +436,13 @@ static void c_s2c_desc(struct hc *h)
 	__atomic_store_n(&h->s2c->head, 1, __ATOMIC_RELEASE);
 }
 
+static void c_s2c_empty(struct hc *h)
+{
+	hc_until(h, ST_DONE, full_len());
+	h->s2c->desc[0].length = 0;
+	__atomic_store_n(&h->s2c->head, 1, __ATOMIC_RELEASE);
+}
+
 static const struct {
 	const char *name;
 	case_fn fn;
@@ -462,6 +469,7 @@ static const struct {
 	{"unterminated chain", c_chain_open, "descriptor chain not terminated"},
 	{"S2C head moved too far", c_s2c_head, "ring index moved too far"},
 	{"S2C buffer beyond region", c_s2c_desc, "descriptor beyond its region"},
+	{"S2C empty buffer posted", c_s2c_empty, "empty buffer posted"},
 };
 
 int main(void)

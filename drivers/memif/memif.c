@@ -238,6 +238,7 @@ static int memif_start(struct tide_port *p)
 		q->seen = MEMIF_SEEN_NONE;
 		q->fault = NULL;
 		q->port_id = (uint16_t)p->id;
+		tide_mbuf__rx_tmpl_init(&q->tmpl, q->pool, q->port_id, 0);
 	}
 	for (unsigned i = 0; i < p->nb_txq; i++) {
 		struct memif_txq *q = (struct memif_txq *)p->txq[i];

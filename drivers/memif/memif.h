@@ -94,6 +94,7 @@ struct memif_rxq {
 	uint16_t port_id;
 	struct memif_qring r;
 	struct tide_pool *pool;
+	struct tide_mbuf__rx_tmpl tmpl; /* copy mode: every packet's header, second half */
 	struct rxr rxr;	     /* zero-copy only */
 	bool rxr_ok;
 	uint16_t zreg;	     /* zero-copy: region index of the Rx pool */

@@ -31,6 +31,29 @@
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /*
+ * Write flags, region and length of a descriptor we own (not published yet) in one 8-byte
+ * store; the server's Tx keeps the offset the client posted. The layout is little-endian
+ * (memif_proto.h).
+ */
+ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
+				      uint32_t length)
+{
+	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
+
+	memcpy(dd, &lo, 8);
+}
+
+/* The whole descriptor: the same, then offset and metadata (0) in a second 8-byte store. */
+ALWAYS_INLINE void memif_desc_put(struct memif_desc *dd, uint16_t flags, uint16_t region,
+				  uint32_t length, uint32_t offset)
+{
+	const uint64_t hi = offset;
+
+	memif_desc_put_len(dd, flags, region, length);
+	memcpy((char *)dd + 8, &hi, 8);
+}
+
+/*
  * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
  * of descriptor k are. Returns 0, or -1 (pool empty: @m is whole again, only its first
  * segment, the caller still owns it).
@@ -56,8 +79,67 @@ ALWAYS_INLINE void rx_done(struct memif_rxq *q, unsigned k, uint64_t bytes)
 }
 
 /*
+ * The slow path of a receive: a chain, an empty descriptor or one longer than the data
+ * room, at free-running index @cons of @avail published slots, into fresh mbuf @m. The
+ * chain is read again from the ring (memif_desc_chain_read() fetches and checks each
+ * descriptor: the fast path's copy is not used here). Returns the slots consumed with
+ * *@got = 1 for a packet now in @m, 0 for one dropped and counted in @dropped (@m fresh
+ * again); or 0 with the queue faulted (a violation) or *@got = -1 (pool empty, @m fresh).
+ */
+static __attribute__((noinline)) unsigned rx_slow(struct memif_rxq *q, struct tide_mbuf *m,
+						  uint16_t cons, uint16_t avail,
+						  const bool server, uint64_t *dropped,
+						  int *got)
+{
+	struct memif_desc d[MEMIF_MAX_CHAIN];
+	uint8_t *src[MEMIF_MAX_CHAIN];
+	const char *why = NULL;
+	uint16_t skip = 0;
+	int nd;
+
+	*got = 0;
+	nd = memif_desc_chain_read(q->r.ring->desc, q->r.mask, cons, avail, &q->r.lim, d, &skip,
+				   &why);
+	if (nd == -E2BIG) {
+		/* Longer than max_chain: dropped and counted, the link stays. */
+		(*dropped)++;
+		return skip;
+	}
+	if (nd <= 0) {
+		memif_rx_fault(q, why);
+		return 0;
+	}
+	tide_mbuf_reset(m);
+	for (int k = 0; k < nd; k++) {
+		size_t slot = (uint16_t)(cons + k) & q->r.mask;
+
+		src[k] = server ? q->r.rbase[d[k].region] + d[k].offset
+				: q->r.buf0 + slot * q->r.lim.buffer_size;
+	}
+	if (rx_chain(q, m, d, src, (unsigned)nd) < 0) {
+		tide_stat_add(&q->pub.stats.nombuf, 1);
+		*got = -1;
+		return 0;
+	}
+	if (tide_unlikely(!m->pkt_len)) {
+		/* An empty frame (or a chain of empty descriptors) is no packet: dropped,
+		 * counted in errors. */
+		tide_mbuf_free(m->next);
+		tide_mbuf_reset(m);
+		(*dropped)++;
+		return (unsigned)nd;
+	}
+	m->port = q->port_id;
+	*got = 1;
+	return (unsigned)nd;
+}
+
+/*
  * One receive loop for both roles. @server: descriptors may point anywhere in the peer's
- * regions (checked); client: the slot's own buffer.
+ * regions (checked); client: the slot's own buffer. The fast path is one descriptor of
+ * 1..data room bytes: one fetch into a local, the checks of memif_desc.h on that copy, the
+ * header from the queue's template (two wide stores and the length), the copy, and a
+ * prefetch of the next slot's buffer. Everything else goes through rx_slow().
  */
 ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
 			       const bool server)
@@ -65,9 +147,13 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 	struct memif_rxq *q = (struct memif_rxq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
 	struct memif_ring *ring;
-	struct memif_desc d[MEMIF_MAX_CHAIN];
-	uint8_t *src[MEMIF_MAX_CHAIN];
+	const struct memif_desc *desc;
+	struct memif_desc_limits lim;
+	struct tide_mbuf__rx_regs tmpl;
+	uint8_t *const *rbase;
+	uint8_t *buf0;
 	uint16_t idx, moved, cons, mask, i = 0;
+	uint32_t dataroom, bs;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	unsigned nb;
@@ -109,69 +195,59 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 		rx_done(q, 0, 0);
 		return 0;
 	}
+	/* In locals: the stores into mbufs below may alias q (-fno-strict-aliasing). */
+	desc = ring->desc;
+	lim = q->r.lim;
+	rbase = q->r.rbase;
+	buf0 = q->r.buf0;
+	bs = lim.buffer_size;
+	dataroom = q->dataroom;
+	tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
 	while (i < nb && cons != idx) {
 		uint16_t slot = cons & mask;
 		struct tide_mbuf *m = pkts[i];
-		int nd = 1;
+		struct memif_desc d;
+		const uint8_t *src;
 
-		memif_desc_fetch(&ring->desc[slot], &d[0]);
-		if (tide_likely(!(d[0].flags & MEMIF_DESC_FLAG_NEXT))) {
-			if (tide_unlikely(memif_desc_check(&d[0], &q->r.lim, &why))) {
-				memif_rx_fault(q, why);
-				break;
-			}
-			if (tide_unlikely(d[0].length == 0)) {
-				/* An empty frame is no packet: drop it, counted in errors. */
-				dropped++;
-				cons++;
-				continue;
-			}
-			tide_mbuf_reset(m);
-			src[0] = server ? q->r.rbase[d[0].region] + d[0].offset
-					: q->r.buf0 + (size_t)slot * q->r.lim.buffer_size;
-			if (tide_likely(d[0].length <= q->dataroom)) {
-				memcpy(tide_mbuf_mtod(m, uint8_t *), src[0], d[0].length);
-				m->data_len = (uint16_t)d[0].length;
-				m->pkt_len = d[0].length;
-			} else if (rx_chain(q, m, d, src, 1) < 0) {
-				tide_stat_add(&pub->stats.nombuf, 1);
-				break;
-			}
-		} else {
-			uint16_t skip = 0;
-
-			nd = memif_desc_chain_read(ring->desc, mask, cons, (uint16_t)(idx - cons),
-						   &q->r.lim, d, &skip, &why);
-			if (nd == -E2BIG) {
-				/* Longer than max_chain: dropped and counted, the link stays. */
-				dropped++;
-				cons = (uint16_t)(cons + skip);
-				continue;
-			}
-			if (nd <= 0) {
-				memif_rx_fault(q, why);
-				break;
-			}
-			tide_mbuf_reset(m);
-			for (int k = 0; k < nd; k++)
-				src[k] = server ? q->r.rbase[d[k].region] + d[k].offset
-						: q->r.buf0 + (size_t)((cons + k) & mask) *
-								  q->r.lim.buffer_size;
-			if (rx_chain(q, m, d, src, (unsigned)nd) < 0) {
-				tide_stat_add(&pub->stats.nombuf, 1);
-				break;
-			}
-			if (tide_unlikely(!m->pkt_len)) { /* a chain of empty descriptors */
-				tide_mbuf_free(m->next);
-				m->next = NULL;
-				dropped++;
-				cons = (uint16_t)(cons + nd);
-				continue;
-			}
+		memif_desc_fetch(&desc[slot], &d);
+		if (tide_unlikely(memif_desc_check(&d, &lim, &why))) {
+			memif_rx_fault(q, why);
+			break;
 		}
-		m->port = q->port_id;
-		bytes += m->pkt_len;
-		cons = (uint16_t)(cons + nd);
+		if (tide_unlikely((d.flags & MEMIF_DESC_FLAG_NEXT) || d.length - 1u >= dataroom)) {
+			int got;
+			unsigned k = rx_slow(q, m, cons, (uint16_t)(idx - cons), server, &dropped,
+					     &got);
+
+			if (k == 0)
+				break; /* a violation, or no mbuf for the chain */
+			cons = (uint16_t)(cons + k);
+			if (got) {
+				bytes += m->pkt_len;
+				i++;
+			}
+			continue;
+		}
+		if (server) {
+			const struct memif_desc *nx = &desc[(uint16_t)(cons + 1) & mask];
+			uint8_t *base = rbase[d.region];
+			uint32_t nxoff = __atomic_load_n(&nx->offset, __ATOMIC_RELAXED);
+
+			src = base + d.offset;
+			/* The next descriptor's buffer, if it is in the same region (the usual
+			 * case): its offset unchecked, which a prefetch may be (it never faults). */
+			__builtin_prefetch(base + nxoff);
+		} else {
+			src = buf0 + (size_t)slot * bs;
+			/* The next slot's buffer, which the server wrote on its core. */
+			__builtin_prefetch(src + bs);
+		}
+		tide_mbuf__rx_tmpl_write(m, tmpl);
+		m->pkt_len = d.length;
+		m->data_len = (uint16_t)d.length;
+		copy_bytes(tide_mbuf_mtod(m, uint8_t *), src, d.length);
+		bytes += d.length;
+		cons++;
 		i++;
 	}
 	if (i < nb)
@@ -182,15 +258,12 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 	} else if (cons != q->cons) {
 		/* Re-post the slots just read, with our own record of their buffers. */
 		uint16_t h = q->head, k = (uint16_t)(cons - q->cons);
+		const uint32_t boff0 = q->r.boff0;
 
 		for (uint16_t j = 0; j < k; j++) {
 			uint16_t s = (uint16_t)(h + j) & mask;
-			struct memif_desc *dd = &ring->desc[s];
 
-			dd->flags = 0;
-			dd->region = 0;
-			dd->length = q->r.lim.buffer_size;
-			dd->offset = q->r.boff0 + (uint32_t)s * q->r.lim.buffer_size;
+			memif_desc_put(&ring->desc[s], 0, 0, bs, boff0 + (uint32_t)s * bs);
 		}
 		q->head = (uint16_t)(h + k);
 		/* [S2C-head] release: the rewritten descriptors are visible first. */
@@ -335,18 +408,110 @@ ALWAYS_INLINE void tx_drop(struct tide_mbuf **pkts, uint16_t i, uint64_t *droppe
 	(*dropped)++;
 }
 
+/* What a Tx burst has done so far, shared by its fast loop and tx_general(). */
+struct tx_state {
+	unsigned room;	 /* slots the burst may fill */
+	unsigned used;	 /* slots filled */
+	bool refreshed;	 /* the peer's index was read again (memif_tx_room_more) */
+	uint64_t bytes, dropped;
+};
+
+/*
+ * The general path of one Tx packet, pkts[@i], from slot @first on: empty, chained, longer
+ * than a buffer, or (server) longer than the buffer posted. Returns true when the burst goes
+ * on (the packet was copied, or dropped and counted), false when it stops here (no room, or
+ * the queue faulted).
+ */
+static __attribute__((noinline)) bool tx_general(struct memif_txq *q, struct tide_mbuf **pkts,
+						 uint16_t i, uint16_t first, struct tx_state *st,
+						 const bool server, const enum memif_txfree f)
+{
+	struct memif_desc d[MEMIF_MAX_CHAIN];
+	struct tide_mbuf *m = pkts[i];
+	unsigned need;
+
+	if (tide_unlikely(m->pkt_len == 0)) {
+		/* A correct peer refuses empty descriptors: never send one. */
+		tx_drop(pkts, i, &st->dropped);
+		return true;
+	}
+	if (server) {
+		uint32_t have = 0;
+
+		need = 0;
+		do {
+			const char *why = NULL;
+
+			if (need == st->room - st->used) {
+				if (st->refreshed)
+					return false;
+				st->refreshed = true;
+				st->room = memif_tx_room_more(q, true);
+				if (st->room == 0 || need >= st->room - st->used)
+					return false;
+			}
+			if (need == q->r.lim.max_chain)
+				break;
+			memif_desc_fetch(&q->r.ring->desc[(uint16_t)(first + need) & q->r.mask],
+					 &d[need]);
+			if (tide_unlikely(memif_desc_check(&d[need], &q->r.lim, &why) ||
+					  d[need].length == 0)) {
+				memif_tx_fault(q, why ? why : "empty buffer posted");
+				return false;
+			}
+			have += d[need++].length;
+		} while (have < m->pkt_len);
+		if (tide_unlikely(q->seen == MEMIF_SEEN_FAULT))
+			return false;
+		if (have < m->pkt_len) {
+			if (need < q->r.lim.max_chain)
+				return false; /* ring full: the caller keeps the rest */
+			/* Too long for max_chain of the posted buffers: drop it. */
+			tx_drop(pkts, i, &st->dropped);
+			return true;
+		}
+	} else {
+		need = m->pkt_len <= q->r.lim.buffer_size
+			       ? 1
+			       : (m->pkt_len + q->r.lim.buffer_size - 1) / q->r.lim.buffer_size;
+		if (tide_unlikely(need > q->r.lim.max_chain)) {
+			tx_drop(pkts, i, &st->dropped);
+			return true;
+		}
+		if (tide_unlikely(need > st->room - st->used)) {
+			if (st->refreshed)
+				return false;
+			st->refreshed = true;
+			st->room = memif_tx_room_more(q, false);
+			if (st->room == 0 || need > st->room - st->used)
+				return false;
+		}
+	}
+	tx_copy_pkt(q, m, first, need, d, server);
+	st->used += need;
+	st->bytes += m->pkt_len;
+	if (f == MEMIF_FREE_LOOP)
+		tide_mbuf_free(m);
+	return true;
+}
+
 ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
 			       const bool server, const enum memif_txfree f)
 {
 	struct memif_txq *q = (struct memif_txq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
-	struct memif_desc d[MEMIF_MAX_CHAIN];
 	struct txc *t = &q->txc;
 	struct memif_ring *ring;
-	uint64_t bytes = 0, dropped = 0;
+	struct memif_desc *desc;
+	struct memif_desc_limits lim;
+	uint8_t *const *rbase;
+	uint8_t *buf0;
+	struct tx_state st = {0};
+	uint64_t bytes = 0;
 	unsigned room, used = 0;
-	bool refreshed = false;
-	uint16_t i, k = 0;
+	uint32_t bs, boff0;
+	uint16_t i, k = 0, mask, qhead;
+	bool ok;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
 		memif_leave(&q->busy);
@@ -377,88 +542,69 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 		if (rr < room)
 			room = rr;
 	}
+	/* In locals: the stores into the ring below may alias q (-fno-strict-aliasing). */
+	desc = ring->desc;
+	lim = q->r.lim;
+	rbase = q->r.rbase;
+	buf0 = q->r.buf0;
+	bs = lim.buffer_size;
+	boff0 = q->r.boff0;
+	mask = q->r.mask;
+	qhead = q->head;
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		uint16_t first = (uint16_t)(q->head + used);
-		unsigned need;
+		uint16_t first = (uint16_t)(qhead + used);
 
-		if (tide_unlikely(m->pkt_len == 0)) {
-			/* A correct peer refuses empty descriptors: never send one. */
-			tx_drop(pkts, i, &dropped);
-			continue;
-		}
-		if (server) {
-			uint32_t have = 0;
+		/* Fast path: one segment of 1..buffer_size bytes into one slot. */
+		if (tide_likely(m->nb_segs == 1 && m->data_len - 1u < bs && used < room)) {
+			uint16_t slot = first & mask;
+			uint32_t len = m->data_len;
+			struct memif_desc d0;
+			uint8_t *dst;
 
-			need = 0;
-			do {
+			if (server) {
 				const char *why = NULL;
 
-				if (need == room - used) {
-					if (refreshed)
-						break;
-					refreshed = true;
-					room = memif_tx_room_more(q, true);
-					if (room == 0 || need >= room - used)
-						break;
-				}
-				if (need == q->r.lim.max_chain)
-					break;
-				memif_desc_fetch(&ring->desc[(uint16_t)(first + need) & q->r.mask],
-						 &d[need]);
-				if (tide_unlikely(memif_desc_check(&d[need], &q->r.lim, &why) ||
-						  d[need].length == 0)) {
-					memif_tx_fault(q, why ? why : "empty buffer posted");
+				memif_desc_fetch(&desc[slot], &d0);
+				if (tide_unlikely(memif_desc_check(&d0, &lim, &why))) {
+					memif_tx_fault(q, why);
 					goto out;
 				}
-				have += d[need++].length;
-			} while (have < m->pkt_len);
-			if (tide_unlikely(q->seen == MEMIF_SEEN_FAULT))
-				goto out;
-			if (have < m->pkt_len) {
-				if (need < q->r.lim.max_chain)
-					break; /* ring full: the caller keeps the rest */
-				/* Too long for max_chain of the posted buffers: drop it. */
-				tx_drop(pkts, i, &dropped);
+				dst = rbase[d0.region] + d0.offset;
+				/* For writing, where the next posted buffer most likely is: clients
+				 * (tide, DPDK, libmemif) post theirs back to back, each as long as
+				 * the posted length. Unchecked, as a prefetch may be. */
+				__builtin_prefetch(dst + d0.length, 1);
+			} else {
+				dst = buf0 + (size_t)slot * bs;
+				__builtin_prefetch(dst + bs, 1); /* the next slot's buffer */
+			}
+			/* Server: a posted buffer shorter than the frame (or empty, a violation)
+			 * goes to the general path. */
+			if (tide_likely(!server || d0.length >= len)) {
+				copy_bytes(dst, tide_mbuf_mtod(m, const uint8_t *), len);
+				if (server)
+					memif_desc_put_len(&desc[slot], 0, d0.region, len);
+				else
+					memif_desc_put(&desc[slot], 0, 0, len,
+						       boff0 + (uint32_t)slot * bs);
+				used++;
+				bytes += len;
+				if (f == MEMIF_FREE_LOOP)
+					tide_mbuf_free(m);
 				continue;
 			}
-		} else {
-			need = m->pkt_len <= q->r.lim.buffer_size
-				       ? 1
-				       : (m->pkt_len + q->r.lim.buffer_size - 1) / q->r.lim.buffer_size;
-			if (tide_unlikely(need > q->r.lim.max_chain)) {
-				tx_drop(pkts, i, &dropped);
-				continue;
-			}
-			if (tide_unlikely(need > room - used)) {
-				if (refreshed)
-					break;
-				refreshed = true;
-				room = memif_tx_room_more(q, false);
-				if (room == 0 || need > room - used)
-					break;
-			}
 		}
-		if (tide_likely(m->nb_segs == 1 && need == 1)) {
-			uint16_t slot = first & q->r.mask;
-			struct memif_desc *dd = &ring->desc[slot];
-			uint8_t *dst = server ? q->r.rbase[d[0].region] + d[0].offset
-					      : q->r.buf0 + (size_t)slot * q->r.lim.buffer_size;
-
-			memcpy(dst, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-			if (!server) {
-				dd->region = 0;
-				dd->offset = q->r.boff0 + (uint32_t)slot * q->r.lim.buffer_size;
-			}
-			dd->length = m->data_len;
-			dd->flags = 0;
-		} else {
-			tx_copy_pkt(q, m, first, need, d, server);
-		}
-		used += need;
-		bytes += m->pkt_len;
-		if (f == MEMIF_FREE_LOOP)
-			tide_mbuf_free(m);
+		/* In memory only around the call: st's address escapes. */
+		st.room = room;
+		st.used = used;
+		st.bytes = bytes;
+		ok = tx_general(q, pkts, i, first, &st, server, f);
+		room = st.room;
+		used = st.used;
+		bytes = st.bytes;
+		if (!ok)
+			break;
 	}
 out:
 	k = i;
@@ -475,7 +621,7 @@ out:
 	if (f == MEMIF_FREE_AFTER) {
 		unsigned nfree = k;
 
-		if (tide_unlikely(dropped)) {
+		if (tide_unlikely(st.dropped)) {
 			/* Dropped packets were freed in place: close the gaps they left. */
 			nfree = 0;
 			for (uint16_t j = 0; j < k; j++)
@@ -484,9 +630,9 @@ out:
 		}
 		txc_release_burst(t, pkts, nfree);
 	}
-	if (tide_unlikely(dropped))
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, k - dropped, bytes);
+	if (tide_unlikely(st.dropped))
+		tide_stat_add(&pub->stats.errors, st.dropped);
+	tide_stat_burst(&pub->stats, k - st.dropped, bytes);
 	memif_leave(&q->busy);
 	return k;
 }
