@@ -73,7 +73,7 @@ struct fwd_config {
 	bool lcores_given; /* --lcores seen; otherwise cpus[0] is the first CPU allowed */
 	unsigned nb_rxq; /* Rx queues per port; 0: min(lcores, the port's maximum) */
 	const char *engine;
-	unsigned burst, rxd, txd;
+	unsigned burst, rxd, txd; /* rxd/txd 0: FWD_DESC_DEF or deeper if a driver prefers */
 	unsigned pool_n; /* 0: sized to fit every ring, cache and burst */
 	unsigned cache;
 	unsigned mbuf_size; /* data room of the packet buffers; 0: the library's default */
@@ -183,6 +183,7 @@ struct fwd_ctx {
 	struct tide_port_info info[TIDE_MAX_PORTS];
 	unsigned nports;
 	unsigned nb_rxq[TIDE_MAX_PORTS];
+	unsigned rxd, txd;		/* descriptors per queue: --rxd/--txd or the default */
 	unsigned nb_txq;		/* Tx queues of every port that can send: one per lcore */
 	unsigned port_txq[TIDE_MAX_PORTS]; /* nb_txq, or 0 for a port without Tx */
 	uint16_t pair[TIDE_MAX_PORTS];		/* io/mac/macswap egress: 0<->1, 2<->3, ... */

@@ -34,8 +34,6 @@ void fwd_config_init(struct fwd_config *cfg)
 	cfg->nlcores = 1;
 	cfg->engine = "io";
 	cfg->burst = FWD_BURST_DEF;
-	cfg->rxd = FWD_DESC_DEF;
-	cfg->txd = FWD_DESC_DEF;
 	cfg->cache = TIDE_POOL_CACHE_DEFAULT;
 	/* The library defaults: rs=bucket, txfree=auto, thresholds 32/32. */
 	cfg->txconf.sz = sizeof(cfg->txconf);
@@ -92,6 +90,26 @@ static int open_ports(struct fwd_ctx *ctx, char *err, size_t errlen)
 		ctx->nexthop_mac[p][5] = (uint8_t)p;
 	}
 	return 0;
+}
+
+/*
+ * --rxd/--txd, or else FWD_DESC_DEF raised to the deepest any port's driver prefers
+ * (afxdp: DPDK's 2048, which its kernel rings need at speed). One depth for every port
+ * keeps the summary and the pool sizing simple; a driver that cannot take it says so at
+ * queue setup and the user gives --rxd/--txd.
+ */
+static void default_depths(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	ctx->rxd = cfg->rxd ? cfg->rxd : FWD_DESC_DEF;
+	ctx->txd = cfg->txd ? cfg->txd : FWD_DESC_DEF;
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		if (!cfg->rxd && ctx->info[p].rx_desc_pref > ctx->rxd)
+			ctx->rxd = ctx->info[p].rx_desc_pref;
+		if (!cfg->txd && ctx->info[p].tx_desc_pref > ctx->txd)
+			ctx->txd = ctx->info[p].tx_desc_pref;
+	}
 }
 
 static int add_stream(struct fwd_ctx *ctx, unsigned lcore, unsigned port, unsigned queue)
@@ -247,7 +265,7 @@ static unsigned pool_size(const struct fwd_ctx *ctx)
 	uint64_t n = 1024;
 
 	for (unsigned p = 0; p < ctx->nports; p++)
-		n += (uint64_t)ctx->nb_rxq[p] * cfg->rxd + (uint64_t)ctx->port_txq[p] * cfg->txd;
+		n += (uint64_t)ctx->nb_rxq[p] * ctx->rxd + (uint64_t)ctx->port_txq[p] * ctx->txd;
 	n += (uint64_t)ctx->nlcores * (cfg->cache + 2u * cfg->burst);
 	return n > (1u << 24) ? 1u << 24 : (unsigned)n;
 }
@@ -259,7 +277,7 @@ static uint64_t pool_min(const struct fwd_ctx *ctx)
 	uint64_t n = (uint64_t)ctx->nlcores * ctx->cfg->burst;
 
 	for (unsigned p = 0; p < ctx->nports; p++)
-		n += (uint64_t)ctx->nb_rxq[p] * ctx->cfg->rxd;
+		n += (uint64_t)ctx->nb_rxq[p] * ctx->rxd;
 	return n;
 }
 
@@ -278,19 +296,19 @@ static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
 				    ctx->info[p].name, ctx->nb_rxq[p], ctx->port_txq[p],
 				    strerror(-rc));
 		for (unsigned q = 0; q < ctx->nb_rxq[p]; q++) {
-			rc = tide_rxq_setup(port, q, cfg->rxd, ctx->pool, NULL);
+			rc = tide_rxq_setup(port, q, ctx->rxd, ctx->pool, NULL);
 			if (rc < 0)
 				return fail(err, errlen, rc,
 					    "port %u (%s): Rx queue %u (--rxd %u): %s", p,
-					    ctx->info[p].name, q, cfg->rxd, strerror(-rc));
+					    ctx->info[p].name, q, ctx->rxd, strerror(-rc));
 		}
 		for (unsigned q = 0; q < ctx->port_txq[p]; q++) {
-			rc = tide_txq_setup(port, q, cfg->txd, &cfg->txconf);
+			rc = tide_txq_setup(port, q, ctx->txd, &cfg->txconf);
 			if (rc < 0)
 				return fail(err, errlen, rc,
 					    "port %u (%s): Tx queue %u (--txd %u --rs %s "
 					    "--rs-thresh %u --free-thresh %u --txfree %s): %s",
-					    p, ctx->info[p].name, q, cfg->txd,
+					    p, ctx->info[p].name, q, ctx->txd,
 					    tide_rs_name(cfg->txconf.rs), cfg->txconf.rs_thresh,
 					    cfg->txconf.free_thresh,
 					    tide_txfree_name(cfg->txconf.txfree), strerror(-rc));
@@ -343,8 +361,10 @@ int fwd_setup(struct fwd_ctx *ctx, const struct fwd_config *cfg, char *err, size
 		ctx->lcores[i].cpu = cfg->cpus[i];
 	}
 	rc = open_ports(ctx, err, errlen);
-	if (rc == 0)
+	if (rc == 0) {
+		default_depths(ctx);
 		rc = map_streams(ctx, err, errlen);
+	}
 	if (rc < 0)
 		goto out;
 	if (cfg->pool_n != 0 && cfg->pool_n < pool_min(ctx)) {

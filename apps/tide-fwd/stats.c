@@ -176,8 +176,8 @@ static void config_line(FILE *f, const struct fwd_ctx *ctx, const char *sep)
 	fwd_cli_format_lcores(cfg, lcores, sizeof(lcores));
 	fwd_cli_format_map(ctx, map, sizeof(map));
 	fprintf(f, "config: fwd %s%slcores %s%smap %s%sburst %u%srxd %u%stxd %u%spool %u%scache %u",
-		ctx->engine->name, sep, lcores, sep, map, sep, cfg->burst, sep, cfg->rxd, sep,
-		cfg->txd, sep, ctx->pool_n, sep, cfg->cache);
+		ctx->engine->name, sep, lcores, sep, map, sep, cfg->burst, sep, ctx->rxd, sep,
+		ctx->txd, sep, ctx->pool_n, sep, cfg->cache);
 	fprintf(f, "%stxfree %s%srs %s%srs-thresh %u%sfree-thresh %u%sfast-free %s\n", sep,
 		tide_txfree_name(cfg->txconf.txfree), sep, tide_rs_name(cfg->txconf.rs), sep,
 		cfg->txconf.rs_thresh, sep, cfg->txconf.free_thresh, sep,
@@ -341,7 +341,7 @@ int fwd_summary_json(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result
 		"\"txfree\": \"%s\", \"rs\": \"%s\", \"rs_thresh\": %u, \"free_thresh\": %u, "
 		"\"fast_free\": %s, \"mbuf_size\": %u, \"packets\": %llu, \"duration\": %.6f, "
 		"\"rate_pps\": %.3f, \"routes\": ",
-		cfg->burst, cfg->rxd, cfg->txd, ctx->pool_n, cfg->cache,
+		cfg->burst, ctx->rxd, ctx->txd, ctx->pool_n, cfg->cache,
 		tide_txfree_name(cfg->txconf.txfree), tide_rs_name(cfg->txconf.rs),
 		cfg->txconf.rs_thresh, cfg->txconf.free_thresh,
 		cfg->txconf.flags & TIDE_TXQ_F_FAST_FREE ? "true" : "false",

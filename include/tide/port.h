@@ -183,6 +183,10 @@ struct tide_port_info {
 	unsigned nb_rxq, nb_txq; /* configured */
 	uint8_t mac[6];
 	int count_completion;    /* completions are reported as a count (O(1) reclaim) */
+	/* The depths the driver prefers when the application has no preference of its own
+	 * (0: none). An application that picks depths for many ports takes the deepest of
+	 * these and its own default, as tide-fwd does without --rxd/--txd. */
+	unsigned rx_desc_pref, tx_desc_pref;
 };
 
 TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out);

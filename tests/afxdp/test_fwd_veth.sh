@@ -81,6 +81,12 @@ PY
 		cat "$out/$mode.log"
 		exit 1
 	fi
-	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/$mode.json" || exit 1
+	# Without --rxd/--txd the queues take the driver's preferred depths (DPDK's 2048).
+	python3 - "$out/$mode.json" <<'PY' || exit 1
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+if (c["rxd"], c["txd"]) != (2048, 2048):
+    sys.exit(f"afxdp default depths: rxd {c['rxd']} txd {c['txd']}, expected 2048 2048")
+PY
 	echo "ok: $mode"
 done
