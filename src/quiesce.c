@@ -8,7 +8,10 @@
 
 int quiesce_kind(void)
 {
-	static int kind = -1;
+	/* Found once; control threads of several ports may ask at the same time and find
+	 * the same answer, hence relaxed atomics and no lock. */
+	static int kind_found = -1;
+	int kind = __atomic_load_n(&kind_found, __ATOMIC_RELAXED);
 
 	if (kind < 0) {
 		if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
@@ -18,6 +21,7 @@ int quiesce_kind(void)
 			kind = 2;
 		else
 			kind = 0;
+		__atomic_store_n(&kind_found, kind, __ATOMIC_RELAXED);
 	}
 	return kind;
 }
