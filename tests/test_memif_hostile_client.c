@@ -279,6 +279,17 @@ static void expect(struct hs *h, const char *name, const char *why, uint64_t bef
 	printf("ok %s%-34s -> disconnected: %s\n", zc ? "zero-copy " : "", name, in.reason);
 }
 
+/* The next packet the client receives (within 2 s). */
+static struct tide_mbuf *rx_one(void)
+{
+	struct tide_mbuf *m = NULL;
+	double end = mt_now() + 2;
+
+	while (tide_rx_burst(tide_port_rxq(cli, 0), &m, 1) == 0)
+		MT_CHECK(mt_now() < end);
+	return m;
+}
+
 /* The server closed: the link goes down, and the queues give their buffers back at their
  * first burst after that (zero-copy: posted Rx buffers are the ring's packet memory, and
  * sent ones stay with the Tx queue until the server completes them, until then). */
@@ -299,7 +310,6 @@ static void good_server(void)
 	struct tide_mbuf *m;
 	double end = mt_now() + 2;
 	uint16_t slot;
-	unsigned k = 0;
 
 	hs_until(&h, AT_DONE);
 	m = mt_pkt(pool, 0, 1, 100);
@@ -317,10 +327,7 @@ static void good_server(void)
 	h.s2c->desc[slot].length = 100;
 	__atomic_store_n(&h.s2c->tail, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&h.c2s->tail, 1, __ATOMIC_RELEASE);
-	while (k == 0) {
-		MT_CHECK(mt_now() < end);
-		k = tide_rx_burst(tide_port_rxq(cli, 0), &m, 1);
-	}
+	m = rx_one();
 	MT_CHECK(mt_check_pkt(m, 0, 100) == 1);
 	tide_mbuf_free(m);
 	hs_close(&h);
@@ -514,8 +521,6 @@ static void drops(void)
 	struct tide_port_stats st;
 	struct tide_mbuf *m = NULL;
 	struct hs h;
-	double end = mt_now() + 2;
-	unsigned k = 0;
 	uint64_t before;
 
 	tide_port_stats_get(cli, &st);
@@ -530,10 +535,7 @@ static void drops(void)
 	put_pkt(dbuf(&h, &h.s2c->desc[4]), 0, 70);
 	h.s2c->desc[4].length = 70;
 	__atomic_store_n(&h.s2c->tail, 5, __ATOMIC_RELEASE);
-	while (k == 0) {
-		MT_CHECK(mt_now() < end);
-		k = tide_rx_burst(tide_port_rxq(cli, 0), &m, 1);
-	}
+	m = rx_one();
 	MT_CHECK(mt_check_pkt(m, 0, 70) == 0);
 	tide_mbuf_free(m);
 	tide_port_stats_get(cli, &st);
@@ -555,9 +557,7 @@ static void foreign_desc(void)
 {
 	struct tide_mbuf *m = NULL;
 	struct hs h;
-	double end = mt_now() + 2;
 	uint64_t before = info().violations;
-	unsigned k = 0;
 
 	hs_until(&h, AT_DONE);
 	posted(&h);
@@ -566,10 +566,7 @@ static void foreign_desc(void)
 	h.s2c->desc[0].offset = 0xfffffff0u;
 	h.s2c->desc[0].length = 90;
 	__atomic_store_n(&h.s2c->tail, 1, __ATOMIC_RELEASE);
-	while (k == 0) {
-		MT_CHECK(mt_now() < end);
-		k = tide_rx_burst(tide_port_rxq(cli, 0), &m, 1);
-	}
+	m = rx_one();
 	MT_CHECK(mt_check_pkt(m, 0, 90) == 5);
 	tide_mbuf_free(m);
 	MT_CHECK(info().connected && info().violations == before);

@@ -166,13 +166,19 @@ static uint16_t hook_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
 	return H.orig_rx(q, pkts, n);
 }
 
-static void wrap_stop(struct tide_port *p)
+/* The wrapped driver was entered: note it, and whether W was parked at that moment. */
+static void entered(bool *flag, bool *while_parked)
 {
 	lock();
-	H.stop_entered = true;
+	*flag = true;
 	if (H.parked)
-		H.stop_entered_parked = true;
+		*while_parked = true;
 	unlock();
+}
+
+static void wrap_stop(struct tide_port *p)
+{
+	entered(&H.stop_entered, &H.stop_entered_parked);
 	if (H.on_stop)
 		H.on_stop(p);
 	H.orig_drv->stop(p);
@@ -180,11 +186,7 @@ static void wrap_stop(struct tide_port *p)
 
 static void wrap_txq_release(struct tide_txq *q)
 {
-	lock();
-	H.release_entered = true;
-	if (H.parked)
-		H.release_entered_parked = true;
-	unlock();
+	entered(&H.release_entered, &H.release_entered_parked);
 	H.orig_drv->txq_release(q);
 }
 
