@@ -17,7 +17,7 @@
  * bounded wait ("the driver's stop has not been entered 200 ms after W parked") cannot trip
  * on a correct tide, which waits for W, however long.
  *
- * Each case checks one rule of tide/port.h:
+ * Each case checks one rule of tide/port.h (the last one of src/driver.h):
  *   adopt:       a Tx queue moved to another lcore takes no packets until its old lcore
  *                passed a quiescent point (its refill may be inside the engine);
  *   stop_grace:  stop does not reach the driver while a burst that saw the port running is
@@ -26,7 +26,10 @@
  *                stopping port's Tx engine (it belongs to no thread);
  *   release:     a Tx queue release waits for bursts in progress and leaves no pairing
  *                naming the freed engine;
- *   link_owner:  a refill never follows a pairing into a Tx engine another lcore owns.
+ *   link_owner:  a refill never follows a pairing into a Tx engine another lcore owns;
+ *   device_step: (driver.h) simnic inline, wire=cross: port 1's driver stop waits for a
+ *                port 0 Tx burst begun after port 1's own grace period, whose device step
+ *                stores into port 1's Rx ring.
  * Every case ends with every port closed and the pool whole (audit).
  */
 #include <errno.h>
@@ -49,8 +52,8 @@
 #define WAIT_MS 10000 /* a step that should happen at once: fail after this long */
 #define NEG_MS 200    /* the negative check: nothing may happen while W is parked */
 
-enum park_at { PARK_NONE, PARK_ADVANCE, PARK_RX };
-enum cmd { CMD_NONE, CMD_RX, CMD_FWD, CMD_EXIT };
+enum park_at { PARK_NONE, PARK_ADVANCE, PARK_RX, PARK_TX };
+enum cmd { CMD_NONE, CMD_RX, CMD_FWD, CMD_TX0, CMD_EXIT };
 
 /* Everything the hooks, the worker and the control side share, under one lock. */
 static struct {
@@ -59,6 +62,7 @@ static struct {
 	/* hooks */
 	txc_advance_fn orig_advance;
 	tide_rx_burst_fn orig_rx;
+	tide_tx_burst_fn orig_tx;
 	const struct tide_driver *orig_drv;
 	struct tide_driver wrap_drv;
 	void (*on_stop)(struct tide_port *p);
@@ -70,10 +74,12 @@ static struct {
 	unsigned adv_calls, adv_calls_nonowner, adv_calls_stopping;
 	bool stop_entered, stop_entered_parked;
 	bool release_entered, release_entered_parked;
+	bool inner_begun, inner_done; /* the wrapped driver's own stop runs / has returned */
 	/* worker mailbox */
 	enum cmd cmd;
 	uint16_t result;
 	unsigned w_idx;
+	bool w_ready;
 	/* control thread C */
 	bool c_done;
 	/* the first broken rule, reported after W is released and everything is closed */
@@ -166,6 +172,12 @@ static uint16_t hook_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
 	return H.orig_rx(q, pkts, n);
 }
 
+static uint16_t hook_tx(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	park_point(PARK_TX);
+	return H.orig_tx(q, pkts, n);
+}
+
 /* The wrapped driver was entered: note it, and whether W was parked at that moment. */
 static void entered(bool *flag, bool *while_parked)
 {
@@ -199,6 +211,7 @@ static int worker_main(void *arg)
 	(void)arg;
 	lock();
 	H.w_idx = tide_thread_index();
+	H.w_ready = true;
 	unlock();
 	for (;;) {
 		enum cmd c;
@@ -213,15 +226,25 @@ static int worker_main(void *arg)
 		unlock();
 		if (c == CMD_EXIT)
 			break;
-		n = tide_rx_burst(tide_port_rxq(ports[0], 0), pkts, c == CMD_FWD ? 64 : 32);
-		if (c == CMD_FWD)
-			k = tide_tx_burst(tide_port_txq(ports[1], 0), pkts, n);
+		if (c == CMD_TX0) {
+			/* Send 32 of its own on port 0 (wire=cross: into port 1's Rx queue). */
+			n = 32;
+			if (tide_mbuf_alloc_bulk(pool, pkts, n) != 0)
+				n = 0;
+			for (unsigned j = 0; j < n; j++)
+				memset(tide_mbuf_append(pkts[j], 64), (int)j, 64);
+			k = tide_tx_burst(tide_port_txq(ports[0], 0), pkts, n);
+		} else {
+			n = tide_rx_burst(tide_port_rxq(ports[0], 0), pkts, c == CMD_FWD ? 64 : 32);
+			if (c == CMD_FWD)
+				k = tide_tx_burst(tide_port_txq(ports[1], 0), pkts, n);
+		}
 		tide_mbuf_free_bulk(pkts + k, n - k);
 		/* Offline before reporting: the caller's next control call or adoption must
 		 * not wait for (or race with) this thread reaching its mailbox. */
 		tide_thread_offline();
 		lock();
-		H.result = c == CMD_FWD ? k : n;
+		H.result = c == CMD_FWD || c == CMD_TX0 ? k : n;
 		H.cmd = CMD_NONE;
 		unlock();
 	}
@@ -272,7 +295,9 @@ static uint16_t worker_do(enum cmd c)
 
 static struct tide_lcore *worker;
 
-static void world_open(void)
+/* @cross: wire=cross (port 0's Tx arrives on port 1's Rx and back), nothing generated and
+ * no forwarding primed; else the generators and W's first forwarded burst. */
+static void world_open_wire(bool cross)
 {
 	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
 	struct txc *t;
@@ -283,12 +308,16 @@ static void world_open(void)
 	H.adv_calls = H.adv_calls_nonowner = H.adv_calls_stopping = 0;
 	H.stop_entered = H.stop_entered_parked = false;
 	H.release_entered = H.release_entered_parked = false;
+	H.inner_begun = H.inner_done = false;
+	H.w_ready = false;
 	H.on_stop = NULL;
 	H.cmd = CMD_NONE;
 	H.failure[0] = '\0';
 	unlock();
 	assert_int_equal(tide_pktpool_create("qs", POOL_N, 32, 0, NULL, &pool), 0);
-	assert_int_equal(tide_ports_open("simnic:ports=2,mode=inline,wire=gen,size=64", ports, 2),
+	assert_int_equal(tide_ports_open(cross ? "simnic:ports=2,mode=inline,wire=cross"
+					       : "simnic:ports=2,mode=inline,wire=gen,size=64",
+					 ports, 2),
 			 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(tide_port_configure(ports[i], 1, 1), 0);
@@ -310,10 +339,19 @@ static void world_open(void)
 	assert_int_equal(tide_port_start(ports[0]), 0);
 	assert_int_equal(tide_port_start(ports[1]), 0);
 	assert_int_equal(tide_lcore_launch(-1, worker_main, NULL, &worker), 0);
+	if (!wait_flag(&H.w_ready, WAIT_MS))
+		fail_msg("the worker lcore did not start");
+	if (cross)
+		return;
 	/* W forwards one burst: it owns port 1's Tx queue, which now holds 64 buffers, and port
 	 * 0's Rx ring has 64 empty slots that its next burst refills from that queue. */
 	assert_int_equal(worker_do(CMD_FWD), 64);
 	assert_int_equal(__atomic_load_n(&t->owner, __ATOMIC_RELAXED), H.w_idx);
+}
+
+static void world_open(void)
+{
+	world_open_wire(false);
 }
 
 static void world_close(void)
@@ -553,6 +591,73 @@ static void test_release(void **state)
 	world_close();
 }
 
+/*
+ * wire=cross: port 0's Tx step (inside a burst on W) stores packets into port 1's Rx ring.
+ * When port 1 stops, the port's grace period covers bursts of port 1 only in effect; a
+ * burst of port 0 that begins after it may still be delivering into port 1's Rx queue, so
+ * the driver disables the queue and runs a grace period of its own before it takes the
+ * ring's buffers back. W enters a port 0 Tx burst after port 1's bursts became no-ops and
+ * parks there: port 1's driver stop must not return while W is inside.
+ */
+static void inner_stop(struct tide_port *p)
+{
+	(void)p;
+	H.orig_tx = tide_port_txq(ports[0], 0)->call;
+	__atomic_store_n(&tide_port_txq(ports[0], 0)->call, hook_tx, __ATOMIC_RELEASE);
+	/* As park_worker(), but on this (control) thread: failures are noted, not raised. */
+	lock();
+	H.park_at = PARK_TX;
+	H.park_idx = H.w_idx;
+	H.go = false;
+	unlock();
+	worker_post(CMD_TX0);
+	if (!wait_flag(&H.parked, WAIT_MS)) {
+		lock();
+		H.park_at = PARK_NONE;
+		unlock();
+		note_failure("device step: the worker's port 0 Tx burst was never called");
+	}
+	lock();
+	H.inner_begun = true;
+	unlock();
+}
+
+static void wrap_stop_inner(struct tide_port *p)
+{
+	entered(&H.stop_entered, &H.stop_entered_parked);
+	inner_stop(p);
+	H.orig_drv->stop(p);
+	lock();
+	H.inner_done = true;
+	unlock();
+}
+
+static void test_device_step(void **state)
+{
+	pthread_t c;
+
+	(void)state;
+	world_open_wire(true);
+	H.wrap_drv.stop = wrap_stop_inner;
+	lock();
+	H.c_done = false;
+	unlock();
+	tide_thread_offline();
+	assert_int_equal(pthread_create(&c, NULL, c_stop, NULL), 0);
+	if (!wait_flag(&H.inner_begun, WAIT_MS))
+		note_failure("device step: port 1's driver stop was never reached");
+	else if (H.parked && wait_flag(&H.inner_done, NEG_MS))
+		note_failure("device step: port 1's driver stop returned while a port 0 Tx burst (whose device step delivers into port 1) was inside");
+	release_worker();
+	if (!wait_flag(&H.c_done, WAIT_MS))
+		fail_msg("device step: stop did not return within %d ms of the burst leaving", WAIT_MS);
+	pthread_join(c, NULL);
+	H.wrap_drv.stop = wrap_stop;
+	__atomic_store_n(&tide_port_txq(ports[0], 0)->call, H.orig_tx, __ATOMIC_RELEASE);
+	assert_int_equal(tide_port_start(ports[1]), 0);
+	world_close();
+}
+
 /* The main thread owns port 1's Tx queue (it sent last); W's refill of port 0, paired
  * with it, must not follow the pairing. */
 static void test_link_owner(void **state)
@@ -592,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_stop_owner),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_link_owner),
+		cmocka_unit_test(test_device_step),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
