@@ -108,6 +108,13 @@ static void note_failure(const char *msg)
 	unlock();
 }
 
+static void set_flag(bool *f, bool v)
+{
+	lock();
+	*f = v;
+	unlock();
+}
+
 /* Wait (lock held) until *flag is set, at most @ms. Returns whether it is set. */
 static bool wait_flag_locked(const bool *flag, int ms)
 {
@@ -370,8 +377,9 @@ static void world_close(void)
 		fail_msg("%s", H.failure);
 }
 
-/* Arm a park point for W, post a command, and wait until W sits there. */
-static void park_worker(enum park_at where, enum cmd c)
+/* Arm a park point for W, post a command, and wait until W sits there. Returns whether it
+ * does (if not, the point is disarmed and W finishes the command on its own). */
+static bool park_worker_try(enum park_at where, enum cmd c)
 {
 	lock();
 	H.park_at = where;
@@ -379,10 +387,17 @@ static void park_worker(enum park_at where, enum cmd c)
 	H.go = false;
 	unlock();
 	worker_post(c);
-	if (!wait_flag(&H.parked, WAIT_MS)) {
-		lock();
-		H.park_at = PARK_NONE;
-		unlock();
+	if (wait_flag(&H.parked, WAIT_MS))
+		return true;
+	lock();
+	H.park_at = PARK_NONE;
+	unlock();
+	return false;
+}
+
+static void park_worker(enum park_at where, enum cmd c)
+{
+	if (!park_worker_try(where, c)) {
 		worker_wait();
 		fail_msg("the worker's burst never reached the park point (%s)",
 			 where == PARK_ADVANCE ? "the refill did not follow the pairing"
@@ -392,9 +407,7 @@ static void park_worker(enum park_at where, enum cmd c)
 
 static uint16_t release_worker(void)
 {
-	lock();
-	H.go = true;
-	unlock();
+	set_flag(&H.go, true);
 	return worker_wait();
 }
 
@@ -452,9 +465,7 @@ static void *c_stop(void *arg)
 {
 	(void)arg;
 	tide_port_stop(ports[1]);
-	lock();
-	H.c_done = true;
-	unlock();
+	set_flag(&H.c_done, true);
 	return NULL;
 }
 
@@ -463,9 +474,7 @@ static void *c_release(void *arg)
 	(void)arg;
 	/* No Tx queues: queue 0 is released (no Rx queue is, so only its grace period runs). */
 	tide_port_configure(ports[1], 1, 0);
-	lock();
-	H.c_done = true;
-	unlock();
+	set_flag(&H.c_done, true);
 	return NULL;
 }
 
@@ -476,9 +485,7 @@ static void control_while_parked(void *(*fn)(void *), const bool *entered, const
 	pthread_t c;
 	char msg[200];
 
-	lock();
-	H.c_done = false;
-	unlock();
+	set_flag(&H.c_done, false);
 	/* The main thread has polled queues: offline, so the control call does not wait for it. */
 	tide_thread_offline();
 	assert_int_equal(pthread_create(&c, NULL, fn, NULL), 0);
@@ -529,14 +536,10 @@ static void test_stop_grace(void **state)
 static void stop_during(struct tide_port *p)
 {
 	(void)p;
-	lock();
-	H.stopping = true;
-	unlock();
+	set_flag(&H.stopping, true);
 	if (worker_do(CMD_RX) != 32)
 		note_failure("stop_owner: port 0 stopped receiving while port 1 stopped");
-	lock();
-	H.stopping = false;
-	unlock();
+	set_flag(&H.stopping, false);
 }
 
 static void test_stop_owner(void **state)
@@ -604,22 +607,10 @@ static void inner_stop(struct tide_port *p)
 	(void)p;
 	H.orig_tx = tide_port_txq(ports[0], 0)->call;
 	__atomic_store_n(&tide_port_txq(ports[0], 0)->call, hook_tx, __ATOMIC_RELEASE);
-	/* As park_worker(), but on this (control) thread: failures are noted, not raised. */
-	lock();
-	H.park_at = PARK_TX;
-	H.park_idx = H.w_idx;
-	H.go = false;
-	unlock();
-	worker_post(CMD_TX0);
-	if (!wait_flag(&H.parked, WAIT_MS)) {
-		lock();
-		H.park_at = PARK_NONE;
-		unlock();
+	/* On this (control) thread failures are noted, not raised. */
+	if (!park_worker_try(PARK_TX, CMD_TX0))
 		note_failure("device step: the worker's port 0 Tx burst was never called");
-	}
-	lock();
-	H.inner_begun = true;
-	unlock();
+	set_flag(&H.inner_begun, true);
 }
 
 static void wrap_stop_inner(struct tide_port *p)
@@ -627,9 +618,7 @@ static void wrap_stop_inner(struct tide_port *p)
 	entered(&H.stop_entered, &H.stop_entered_parked);
 	inner_stop(p);
 	H.orig_drv->stop(p);
-	lock();
-	H.inner_done = true;
-	unlock();
+	set_flag(&H.inner_done, true);
 }
 
 static void test_device_step(void **state)
@@ -639,9 +628,7 @@ static void test_device_step(void **state)
 	(void)state;
 	world_open_wire(true);
 	H.wrap_drv.stop = wrap_stop_inner;
-	lock();
-	H.c_done = false;
-	unlock();
+	set_flag(&H.c_done, false);
 	tide_thread_offline();
 	assert_int_equal(pthread_create(&c, NULL, c_stop, NULL), 0);
 	if (!wait_flag(&H.inner_begun, WAIT_MS))
