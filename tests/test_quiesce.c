@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The quiescent teardown and the Tx queue hand-over, with the interleavings forced rather
+ * than hoped for (docs/txc.md, "The recycle link"; src/qs.h).
+ *
+ * Two simnic ports (inline device, generators): port 0's Rx queue is paired by hand with
+ * port 1's Tx queue, so port 0's refill takes completed buffers from port 1's Tx engine. A
+ * worker lcore W forwards 0 -> 1 on command. The test parks W at the exact point of a race:
+ *   - inside port 0's refill, in port 1's Tx engine (its `advance` hook, which
+ *     txc_recycle_into calls after the ownership check), or
+ *   - inside a port 0 Rx burst (its burst function wrapped), before the driver runs;
+ * and runs the control call (stop, queue release) or the other lcore's burst meanwhile.
+ * Port 1's driver is simnic wrapped by this test (stop and txq_release note when they are
+ * entered), so what the library does while W is parked is seen directly.
+ *
+ * A parked W is released only after the check, so no check depends on timing: the one
+ * bounded wait ("the driver's stop has not been entered 200 ms after W parked") cannot trip
+ * on a correct tide, which waits for W, however long.
+ *
+ * Each case checks one rule of tide/port.h (the last one of src/driver.h):
+ *   adopt:       a Tx queue moved to another lcore takes no packets until its old lcore
+ *                passed a quiescent point (its refill may be inside the engine);
+ *   stop_grace:  stop does not reach the driver while a burst that saw the port running is
+ *                still inside; the port starts again afterwards;
+ *   stop_owner:  once stop has made the bursts no-ops, no refill follows a pairing into the
+ *                stopping port's Tx engine (it belongs to no thread);
+ *   release:     a Tx queue release waits for bursts in progress and leaves no pairing
+ *                naming the freed engine;
+ *   link_owner:  a refill never follows a pairing into a Tx engine another lcore owns;
+ *   device_step: (driver.h) simnic inline, wire=cross: port 1's driver stop waits for a
+ *                port 0 Tx burst begun after port 1's own grace period, whose device step
+ *                stores into port 1's Rx ring.
+ * Every case ends with every port closed and the pool whole (audit).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <tide/lcore.h>
+#include <tide/port.h>
+
+#include "testutil.h"
+#include "driver.h"
+#include "link.h"
+#include "txc.h"
+
+#define RING 256
+#define POOL_N 2048
+#define WAIT_MS 10000 /* a step that should happen at once: fail after this long */
+#define NEG_MS 200    /* the negative check: nothing may happen while W is parked */
+
+enum park_at { PARK_NONE, PARK_ADVANCE, PARK_RX, PARK_TX };
+enum cmd { CMD_NONE, CMD_RX, CMD_FWD, CMD_TX0, CMD_EXIT };
+
+/* Everything the hooks, the worker and the control side share, under one lock. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* hooks */
+	txc_advance_fn orig_advance;
+	tide_rx_burst_fn orig_rx;
+	tide_tx_burst_fn orig_tx;
+	const struct tide_driver *orig_drv;
+	struct tide_driver wrap_drv;
+	void (*on_stop)(struct tide_port *p);
+	struct txc *engine; /* port 1's Tx engine */
+	enum park_at park_at;
+	unsigned park_idx;  /* the thread to park */
+	bool parked, go;
+	bool stopping;
+	unsigned adv_calls, adv_calls_nonowner, adv_calls_stopping;
+	bool stop_entered, stop_entered_parked;
+	bool release_entered, release_entered_parked;
+	bool inner_begun, inner_done; /* the wrapped driver's own stop runs / has returned */
+	/* worker mailbox */
+	enum cmd cmd;
+	uint16_t result;
+	unsigned w_idx;
+	bool w_ready;
+	/* control thread C */
+	bool c_done;
+	/* the first broken rule, reported after W is released and everything is closed */
+	char failure[256];
+} H = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static struct tide_pool *pool;
+static struct tide_port *ports[2];
+
+static void lock(void)
+{
+	pthread_mutex_lock(&H.mu);
+}
+
+static void unlock(void)
+{
+	pthread_cond_broadcast(&H.cv);
+	pthread_mutex_unlock(&H.mu);
+}
+
+static void note_failure(const char *msg)
+{
+	lock();
+	if (H.failure[0] == '\0')
+		snprintf(H.failure, sizeof(H.failure), "%s", msg);
+	unlock();
+}
+
+static void set_flag(bool *f, bool v)
+{
+	lock();
+	*f = v;
+	unlock();
+}
+
+/* Wait (lock held) until *flag is set, at most @ms. Returns whether it is set. */
+static bool wait_flag_locked(const bool *flag, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	while (!*flag)
+		if (pthread_cond_timedwait(&H.cv, &H.mu, &ts) == ETIMEDOUT)
+			break;
+	return *flag;
+}
+
+static bool wait_flag(const bool *flag, int ms)
+{
+	bool r;
+
+	lock();
+	r = wait_flag_locked(flag, ms);
+	unlock();
+	return r;
+}
+
+/* Park the calling thread here if it is the one armed for @where; until H.go. */
+static void park_point(enum park_at where)
+{
+	lock();
+	if (H.park_at == where && tide_thread_index() == H.park_idx) {
+		H.park_at = PARK_NONE;
+		H.parked = true;
+		pthread_cond_broadcast(&H.cv);
+		while (!H.go)
+			pthread_cond_wait(&H.cv, &H.mu);
+		H.parked = false;
+	}
+	unlock();
+}
+
+/* Port 1's Tx engine completion check: reached only from a refill that follows the pairing
+ * (txc_recycle_into), after the ownership check. */
+static unsigned hook_advance(struct txc *t)
+{
+	lock();
+	H.adv_calls++;
+	if (tide_thread_index() != __atomic_load_n(&t->owner, __ATOMIC_RELAXED))
+		H.adv_calls_nonowner++;
+	if (H.stopping)
+		H.adv_calls_stopping++;
+	unlock();
+	park_point(PARK_ADVANCE);
+	return H.orig_advance(t);
+}
+
+static uint16_t hook_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	park_point(PARK_RX);
+	return H.orig_rx(q, pkts, n);
+}
+
+static uint16_t hook_tx(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	park_point(PARK_TX);
+	return H.orig_tx(q, pkts, n);
+}
+
+/* The wrapped driver was entered: note it, and whether W was parked at that moment. */
+static void entered(bool *flag, bool *while_parked)
+{
+	lock();
+	*flag = true;
+	if (H.parked)
+		*while_parked = true;
+	unlock();
+}
+
+static void wrap_stop(struct tide_port *p)
+{
+	entered(&H.stop_entered, &H.stop_entered_parked);
+	if (H.on_stop)
+		H.on_stop(p);
+	H.orig_drv->stop(p);
+}
+
+static void wrap_txq_release(struct tide_txq *q)
+{
+	entered(&H.release_entered, &H.release_entered_parked);
+	H.orig_drv->txq_release(q);
+}
+
+/* ---- the worker lcore ---- */
+
+static int worker_main(void *arg)
+{
+	struct tide_mbuf *pkts[64];
+
+	(void)arg;
+	lock();
+	H.w_idx = tide_thread_index();
+	H.w_ready = true;
+	unlock();
+	for (;;) {
+		enum cmd c;
+		uint16_t n, k = 0;
+
+		/* Blocking: offline, so control calls do not wait for this thread. */
+		tide_thread_offline();
+		lock();
+		while (H.cmd == CMD_NONE)
+			pthread_cond_wait(&H.cv, &H.mu);
+		c = H.cmd;
+		unlock();
+		if (c == CMD_EXIT)
+			break;
+		if (c == CMD_TX0) {
+			/* Send 32 of its own on port 0 (wire=cross: into port 1's Rx queue). */
+			n = 32;
+			if (tide_mbuf_alloc_bulk(pool, pkts, n) != 0)
+				n = 0;
+			for (unsigned j = 0; j < n; j++)
+				memset(tide_mbuf_append(pkts[j], 64), (int)j, 64);
+			k = tide_tx_burst(tide_port_txq(ports[0], 0), pkts, n);
+		} else {
+			n = tide_rx_burst(tide_port_rxq(ports[0], 0), pkts, c == CMD_FWD ? 64 : 32);
+			if (c == CMD_FWD)
+				k = tide_tx_burst(tide_port_txq(ports[1], 0), pkts, n);
+		}
+		tide_mbuf_free_bulk(pkts + k, n - k);
+		/* Offline before reporting: the caller's next control call or adoption must
+		 * not wait for (or race with) this thread reaching its mailbox. */
+		tide_thread_offline();
+		lock();
+		H.result = c == CMD_FWD || c == CMD_TX0 ? k : n;
+		H.cmd = CMD_NONE;
+		unlock();
+	}
+	tide_pool_cache_flush(pool);
+	return 0;
+}
+
+static void worker_post(enum cmd c)
+{
+	lock();
+	H.cmd = c;
+	unlock();
+}
+
+static bool worker_idle_locked(void)
+{
+	return H.cmd == CMD_NONE;
+}
+
+/* Wait for the posted command to finish; its result. */
+static uint16_t worker_wait(void)
+{
+	struct timespec ts;
+	uint16_t r;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	lock();
+	while (!worker_idle_locked())
+		if (pthread_cond_timedwait(&H.cv, &H.mu, &ts) == ETIMEDOUT)
+			break;
+	if (!worker_idle_locked()) {
+		unlock();
+		fail_msg("the worker did not finish its burst within %d ms", WAIT_MS);
+	}
+	r = H.result;
+	unlock();
+	return r;
+}
+
+static uint16_t worker_do(enum cmd c)
+{
+	worker_post(c);
+	return worker_wait();
+}
+
+/* ---- setup ---- */
+
+static struct tide_lcore *worker;
+
+/* @cross: wire=cross (port 0's Tx arrives on port 1's Rx and back), nothing generated and
+ * no forwarding primed; else the generators and W's first forwarded burst. */
+static void world_open_wire(bool cross)
+{
+	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
+	struct txc *t;
+
+	lock();
+	H.park_at = PARK_NONE;
+	H.parked = H.go = H.stopping = false;
+	H.adv_calls = H.adv_calls_nonowner = H.adv_calls_stopping = 0;
+	H.stop_entered = H.stop_entered_parked = false;
+	H.release_entered = H.release_entered_parked = false;
+	H.inner_begun = H.inner_done = false;
+	H.w_ready = false;
+	H.on_stop = NULL;
+	H.cmd = CMD_NONE;
+	H.failure[0] = '\0';
+	unlock();
+	assert_int_equal(tide_pktpool_create("qs", POOL_N, 32, 0, NULL, &pool), 0);
+	assert_int_equal(tide_ports_open(cross ? "simnic:ports=2,mode=inline,wire=cross"
+					       : "simnic:ports=2,mode=inline,wire=gen,size=64",
+					 ports, 2),
+			 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tide_port_configure(ports[i], 1, 1), 0);
+		assert_int_equal(tide_rxq_setup(ports[i], 0, RING, pool, NULL), 0);
+		assert_int_equal(tide_txq_setup(ports[i], 0, RING, &tc), 0);
+	}
+	/* Port 1: simnic, with stop and Tx queue release observed. */
+	H.orig_drv = ports[1]->drv;
+	H.wrap_drv = *H.orig_drv;
+	H.wrap_drv.stop = wrap_stop;
+	H.wrap_drv.txq_release = wrap_txq_release;
+	ports[1]->drv = &H.wrap_drv;
+	t = tide_port_txq(ports[1], 0)->txc;
+	H.engine = t;
+	H.orig_advance = t->advance;
+	t->advance = hook_advance;
+	assert_int_equal(tide_recycle_pair(tide_port_rxq(ports[0], 0), tide_port_txq(ports[1], 0)),
+			 0);
+	assert_int_equal(tide_port_start(ports[0]), 0);
+	assert_int_equal(tide_port_start(ports[1]), 0);
+	assert_int_equal(tide_lcore_launch(-1, worker_main, NULL, &worker), 0);
+	if (!wait_flag(&H.w_ready, WAIT_MS))
+		fail_msg("the worker lcore did not start");
+	if (cross)
+		return;
+	/* W forwards one burst: it owns port 1's Tx queue, which now holds 64 buffers, and port
+	 * 0's Rx ring has 64 empty slots that its next burst refills from that queue. */
+	assert_int_equal(worker_do(CMD_FWD), 64);
+	assert_int_equal(__atomic_load_n(&t->owner, __ATOMIC_RELAXED), H.w_idx);
+}
+
+static void world_open(void)
+{
+	world_open_wire(false);
+}
+
+static void world_close(void)
+{
+	int ret = -1;
+
+	worker_post(CMD_EXIT);
+	assert_int_equal(tide_lcore_join(worker, &ret), 0);
+	assert_int_equal(ret, 0);
+	tide_port_close(ports[0]);
+	tide_port_close(ports[1]);
+	tide_pool_cache_flush(pool);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+	if (H.failure[0])
+		fail_msg("%s", H.failure);
+}
+
+/* Arm a park point for W, post a command, and wait until W sits there. Returns whether it
+ * does (if not, the point is disarmed and W finishes the command on its own). */
+static bool park_worker_try(enum park_at where, enum cmd c)
+{
+	lock();
+	H.park_at = where;
+	H.park_idx = H.w_idx;
+	H.go = false;
+	unlock();
+	worker_post(c);
+	if (wait_flag(&H.parked, WAIT_MS))
+		return true;
+	lock();
+	H.park_at = PARK_NONE;
+	unlock();
+	return false;
+}
+
+static void park_worker(enum park_at where, enum cmd c)
+{
+	if (!park_worker_try(where, c)) {
+		worker_wait();
+		fail_msg("the worker's burst never reached the park point (%s)",
+			 where == PARK_ADVANCE ? "the refill did not follow the pairing"
+					       : "the Rx burst was not called");
+	}
+}
+
+static uint16_t release_worker(void)
+{
+	set_flag(&H.go, true);
+	return worker_wait();
+}
+
+/* Main's own packets for port 1's Tx queue. */
+static uint16_t main_send(unsigned n)
+{
+	struct tide_mbuf *pkts[64];
+	uint16_t k;
+
+	assert_int_equal(tide_mbuf_alloc_bulk(pool, pkts, n), 0);
+	for (unsigned i = 0; i < n; i++)
+		tide_mbuf_append(pkts[i], 64);
+	k = tide_tx_burst(tide_port_txq(ports[1], 0), pkts, (uint16_t)n);
+	tide_mbuf_free_bulk(pkts + k, n - k);
+	return k;
+}
+
+/* ---- the cases ---- */
+
+/*
+ * W is inside port 0's refill, taking buffers out of port 1's Tx engine. The main thread
+ * now polls port 1's Tx queue (the queue moved lcores): its bursts must take nothing while
+ * W is inside, and the queue's slots must not move; once W has passed a burst call (here
+ * it goes offline), the queue is the main thread's.
+ */
+static void test_adopt(void **state)
+{
+	struct txc *t;
+	uint32_t tail;
+
+	(void)state;
+	world_open();
+	t = H.engine;
+	park_worker(PARK_ADVANCE, CMD_RX);
+	tail = t->tail;
+	for (int i = 0; i < 3; i++)
+		if (main_send(32) != 0) {
+			note_failure("adopt: the new lcore's Tx burst took packets while the old lcore was still inside a refill from the queue");
+			break;
+		}
+	if (t->tail != tail)
+		note_failure("adopt: the Tx ring moved while the old lcore was inside a refill from it");
+	/* W's refill goes on and takes its bucket, then W goes offline. */
+	assert_int_equal(release_worker(), 32);
+	if (__atomic_load_n(&t->recycled, __ATOMIC_RELAXED) == 0)
+		note_failure("adopt: the parked refill did not recycle (the case tested nothing)");
+	if (main_send(32) != 32)
+		note_failure("adopt: the queue was not handed over after the old lcore passed a quiescent point");
+	else if (__atomic_load_n(&t->owner, __ATOMIC_RELAXED) != tide_thread_index())
+		note_failure("adopt: the new lcore sends but does not own the queue");
+	world_close();
+}
+
+static void *c_stop(void *arg)
+{
+	(void)arg;
+	tide_port_stop(ports[1]);
+	set_flag(&H.c_done, true);
+	return NULL;
+}
+
+static void *c_release(void *arg)
+{
+	(void)arg;
+	/* No Tx queues: queue 0 is released (no Rx queue is, so only its grace period runs). */
+	tide_port_configure(ports[1], 1, 0);
+	set_flag(&H.c_done, true);
+	return NULL;
+}
+
+/* Run @fn on another thread as the control thread, while W is parked; check that @entered
+ * (set by the wrapped driver) stays clear while W is parked, release W, and wait for @fn. */
+static void control_while_parked(void *(*fn)(void *), const bool *entered, const char *what)
+{
+	pthread_t c;
+	char msg[200];
+
+	set_flag(&H.c_done, false);
+	/* The main thread has polled queues: offline, so the control call does not wait for it. */
+	tide_thread_offline();
+	assert_int_equal(pthread_create(&c, NULL, fn, NULL), 0);
+	if (wait_flag(entered, NEG_MS)) {
+		snprintf(msg, sizeof(msg), "%s: reached the driver while a burst was still inside", what);
+		note_failure(msg);
+	}
+	lock();
+	if (H.c_done) {
+		snprintf(msg, sizeof(msg), "%s: returned while a burst was still inside", what);
+		unlock();
+		note_failure(msg);
+	} else {
+		unlock();
+	}
+	release_worker();
+	if (!wait_flag(&H.c_done, WAIT_MS))
+		fail_msg("%s: did not return within %d ms of the burst leaving", what, WAIT_MS);
+	pthread_join(c, NULL);
+	if (!*entered) {
+		snprintf(msg, sizeof(msg), "%s: the driver was never reached", what);
+		note_failure(msg);
+	}
+}
+
+/*
+ * W is inside port 0's refill, in port 1's Tx engine (a burst that saw port 1 running).
+ * Stopping port 1 must wait for it: the driver's stop gives every Tx buffer back to the
+ * pool, the ones W is taking included. Afterwards port 1 starts again and takes packets.
+ */
+static void test_stop_grace(void **state)
+{
+	(void)state;
+	world_open();
+	park_worker(PARK_ADVANCE, CMD_RX);
+	control_while_parked(c_stop, &H.stop_entered, "stop");
+	if (H.stop_entered_parked)
+		note_failure("stop: the driver's stop ran while a burst was inside the Tx engine");
+	assert_int_equal(tide_port_start(ports[1]), 0);
+	if (main_send(32) != 32)
+		note_failure("stop: after stop and start, the Tx queue takes no packets");
+	world_close();
+}
+
+/* While port 1's driver stops (bursts are no-ops, the grace period passed), W's refill of
+ * port 0 runs: it must not take buffers from port 1's Tx engine, which the driver is
+ * releasing at the same moment. */
+static void stop_during(struct tide_port *p)
+{
+	(void)p;
+	set_flag(&H.stopping, true);
+	if (worker_do(CMD_RX) != 32)
+		note_failure("stop_owner: port 0 stopped receiving while port 1 stopped");
+	set_flag(&H.stopping, false);
+}
+
+static void test_stop_owner(void **state)
+{
+	uint64_t recycled;
+
+	(void)state;
+	world_open();
+	recycled = __atomic_load_n(&H.engine->recycled, __ATOMIC_RELAXED);
+	H.on_stop = stop_during;
+	assert_int_equal(tide_port_stop(ports[1]), 0);
+	H.on_stop = NULL;
+	if (H.adv_calls_stopping != 0 ||
+	    __atomic_load_n(&H.engine->recycled, __ATOMIC_RELAXED) != recycled)
+		note_failure("stop_owner: a refill followed its pairing into a Tx engine whose port was stopping");
+	/* The next start hands the queue to whoever polls it first. */
+	assert_int_equal(tide_port_start(ports[1]), 0);
+	if (main_send(32) != 32)
+		note_failure("stop_owner: after stop and start, the Tx queue takes no packets");
+	world_close();
+}
+
+/*
+ * Port 1 is stopped; W is inside a port 0 Rx burst (it began before the release and may
+ * hold what it read of the pairing). Releasing port 1's Tx queue must wait for it, and
+ * afterwards no pairing may name the freed engine.
+ */
+static void test_release(void **state)
+{
+	struct tide_rxq *rxq;
+	struct link_rx *l;
+
+	(void)state;
+	world_open();
+	assert_int_equal(tide_port_stop(ports[1]), 0);
+	rxq = tide_port_rxq(ports[0], 0);
+	l = rxq->refill;
+	if (link_rx_pair(l) != (uintptr_t)H.engine)
+		note_failure("release: the pairing was lost by stop (the case tests nothing)");
+	H.orig_rx = rxq->call;
+	__atomic_store_n(&rxq->call, hook_rx, __ATOMIC_RELEASE);
+	park_worker(PARK_RX, CMD_RX);
+	control_while_parked(c_release, &H.release_entered, "txq release");
+	__atomic_store_n(&rxq->call, H.orig_rx, __ATOMIC_RELEASE);
+	if (H.release_entered_parked)
+		note_failure("txq release: the engine was freed while a burst was inside");
+	if (link_rx_pair(l) != 0)
+		note_failure("txq release: a pairing still names the freed Tx engine");
+	/* Port 0's refill works on (from the pool). */
+	if (worker_do(CMD_RX) != 32)
+		note_failure("txq release: port 0 stopped receiving");
+	world_close();
+}
+
+/*
+ * wire=cross: port 0's Tx step (inside a burst on W) stores packets into port 1's Rx ring.
+ * When port 1 stops, the port's grace period covers bursts of port 1 only in effect; a
+ * burst of port 0 that begins after it may still be delivering into port 1's Rx queue, so
+ * the driver disables the queue and runs a grace period of its own before it takes the
+ * ring's buffers back. W enters a port 0 Tx burst after port 1's bursts became no-ops and
+ * parks there: port 1's driver stop must not return while W is inside.
+ */
+static void inner_stop(struct tide_port *p)
+{
+	(void)p;
+	H.orig_tx = tide_port_txq(ports[0], 0)->call;
+	__atomic_store_n(&tide_port_txq(ports[0], 0)->call, hook_tx, __ATOMIC_RELEASE);
+	/* On this (control) thread failures are noted, not raised. */
+	if (!park_worker_try(PARK_TX, CMD_TX0))
+		note_failure("device step: the worker's port 0 Tx burst was never called");
+	set_flag(&H.inner_begun, true);
+}
+
+static void wrap_stop_inner(struct tide_port *p)
+{
+	entered(&H.stop_entered, &H.stop_entered_parked);
+	inner_stop(p);
+	H.orig_drv->stop(p);
+	set_flag(&H.inner_done, true);
+}
+
+static void test_device_step(void **state)
+{
+	pthread_t c;
+
+	(void)state;
+	world_open_wire(true);
+	H.wrap_drv.stop = wrap_stop_inner;
+	set_flag(&H.c_done, false);
+	tide_thread_offline();
+	assert_int_equal(pthread_create(&c, NULL, c_stop, NULL), 0);
+	if (!wait_flag(&H.inner_begun, WAIT_MS))
+		note_failure("device step: port 1's driver stop was never reached");
+	else if (H.parked && wait_flag(&H.inner_done, NEG_MS))
+		note_failure("device step: port 1's driver stop returned while a port 0 Tx burst (whose device step delivers into port 1) was inside");
+	release_worker();
+	if (!wait_flag(&H.c_done, WAIT_MS))
+		fail_msg("device step: stop did not return within %d ms of the burst leaving", WAIT_MS);
+	pthread_join(c, NULL);
+	H.wrap_drv.stop = wrap_stop;
+	__atomic_store_n(&tide_port_txq(ports[0], 0)->call, H.orig_tx, __ATOMIC_RELEASE);
+	assert_int_equal(tide_port_start(ports[1]), 0);
+	world_close();
+}
+
+/* The main thread owns port 1's Tx queue (it sent last); W's refill of port 0, paired
+ * with it, must not follow the pairing. */
+static void test_link_owner(void **state)
+{
+	(void)state;
+	world_open();
+	/* W goes offline in its mailbox: the queue passes to the main thread at once. */
+	if (main_send(32) != 32)
+		note_failure("link_owner: the main thread could not take over an idle Tx queue");
+	lock();
+	H.adv_calls = H.adv_calls_nonowner = 0;
+	unlock();
+	if (worker_do(CMD_RX) != 32)
+		note_failure("link_owner: port 0 stopped receiving");
+	if (H.adv_calls_nonowner != 0 || H.adv_calls != 0)
+		note_failure("link_owner: a refill followed its pairing into a Tx engine another lcore owns");
+	world_close();
+}
+
+static int setup(void **state)
+{
+	pthread_condattr_t a;
+
+	(void)state;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&H.cv, &a);
+	pthread_condattr_destroy(&a);
+	return tide_thread_register() < 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_adopt),
+		cmocka_unit_test(test_stop_grace),
+		cmocka_unit_test(test_stop_owner),
+		cmocka_unit_test(test_release),
+		cmocka_unit_test(test_link_owner),
+		cmocka_unit_test(test_device_step),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
