@@ -21,11 +21,22 @@
 # them; --single-file-segments keeps virtio-user's memory table to a few regions); only when
 # none can be had does it fall back to --no-huge, and the output says so.
 #
-# usage: test_vhost_dpdk.sh PATH/TO/vhost_peer      exit 77 (skip) without dpdk-testpmd
+# usage: test_vhost_dpdk.sh PATH/TO/vhost_peer [held]
+#   without a mode: every case but the held one; exit 77 (skip) without dpdk-testpmd
+#   held: only the case with testpmd's port start held under gdb (Meson test
+#         vhost_dpdk_held); exit 77 (skip) without dpdk-testpmd or gdb
 set -u
 peer=$1
+mode=${2:-main}
+case $mode in
+main | held) ;;
+*) echo "usage: $0 PATH/TO/vhost_peer [held]" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" >&2; exit 77; }
+if [ "$mode" = held ]; then
+	gdb=$(command -v gdb) || { echo "skip: gdb not installed (it holds testpmd inside its port start)" >&2; exit 77; }
+fi
 dir=$(mktemp -d /tmp/tide-vhost-dpdk-XXXXXX)
 pids=()
 prefixes=()
@@ -72,7 +83,7 @@ tp_start() {
 	local tag=$1 vdev=$2; shift 2
 	mkfifo "$dir/$tag.in"
 	prefixes+=("tidevh$$-$tag")
-	stdbuf -oL ${stall:+gdb -q -batch -x "$stall" --args} "$testpmd" "${mem[@]}" --no-pci --file-prefix="tidevh$$-$tag" --lcores='0@0,1@0' \
+	stdbuf -oL ${stall:+"$gdb" -q -batch -x "$stall" --args} "$testpmd" "${mem[@]}" --no-pci --file-prefix="tidevh$$-$tag" --lcores='0@0,1@0' \
 		--vdev="net_virtio_user0,$vdev" -- -i --total-num-mbufs=8192 --forward-mode=io \
 		--auto-start --nb-cores=1 "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
 	tp=$!
@@ -159,13 +170,12 @@ run() {
 	check "tide $role, $size B, $nq queue(s)${extra:+, $extra}${stall:+, port start held}" 1 "$nq"
 }
 
-# (The kill cases below run 64 B in both roles once more.)
-run server 64 1 ""
-# The window the start gate closes, made wide: gdb stops testpmd inside its port start
-# (rte_intr_enable, between posting its receive buffers and discarding what is already in
-# them) for 2 s. Sending before the gate would lose a ring's worth, uncounted by testpmd.
+# The window the start gate closes, made wide (mode held): gdb stops testpmd inside its
+# port start (rte_intr_enable, between posting its receive buffers and discarding what is
+# already in them) for 2 s. Sending before the gate would lose a ring's worth, uncounted by
+# testpmd.
 stall=
-if command -v gdb >/dev/null; then
+if [ "$mode" = held ]; then
 	stall=$dir/stall.gdb
 	cat >"$stall" <<'EOF'
 set pagination off
@@ -182,10 +192,11 @@ run
 EOF
 	run server 64 1 ""
 	grep -aq "port start held" "$dir/t$n.log" || { echo "FAIL: gdb did not hold testpmd's port start"; fail=1; }
-	stall=
-else
-	echo "(no gdb: the case with testpmd's port start held is not run)"
+	exit $fail
 fi
+
+# (The kill cases below run 64 B in both roles once more.)
+run server 64 1 ""
 run server 1500 1 ",mrg_rxbuf=0"
 run client 1500 1 ",mrg_rxbuf=1,in_order=0"
 run client 9000 1 ",mrg_rxbuf=1,in_order=1"
