@@ -21,16 +21,19 @@
 # them; --single-file-segments keeps virtio-user's memory table to a few regions); only when
 # none can be had does it fall back to --no-huge, and the output says so.
 #
-# usage: test_vhost_dpdk.sh PATH/TO/vhost_peer [held]
+# usage: test_vhost_dpdk.sh PATH/TO/vhost_peer [held|packed]
 #   without a mode: every case but the held one; exit 77 (skip) without dpdk-testpmd
+#   packed: packed virtqueues (virtio-user packed_vq=1; Meson test vhost_dpdk_packed):
+#           both roles, 64, 1500 and 9000 bytes, mrg_rxbuf on and off, in_order on and
+#           off, 2 queue pairs; every session must have negotiated VIRTIO_F_RING_PACKED
 #   held: only the case with testpmd's port start held under gdb (Meson test
 #         vhost_dpdk_held); exit 77 (skip) without dpdk-testpmd or gdb
 set -u
 peer=$1
 mode=${2:-main}
 case $mode in
-main | held) ;;
-*) echo "usage: $0 PATH/TO/vhost_peer [held]" >&2; exit 2 ;;
+main | held | packed) ;;
+*) echo "usage: $0 PATH/TO/vhost_peer [held|packed]" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" >&2; exit 77; }
@@ -137,10 +140,12 @@ field() { sed -n "${1}p" "$dir/peer.out" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 
 # check NAME SESSION_LINE QUEUES: compare the peer's session line with testpmd's counters.
 check() {
-	local name=$1 line=$2 nq=$3 tx rx bad
+	local name=$1 line=$2 nq=$3 tx rx bad pk want=0
 	tx=$(field "$line" tx); rx=$(field "$line" rx); bad=$(field "$line" bad)
-	echo "$name: tide tx=${tx:-?} rx=${rx:-?} bad=${bad:-?}; testpmd rx=${tp_rx:-?} tx=${tp_tx:-?}"
+	pk=$(field "$line" packed); [ "$mode" = packed ] && want=1
+	echo "$name: tide tx=${tx:-?} rx=${rx:-?} bad=${bad:-?} packed=${pk:-?}; testpmd rx=${tp_rx:-?} tx=${tp_tx:-?}"
 	if [ "${tx:-0}" -ne $((count * nq)) ] || [ "${tp_rx:-0}" -ne "${tx:-0}" ] ||
+		[ "${pk:-x}" != "$want" ] ||
 		[ "${rx:-0}" -ne "${tp_tx:--1}" ] || [ "${rx:-0}" -eq 0 ] || [ "${bad:-1}" -ne 0 ]; then
 		echo "FAIL: $name"; tail -n 5 "$dir"/*.log "$dir/peer.err"; fail=1
 	fi
@@ -192,6 +197,16 @@ run
 EOF
 	run server 64 1 ""
 	grep -aq "port start held" "$dir/t$n.log" || { echo "FAIL: gdb did not hold testpmd's port start"; fail=1; }
+	exit $fail
+fi
+
+if [ "$mode" = packed ]; then
+	run server 64 1 ",packed_vq=1"
+	run server 1500 1 ",packed_vq=1,mrg_rxbuf=0"
+	run client 1500 1 ",packed_vq=1,mrg_rxbuf=1,in_order=0"
+	run client 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=1"
+	run server 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=0"
+	run client 64 2 ",packed_vq=1,cq=1"
 	exit $fail
 fi
 

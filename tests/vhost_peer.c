@@ -148,12 +148,15 @@ int main(int argc, char **argv)
 		done++;
 		{
 			struct tide_port_stats st;
+			struct tide_vhost_info vi;
 
 			tide_port_stats_get(p, &st);
-			printf("session=%u link=1 tx=%llu rx=%llu bad=%llu txerr=%llu first=%lld\n",
+			tide_vhost_info_get(p, &vi);
+			printf("session=%u link=1 tx=%llu rx=%llu bad=%llu txerr=%llu first=%lld packed=%d\n",
 			       done, (unsigned long long)ttx, (unsigned long long)trx,
 			       (unsigned long long)bad, (unsigned long long)st.oerrors,
-			       first == UINT64_MAX ? -1 : (long long)first);
+			       first == UINT64_MAX ? -1 : (long long)first,
+			       (int)((vi.features >> 34) & 1)); /* VIRTIO_F_RING_PACKED */
 		}
 		fflush(stdout);
 		/* Wait for this connection to end before the next session (unless it was the last). */

@@ -76,6 +76,7 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
 
 		q->live = 0;
+		q->live_packed = 0;
 		q->fault = NULL;
 		q->fence = vp->fence;
 		q->port_id = (uint16_t)p->id;
@@ -84,6 +85,7 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
 
 		q->live = 0;
+		q->live_packed = 0;
 		q->fault = NULL;
 		q->fence = vp->fence;
 	}
@@ -95,6 +97,31 @@ static int vhost_start(struct tide_port *p)
 	for (unsigned i = 0; i < p->nb_txq; i++)
 		p->txq[i]->burst = vhost_tx_fn(((struct vhost_txq *)p->txq[i])->free_mode);
 	return 0;
+}
+
+/*
+ * The layout is known only once a frontend negotiated it: each vring start picks the bursts
+ * of its queue. A worker that still calls the other layout's burst finds that layout's live
+ * word 0 and returns 0; the next call loads this one (acquire in tide_rx/tx_burst()).
+ */
+void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed)
+{
+	unsigned i = vring / 2;
+
+	if (vring % 2 == 0) {
+		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
+		tide_tx_burst_fn fn = packed ? vhost_packed_tx_fn(q->free_mode)
+					     : vhost_tx_fn(q->free_mode);
+
+		q->pub.burst = fn;
+		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
+	} else {
+		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
+		tide_rx_burst_fn fn = packed ? vhost_packed_rx_fn() : vhost_rx_fn();
+
+		q->pub.burst = fn;
+		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
+	}
 }
 
 static void vhost_stop(struct tide_port *p)
@@ -132,7 +159,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	static const char *const roles[] = {"server", "client", NULL};
 	static unsigned seq;
 	const char *sock = tide_kvargs_get(kv, "socket");
-	bool mrg, eidx, inord, indir, loop, upp;
+	bool mrg, eidx, inord, indir, loop, upp, packed;
 	struct vhost_port *vp;
 	struct tide_port *p;
 	uint64_t queues;
@@ -148,7 +175,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "in_order", true, &inord) ||
 	    tide_kvargs_bool(kv, "indirect", true, &indir) ||
 	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
-	    tide_kvargs_bool(kv, "used_per_pkt", false, &upp))
+	    tide_kvargs_bool(kv, "used_per_pkt", false, &upp) ||
+	    tide_kvargs_bool(kv, "packed", true, &packed))
 		return -EINVAL;
 	if (sock == NULL) {
 		TIDE_LOG_ERR_("vhost", "socket=PATH is required");
@@ -182,7 +210,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		      (eidx ? VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) : 0) |
 		      (inord ? VHOST_BIT(VIRTIO_F_IN_ORDER) : 0) |
 		      (indir ? VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC) : 0) |
-		      (queues > 1 ? VHOST_BIT(VIRTIO_NET_F_MQ) : 0);
+		      (queues > 1 ? VHOST_BIT(VIRTIO_NET_F_MQ) : 0) |
+		      (packed ? VHOST_BIT(VIRTIO_F_RING_PACKED) : 0);
 	vp->proto_offered = VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ) |
 			    VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK);
 	p->info.max_rxq = vp->queues;
@@ -202,7 +231,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 
 const struct tide_driver tide_driver_vhost = {
 	.name = "vhost",
-	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt",
+	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed",
 	.open = vhost_open,
 	.rxq_setup = vhost_rxq_setup,
 	.txq_setup = vhost_txq_setup,

@@ -84,6 +84,12 @@ struct vhost_vq {
 	bool used_per_pkt;     /* publish used->idx after every packet (benchmark) */
 	int callfd;	       /* -1: never notify */
 	struct vhost_mtab mem;
+	/* Packed layout (vhost_packed.c): desc is the descriptor ring, avail the driver's
+	 * event area, used the device's (cast to the packed types); last_avail is a ring
+	 * position (0..num-1) and wrap its wrap counter. Buffers complete in order, so the
+	 * next used position is last_avail too (used_idx follows it). */
+	bool packed;
+	bool wrap;
 };
 
 struct vhost_rxq {
@@ -96,6 +102,7 @@ struct vhost_rxq {
 	struct tide_pool *pool;
 	struct vhost_vq vq;
 	uint32_t live TIDE_CACHE_ALIGNED;
+	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
 	const char *fault;
 };
 
@@ -107,6 +114,7 @@ struct vhost_txq {
 	struct vhost_vq vq;
 	struct txc txc;
 	uint32_t live TIDE_CACHE_ALIGNED;
+	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
 	const char *fault;
 };
 
@@ -177,6 +185,39 @@ int vhost_ctl_poll(struct vhost_port *vp);
 tide_rx_burst_fn vhost_rx_fn(void);
 tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
 unsigned vhost_tx_advance_ool(struct txc *t);
+
+/* ---- packed data path (vhost_packed.c) ---- */
+tide_rx_burst_fn vhost_packed_rx_fn(void);
+tide_tx_burst_fn vhost_packed_tx_fn(enum vhost_txfree f);
+/* The queue's bursts for the layout its vring runs with (vhost.c; control thread). */
+void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed);
+
+/*
+ * Guest physical address -> our address and how many bytes follow it in its region, through
+ * the queue's checked copy of the memory table (the region of the previous translation
+ * first). NULL when @gpa is in no region.
+ */
+static inline __attribute__((always_inline)) uint8_t *vhost_gpa_host(struct vhost_mtab *m,
+								      uint64_t gpa,
+								      uint64_t *contig)
+{
+	const struct vhost_mreg *r = &m->r[m->last];
+	uint64_t off = gpa - r->gpa;
+
+	if (tide_likely(off < r->size)) {
+		*contig = r->size - off;
+		return r->host + off;
+	}
+	for (unsigned i = 0; i < m->n; i++) {
+		off = gpa - m->r[i].gpa;
+		if (off < m->r[i].size) {
+			m->last = i;
+			*contig = m->r[i].size - off;
+			return m->r[i].host + off;
+		}
+	}
+	return NULL;
+}
 
 /*
  * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme

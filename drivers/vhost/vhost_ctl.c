@@ -82,6 +82,21 @@ static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **li
 	}
 }
 
+/* The live word of vring @v's queue for the packed bursts (vring_q() gives the split one). */
+static uint32_t *vring_live_packed(struct vhost_port *vp, unsigned v)
+{
+	struct tide_port *p = vp->port;
+
+	if (v % 2 == 0)
+		return &((struct vhost_txq *)p->txq[v / 2])->live_packed;
+	return &((struct vhost_rxq *)p->rxq[v / 2])->live_packed;
+}
+
+static bool packed_ring(const struct vhost_port *vp)
+{
+	return vp->features & VHOST_BIT(VIRTIO_F_RING_PACKED);
+}
+
 /*
  * Take vring @v off its queue: pair of vhost_enter(): live = 0, quiesce_barrier() (the
  * worker's store of busy then load of live is ordered by it), then wait until the burst is
@@ -101,11 +116,14 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 	if (q == NULL)
 		return;
 	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(vring_live_packed(vp, v), 0, __ATOMIC_RELAXED);
 	quiesce_barrier(vp->fence);
 	/* Acquire: pairs with vhost_leave(); the burst's guest-memory accesses are over. */
 	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
 		tide_pause();
-	vr->base = q->last_avail;
+	/* Packed: bits 0-14 the ring position, bit 15 its wrap counter. */
+	vr->base = q->packed ? (uint16_t)(q->last_avail | (q->wrap ? VRING_PACKED_WRAP : 0))
+			     : q->last_avail;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u stopped: last_avail %u used_idx %u avail %u used %u",
 			v, q->last_avail, q->used_idx, q->avail->idx, q->used->idx);
 	*fault = NULL;
@@ -148,6 +166,25 @@ static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq 
 	struct vhost_vring *vr = &vp->vr[v];
 	uint32_t n = vr->num;
 
+	if (packed_ring(vp)) {
+		/* The descriptor ring and the driver's and the device's event areas. */
+		q->desc = (struct vring_desc *)uva_to_host(vp, vr->desc, vring_desc_bytes(n));
+		q->avail = (struct vring_avail *)uva_to_host(vp, vr->avail,
+							     sizeof(struct vring_packed_event));
+		q->used = (struct vring_used *)uva_to_host(vp, vr->used,
+							   sizeof(struct vring_packed_event));
+		if (q->desc == NULL)
+			return "descriptor ring not in guest memory";
+		if (q->avail == NULL)
+			return "driver event area not in guest memory";
+		if (q->used == NULL)
+			return "device event area not in guest memory";
+		if ((uintptr_t)q->desc % 16 || (uintptr_t)q->avail % 4 || (uintptr_t)q->used % 4)
+			return "vring address misaligned";
+		if ((vr->base & ~VRING_PACKED_WRAP) >= n)
+			return "base beyond the queue size";
+		return NULL;
+	}
 	q->desc = (struct vring_desc *)uva_to_host(vp, vr->desc, vring_desc_bytes(n));
 	q->avail = (struct vring_avail *)uva_to_host(vp, vr->avail, vring_avail_bytes(n));
 	q->used = (struct vring_used *)uva_to_host(vp, vr->used, vring_used_bytes(n));
@@ -191,7 +228,13 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	q->mask = (uint16_t)(vr->num - 1);
 	q->last_avail = vr->base;
 	q->used_idx = vr->base;
-	{
+	q->packed = packed_ring(vp);
+	q->wrap = false;
+	if (q->packed) {
+		/* Every buffer taken was completed: the used position is the avail one. */
+		q->last_avail = q->used_idx = vr->base & ~VRING_PACKED_WRAP;
+		q->wrap = vr->base & VRING_PACKED_WRAP;
+	} else {
 		/* A frontend that outlived its backend (virtio-user server=1, a QEMU whose
 		 * backend restarted) may give base 0 for rings that moved on. The used index in
 		 * its memory says what was completed: start from there (entries taken but not
@@ -221,13 +264,19 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 		q->mem.r[i].host = vp->map[i].host;
 	}
 	/* We poll: ask the driver not to kick (with event index, avail_event is left alone,
-	 * so it kicks at most once per index wrap). */
-	if (!q->event_idx)
+	 * so it kicks at most once per index wrap; packed: the device event area). */
+	if (q->packed)
+		__atomic_store_n(&((struct vring_packed_event *)(void *)q->used)->flags,
+				 VRING_PACKED_EVENT_F_DISABLE, __ATOMIC_RELAXED);
+	else if (!q->event_idx)
 		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
 	*fault = NULL;
 	vr->running = true;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
 			q->last_avail, q->avail->idx, q->used->idx);
+	vhost_burst_select(vp->port, v, q->packed);
+	if (q->packed)
+		live = vring_live_packed(vp, v);
 	/* Release: pairs with the acquire load of live in vhost_enter(). */
 	__atomic_store_n(live, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -640,6 +689,10 @@ static int handle(struct vhost_port *vp)
 	case VHOST_USER_SET_VRING_BASE:
 		if (vring_index(vp, h.request, st.index, &v) < 0)
 			return -1;
+		/* Packed: bits 16-31 may carry the used position, which is ours the same as
+		 * the avail one (bits 0-15; checked at the vring start). */
+		if (packed_ring(vp))
+			st.num &= UINT16_MAX;
 		if (st.num > UINT16_MAX) {
 			disconnect(vp, KIND_CTL, "SET_VRING_BASE: vring %u base %u above 65535", v,
 				   st.num);
@@ -656,6 +709,8 @@ static int handle(struct vhost_port *vp)
 		/* The ring is stopped until the next kick. */
 		vp->vr[v].kicked = false;
 		st.num = vp->vr[v].base;
+		if (packed_ring(vp)) /* the used position and wrap in bits 16-31: the same */
+			st.num |= st.num << 16;
 		update_link(vp);
 		return send_reply(vp, h.request, &st, sizeof(st));
 	case VHOST_USER_SET_VRING_ADDR:

@@ -141,6 +141,31 @@ static inline uint64_t vring_used_bytes(uint32_t num)
 	return 4 + 8ull * num + 2;
 }
 
+/* ---- packed virtqueue (virtio 1.1+ section 2.8) ---- */
+#define VIRTIO_F_RING_PACKED	     34
+#define VRING_PACKED_DESC_F_AVAIL    (1u << 7)
+#define VRING_PACKED_DESC_F_USED     (1u << 15)
+#define VRING_PACKED_EVENT_F_ENABLE  0 /* event area flags: notify on every used buffer */
+#define VRING_PACKED_EVENT_F_DISABLE 1 /* never */
+#define VRING_PACKED_EVENT_F_DESC    2 /* at the offset and wrap in off_wrap (EVENT_IDX) */
+#define VRING_PACKED_WRAP	     (1u << 15) /* the wrap counter bit of off_wrap, base */
+
+/* One descriptor; the device overwrites it with the used element (id, len, flags). */
+struct vring_packed_desc {
+	uint64_t addr; /* guest physical */
+	uint32_t len;
+	uint16_t id;
+	uint16_t flags;
+};
+static_assert(sizeof(struct vring_packed_desc) == 16, "packed descriptor is 16 bytes");
+
+/* The driver and the device event suppression areas (vhost-user: avail and used addresses). */
+struct vring_packed_event {
+	uint16_t off_wrap; /* bits 0-14 ring offset, bit 15 wrap counter */
+	uint16_t flags;	   /* VRING_PACKED_EVENT_F_* */
+};
+static_assert(sizeof(struct vring_packed_event) == 4, "event suppression area is 4 bytes");
+
 /* virtio-net header (12 bytes with VERSION_1 or MRG_RXBUF, else the first 10). */
 struct virtio_net_hdr_mrg {
 	uint8_t flags;

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost data path: packed virtqueues (virtio 1.1+ section 2.8), copy mode, both directions,
+ * chosen per vring when VIRTIO_F_RING_PACKED was negotiated (vhost_burst_select()).
+ *
+ * One ring of descriptors shared both ways. The driver makes a descriptor available by
+ * writing it and then its flags with AVAIL = its wrap counter and USED = the inverse; the
+ * device hands a buffer back by overwriting the first descriptor position of the buffer
+ * with a used element (buffer id, bytes written, AVAIL = USED = its wrap counter) and then
+ * moves on past every descriptor of the chain. Both counters start at 1 and flip each time
+ * the position wraps. We complete every buffer in the order it was made available, so the
+ * next used position is always our next avail position (vq->last_avail, vq->wrap).
+ *
+ *   Rx burst <- guest Tx vring (2i+1): take the available chains, copy each (minus the
+ *               virtio-net header) into tide mbufs, one used element per chain (length 0).
+ *   Tx burst -> guest Rx vring (2i):   write header + packet into the guest's buffers
+ *               (several buffers per packet with MRG_RXBUF, num_buffers in the first
+ *               header), one used element per buffer with the bytes written. A packet's
+ *               used elements are written only once all its bytes are in: a packet that
+ *               does not fit (yet) leaves the ring untouched.
+ *
+ * Publication once per burst: the used elements are written as buffers complete, except the
+ * flags of the burst's first one, stored last with release ([used]; the driver polls that
+ * position and reads the rest after its acquire load). Then, when the guest has a call fd,
+ * a full fence (our store before our read of its wish, as in the split ring) and the
+ * driver's event area: DISABLE never, DESC (with EVENT_IDX) when the used positions written
+ * passed its offset and wrap, anything else always. We poll: the device event area says
+ * DISABLE, so the driver does not kick.
+ *
+ * [avail] our acquire load of a descriptor's flags <- the driver's release store of them
+ * after the descriptor (for a chain: after all of its descriptors, the head's flags last).
+ *
+ * Everything in guest memory is hostile. A descriptor is read once into a local (flags
+ * first, checked, then the rest) and only the copy is used: every chained descriptor must
+ * itself be available in the pass it is in, a chain may not be longer than the queue, an
+ * indirect table needs the feature, no next flag beside it, a size that is a multiple of 16
+ * up to the queue size, and must lie wholly in one region (its entries: only the write flag
+ * counts, as the spec says), the buffer id (in the chain's last descriptor) must be below
+ * the queue size, the write flag must be what the direction needs, and every buffer address
+ * is translated through the queue's copy of the memory table chunk by chunk. A violation
+ * stops the queue with the reason; the control thread disconnects the frontend.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "copy.h"
+#include "vhost.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define PK_MAX_BUFS   64 /* receive buffers one packet may take (MRG_RXBUF); more: dropped */
+
+ALWAYS_INLINE struct vring_packed_desc *pk_ring(const struct vhost_vq *q)
+{
+	return (struct vring_packed_desc *)(void *)q->desc;
+}
+
+ALWAYS_INLINE uint16_t load16(const uint16_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* Is a descriptor with @flags available in the pass whose wrap counter is @wrap? */
+ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
+{
+	return !!(flags & VRING_PACKED_DESC_F_AVAIL) == wrap &&
+	       !!(flags & VRING_PACKED_DESC_F_USED) != wrap;
+}
+
+ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
+{
+	if (++*pos == q->num) {
+		*pos = 0;
+		*wrap = !*wrap;
+	}
+}
+
+/* Read a ring descriptor once if it is available in pass @wrap ([avail] acquire). */
+ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
+			    struct vring_packed_desc *d)
+{
+	uint16_t flags = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
+
+	if (!pk_avail(flags, wrap))
+		return false;
+	memcpy(d, s, sizeof(*d));
+	d->flags = flags; /* the flags checked, not a second read */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory after this */
+	return true;
+}
+
+/* Walking one buffer (a chain of ring descriptors, or one indirect table). */
+struct pwalk {
+	const struct vring_packed_desc *ind; /* the indirect table, or NULL */
+	uint32_t ind_n, ind_i;
+	uint16_t pos;	/* ring position of the latest ring descriptor */
+	bool wrap;	/* and its pass */
+	uint16_t ndesc; /* ring descriptors of the chain so far */
+	uint16_t id;	/* the buffer id, once the walk reached the end */
+};
+
+ALWAYS_INLINE void pk_ind_fetch(struct pwalk *w, struct vring_packed_desc *d)
+{
+	memcpy(d, &w->ind[w->ind_i], sizeof(*d));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	d->flags &= VRING_DESC_F_WRITE; /* the only flag an indirect entry has */
+}
+
+static int pk_indirect(struct vhost_vq *q, struct pwalk *w, struct vring_packed_desc *d,
+		       const char **why)
+{
+	uint64_t contig;
+	const uint8_t *tbl;
+
+	if (!q->indirect) {
+		*why = "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+		return -1;
+	}
+	if (d->flags & VRING_DESC_F_NEXT) {
+		*why = "indirect descriptor with the next flag";
+		return -1;
+	}
+	if (d->len == 0 || d->len % sizeof(*d) != 0 || d->len / sizeof(*d) > q->num) {
+		*why = "indirect table size not a multiple of 16 up to the queue size";
+		return -1;
+	}
+	tbl = vhost_gpa_host(&q->mem, d->addr, &contig);
+	if (tbl == NULL || contig < d->len) {
+		*why = "indirect table outside guest memory";
+		return -1;
+	}
+	w->id = d->id;
+	w->ind = (const struct vring_packed_desc *)(const void *)tbl;
+	w->ind_n = d->len / sizeof(*d);
+	w->ind_i = 0;
+	pk_ind_fetch(w, d);
+	return 1;
+}
+
+/* The first descriptor of the buffer at @pos into @d: 1, 0 when none is available there,
+ * -1 with *why set. */
+ALWAYS_INLINE int pk_first(struct vhost_vq *q, struct pwalk *w, uint16_t pos, bool wrap,
+			   struct vring_packed_desc *d, const char **why)
+{
+	w->ind = NULL;
+	w->pos = pos;
+	w->wrap = wrap;
+	w->ndesc = 1;
+	if (!pk_fetch(&pk_ring(q)[pos], wrap, d))
+		return 0;
+	if (tide_unlikely(d->flags & VRING_DESC_F_INDIRECT))
+		return pk_indirect(q, w, d, why);
+	w->id = d->id;
+	return 1;
+}
+
+/* The next descriptor of the buffer into @d: 1, 0 at its end (w->id set), -1 with *why. */
+ALWAYS_INLINE int pk_next(struct vhost_vq *q, struct pwalk *w, struct vring_packed_desc *d,
+			  const char **why)
+{
+	if (w->ind != NULL) {
+		if (++w->ind_i >= w->ind_n)
+			return 0;
+		pk_ind_fetch(w, d);
+		return 1;
+	}
+	if (!(d->flags & VRING_DESC_F_NEXT))
+		return 0;
+	if (tide_unlikely(++w->ndesc > q->num)) {
+		*why = "descriptor chain longer than the queue";
+		return -1;
+	}
+	pk_step(q, &w->pos, &w->wrap);
+	if (tide_unlikely(!pk_fetch(&pk_ring(q)[w->pos], w->wrap, d))) {
+		*why = "chained descriptor not marked available";
+		return -1;
+	}
+	if (tide_unlikely(d->flags & VRING_DESC_F_INDIRECT)) {
+		*why = "indirect descriptor inside a chain";
+		return -1;
+	}
+	w->id = d->id; /* the id of a chain is in its last descriptor */
+	return 1;
+}
+
+/* The buffer id of a walk that reached its end. */
+ALWAYS_INLINE bool pk_id_ok(const struct vhost_vq *q, const struct pwalk *w, const char **why)
+{
+	if (tide_likely(w->id < q->num))
+		return true;
+	*why = "buffer id beyond the queue size";
+	return false;
+}
+
+/* ---- publication ---- */
+
+/* The used elements of one burst: the first one's flags wait for pk_publish(). */
+struct pk_pub {
+	bool pending;
+	uint16_t pos, flags; /* of the first used element not yet published */
+	uint16_t old_pos;    /* where the used elements of this publication start */
+	bool old_wrap;
+};
+
+ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, bool wrap,
+			   uint16_t id, uint32_t len)
+{
+	struct vring_packed_desc *e = &pk_ring(q)[pos];
+	uint16_t flags = wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0;
+
+	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->len, len, __ATOMIC_RELAXED);
+	if (!pb->pending) {
+		pb->pending = true;
+		pb->pos = pos;
+		pb->flags = flags;
+	} else {
+		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
+	}
+}
+
+/* Did the driver ask to hear about the used positions [old, new)? */
+static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wrap,
+			 uint16_t new_pos, bool new_wrap)
+{
+	const struct vring_packed_event *ev = (const struct vring_packed_event *)(void *)q->avail;
+	uint32_t span = 2u * q->num - 1, o, n, e;
+	uint16_t flags, ow;
+
+	/* Our store of the used flags before our load of the guest's wish (see the top). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	flags = load16(&ev->flags);
+	if (flags == VRING_PACKED_EVENT_F_DISABLE)
+		return false;
+	if (flags != VRING_PACKED_EVENT_F_DESC || !q->event_idx)
+		return true;
+	/* Positions as one count modulo twice the queue size (the wrap counter its top bit). */
+	ow = load16(&ev->off_wrap);
+	o = old_pos + (old_wrap ? q->num : 0u);
+	n = new_pos + (new_wrap ? q->num : 0u);
+	e = (ow & ~VRING_PACKED_WRAP) + ((ow & VRING_PACKED_WRAP) ? q->num : 0u);
+	return ((n - e - 1) & span) < ((n - o) & span);
+}
+
+static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, bool new_wrap)
+{
+	uint64_t one = 1;
+
+	/* [used] release: the buffers and the other used elements are written before. */
+	__atomic_store_n(&pk_ring(q)[pb->pos].flags, pb->flags, __ATOMIC_RELEASE);
+	pb->pending = false;
+	if (q->callfd >= 0 && pk_want_call(q, pb->old_pos, pb->old_wrap, new_pos, new_wrap) &&
+	    write(q->callfd, &one, sizeof(one)) < 0) {
+		/* A full eventfd counter already wakes the guest. */
+	}
+	pb->old_pos = new_pos;
+	pb->old_wrap = new_wrap;
+}
+
+/* Burst entry: busy published, the queue live (packed) and sound. */
+ALWAYS_INLINE bool pk_enter(uint32_t *busy, const uint32_t *live, bool fence,
+			    const char *const *fault)
+{
+	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
+			  __atomic_load_n(fault, __ATOMIC_RELAXED) != NULL)) {
+		vhost_leave(busy);
+		return false;
+	}
+	return true;
+}
+
+/* ---- Rx: guest Tx vring -> mbufs ---- */
+
+enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
+
+/* Copy the buffer whose first descriptor is in @d into @m (reset, empty). */
+ALWAYS_INLINE int pk_rx_buf(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_desc d,
+			    struct tide_mbuf *m, const char **why)
+{
+	struct vhost_vq *vq = &q->vq;
+	struct tide_mbuf *cur = m;
+	uint32_t skip = vq->hdr_len;
+	uint64_t total = 0;
+	int rc;
+
+	/* One readable descriptor, header and frame in one region, the frame fits one mbuf. */
+	if (tide_likely(w->ind == NULL &&
+			!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
+			d.len - skip <= q->fast_max)) {
+		uint64_t contig;
+		const uint8_t *src = vhost_gpa_host(&vq->mem, d.addr, &contig);
+
+		if (tide_likely(src != NULL && contig >= d.len)) {
+			uint16_t k = (uint16_t)(d.len - skip);
+
+			if (!pk_id_ok(vq, w, why))
+				return RX_FAULT;
+			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
+			m->data_len = k;
+			m->pkt_len = k;
+			return RX_OK;
+		}
+	}
+	do {
+		uint64_t addr = d.addr, left = d.len;
+
+		/* Not for indirect entries: DPDK's virtio PMD leaves the write flag set on the
+		 * header entry of its transmit tables (reading such a buffer harms nothing). */
+		if (tide_unlikely((d.flags & VRING_DESC_F_WRITE) && w->ind == NULL)) {
+			*why = "device-writable descriptor in a transmit chain";
+			return RX_FAULT;
+		}
+		total += left;
+		while (left > 0 && total <= VHOST_MAX_PKT + vq->hdr_len) {
+			uint64_t contig;
+			const uint8_t *src = vhost_gpa_host(&vq->mem, addr, &contig);
+			uint32_t k;
+
+			if (tide_unlikely(src == NULL)) {
+				*why = "descriptor address outside guest memory";
+				return RX_FAULT;
+			}
+			k = (uint32_t)(left < contig ? left : contig);
+			addr += k;
+			left -= k;
+			if (skip) {
+				uint32_t s = k < skip ? k : skip;
+
+				skip -= s;
+				src += s;
+				k -= s;
+			}
+			if (k && copy_append(q->pool, q->dataroom, m, &cur, src, k) < 0)
+				return RX_NOMBUF;
+		}
+	} while ((rc = pk_next(vq, w, &d, why)) > 0);
+	if (rc < 0 || !pk_id_ok(vq, w, why))
+		return RX_FAULT;
+	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
+		return RX_DROP; /* shorter than the header, or longer than we take */
+	return RX_OK;
+}
+
+static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct vhost_rxq *q = (struct vhost_rxq *)pub;
+	struct vhost_vq *vq = &q->vq;
+	const struct vring_packed_desc *ring = pk_ring(vq);
+	uint64_t bytes = 0, dropped = 0;
+	const char *why = NULL;
+	struct pk_pub pb;
+	uint16_t pos, i = 0, nb = 0;
+	bool wrap, upp;
+
+	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
+		return 0;
+	pos = vq->last_avail;
+	wrap = vq->wrap;
+	/* Available descriptors from here (at least as many as chains), up to @n. */
+	for (uint16_t p = pos, c = 0; nb < n && c < vq->num; c++) {
+		bool w = wrap ^ (p < pos);
+
+		if (!pk_avail(load16(&ring[p].flags), w))
+			break;
+		nb++;
+		if (++p == vq->num)
+			p = 0;
+	}
+	if (nb == 0) {
+		vhost_leave(&q->busy);
+		return 0;
+	}
+	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
+		tide_stat_add(&pub->stats.nombuf, 1);
+		vhost_leave(&q->busy);
+		return 0;
+	}
+	pb.pending = false;
+	pb.old_pos = pos;
+	pb.old_wrap = wrap;
+	upp = vq->used_per_pkt;
+	/* At most @nb chains: each takes a descriptor the count above saw. */
+	for (uint16_t t = 0; t < nb; t++) {
+		struct tide_mbuf *m = pkts[i];
+		struct vring_packed_desc d;
+		struct pwalk w;
+		int rc = pk_first(vq, &w, pos, wrap, &d, &why);
+
+		if (rc == 0)
+			break;
+		tide_mbuf_reset(m);
+		rc = rc < 0 ? RX_FAULT : pk_rx_buf(q, &w, d, m, &why);
+		if (tide_unlikely(rc != RX_OK)) {
+			tide_mbuf_free(m->next);
+			tide_mbuf_reset(m);
+			if (rc == RX_NOMBUF) {
+				tide_stat_add(&pub->stats.nombuf, 1);
+				break;
+			}
+			if (rc == RX_FAULT) {
+				vhost_fault(&q->fault, &pub->stats.errors, why);
+				break;
+			}
+			dropped++; /* consumed, counted, the mbuf reused for the next chain */
+		} else {
+			m->port = q->port_id;
+			bytes += m->pkt_len;
+			i++;
+		}
+		pk_used(vq, &pb, pos, wrap, w.id, 0);
+		pos = w.pos;
+		wrap = w.wrap;
+		pk_step(vq, &pos, &wrap);
+		if (upp)
+			pk_publish(vq, &pb, pos, wrap);
+	}
+	if (i < nb)
+		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+	if (pb.pending)
+		pk_publish(vq, &pb, pos, wrap);
+	vq->last_avail = vq->used_idx = pos;
+	vq->wrap = wrap;
+	if (dropped)
+		tide_stat_add(&pub->stats.errors, dropped);
+	tide_stat_burst(&pub->stats, i, bytes);
+	vhost_leave(&q->busy);
+	return i;
+}
+
+tide_rx_burst_fn vhost_packed_rx_fn(void)
+{
+	return pk_rx_burst;
+}
+
+/* ---- Tx: mbufs -> guest Rx vring ---- */
+
+/* Where the packet's bytes come from: the header first, then each segment. */
+struct pk_src {
+	const uint8_t *p;
+	uint32_t left;
+	const struct tide_mbuf *m;
+};
+
+ALWAYS_INLINE bool pk_src_next(struct pk_src *s)
+{
+	while (s->left == 0) {
+		s->m = s->m == NULL ? NULL : s->m->next;
+		if (s->m == NULL)
+			return false;
+		s->p = tide_mbuf_mtod(s->m, const uint8_t *);
+		s->left = s->m->data_len;
+	}
+	return true;
+}
+
+enum { TX_OK, TX_FULL, TX_DROP, TX_FAULT };
+
+static const struct virtio_net_hdr_mrg pk_hdr = {.num_buffers = 1};
+
+/* One receive buffer a packet took, its used element written once the packet is whole. */
+struct pk_ubuf {
+	uint16_t pos, id;
+	bool wrap;
+	uint32_t len;
+};
+
+/*
+ * The general case of pk_tx_pkt(): buffers of any shape, packets of any number of segments,
+ * several buffers per packet with MRG_RXBUF. The first buffer (at *@pos, *@wrap) is already
+ * read into @d and @w.
+ */
+static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
+		      uint16_t *pos, bool *wrap, const char **why, struct vring_packed_desc d,
+		      struct pwalk w)
+{
+	struct pk_src s = {.p = (const uint8_t *)&pk_hdr, .left = vq->hdr_len, .m = NULL};
+	struct pk_ubuf u[PK_MAX_BUFS];
+	uint16_t head = *pos, nbuf = 0;
+	uint32_t ndesc = 0;
+	bool hwrap = *wrap, more = true;
+	uint8_t *hdr_at = NULL;
+
+	for (;;) {
+		uint32_t wrote = 0;
+		int rc;
+
+		/* The whole buffer is walked even when the packet ends early: its id is in its
+		 * last descriptor, and the next buffer starts after it. */
+		do {
+			uint64_t addr = d.addr, left = d.len;
+
+			if (tide_unlikely(!(d.flags & VRING_DESC_F_WRITE))) {
+				*why = "device-readable descriptor in a receive chain";
+				return TX_FAULT;
+			}
+			while (left > 0 && more) {
+				uint64_t contig;
+				uint8_t *dst = vhost_gpa_host(&vq->mem, addr, &contig);
+				uint32_t k;
+
+				if (tide_unlikely(dst == NULL)) {
+					*why = "descriptor address outside guest memory";
+					return TX_FAULT;
+				}
+				if (hdr_at == NULL) {
+					if (tide_unlikely(contig < vq->hdr_len || left < vq->hdr_len)) {
+						*why = "receive buffer shorter than the virtio-net header";
+						return TX_FAULT;
+					}
+					hdr_at = dst;
+				}
+				k = (uint32_t)(left < contig ? left : contig);
+				if (k > s.left)
+					k = s.left;
+				memcpy(dst, s.p, k);
+				s.p += k;
+				s.left -= k;
+				addr += k;
+				left -= k;
+				wrote += k;
+				if (s.left == 0) {
+					if (s.m == NULL) {
+						/* Header done: the packet's first segment. */
+						s.m = m;
+						s.p = tide_mbuf_mtod(m, const uint8_t *);
+						s.left = m->data_len;
+					}
+					more = pk_src_next(&s);
+				}
+			}
+		} while ((rc = pk_next(vq, &w, &d, why)) > 0);
+		if (rc < 0 || !pk_id_ok(vq, &w, why))
+			return TX_FAULT;
+		if (nbuf == PK_MAX_BUFS)
+			return TX_DROP; /* more receive buffers than one packet may take */
+		u[nbuf++] = (struct pk_ubuf){.pos = head, .id = w.id, .wrap = hwrap, .len = wrote};
+		ndesc += w.ndesc;
+		head = w.pos;
+		hwrap = w.wrap;
+		pk_step(vq, &head, &hwrap);
+		if (!more)
+			break;
+		if (!vq->mrg)
+			return TX_DROP; /* larger than one receive buffer */
+		if (ndesc >= vq->num)
+			return TX_DROP; /* larger than the whole ring could ever hold */
+		rc = pk_first(vq, &w, head, hwrap, &d, why);
+		if (rc <= 0)
+			return rc == 0 ? TX_FULL : TX_FAULT; /* out of guest buffers: wait for more */
+	}
+	if (nbuf > 1)
+		memcpy(hdr_at + offsetof(struct virtio_net_hdr_mrg, num_buffers), &nbuf,
+		       sizeof(nbuf));
+	for (unsigned b = 0; b < nbuf; b++)
+		pk_used(vq, pb, u[b].pos, u[b].wrap, u[b].id, u[b].len);
+	*pos = head;
+	*wrap = hwrap;
+	return TX_OK;
+}
+
+/*
+ * Copy packet @m into guest buffers from *@pos on. On TX_OK the position moved past what the
+ * packet took and its used elements are written (not yet published); otherwise the ring is
+ * untouched. Inline: the common case, a one-segment packet into one descriptor.
+ */
+ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
+			    uint16_t *pos, bool *wrap, const char **why)
+{
+	struct vring_packed_desc d;
+	struct pwalk w;
+	int rc = pk_first(vq, &w, *pos, *wrap, &d, why);
+
+	if (rc <= 0)
+		return rc == 0 ? TX_FULL : TX_FAULT;
+	if (tide_likely(w.ind == NULL && m->next == NULL &&
+			(d.flags & (VRING_DESC_F_WRITE | VRING_DESC_F_NEXT)) == VRING_DESC_F_WRITE &&
+			d.len >= (uint32_t)vq->hdr_len + m->data_len)) {
+		uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
+		uint64_t contig;
+		uint8_t *dst = vhost_gpa_host(&vq->mem, d.addr, &contig);
+
+		if (tide_likely(dst != NULL && contig >= len)) {
+			if (!pk_id_ok(vq, &w, why))
+				return TX_FAULT;
+			if (vq->hdr_len == sizeof(pk_hdr))
+				memcpy(dst, &pk_hdr, sizeof(pk_hdr));
+			else
+				memcpy(dst, &pk_hdr, sizeof(pk_hdr) - sizeof(pk_hdr.num_buffers));
+			memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
+			pk_used(vq, pb, *pos, *wrap, w.id, len);
+			pk_step(vq, pos, wrap);
+			return TX_OK;
+		}
+	}
+	return pk_tx_bufs(vq, pb, m, pos, wrap, why, d, w);
+}
+
+ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				   const enum vhost_txfree f)
+{
+	struct vhost_txq *q = (struct vhost_txq *)pub;
+	struct vhost_vq *vq = &q->vq;
+	struct txc *t = &q->txc;
+	uint64_t bytes = 0, dropped = 0;
+	const char *why = NULL;
+	struct pk_pub pb;
+	uint16_t pos, i, k;
+	unsigned room;
+	bool wrap, upp;
+
+	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
+		return 0;
+	pos = vq->last_avail;
+	wrap = vq->wrap;
+	if (!pk_avail(load16(&pk_ring(vq)[pos].flags), wrap)) {
+		vhost_leave(&q->busy); /* no guest buffer */
+		return 0;
+	}
+	room = txc_room_sync(t, n);
+	if (room < n)
+		n = (uint16_t)room;
+	pb.pending = false;
+	pb.old_pos = pos;
+	pb.old_wrap = wrap;
+	upp = vq->used_per_pkt;
+	for (i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i];
+		int rc = pk_tx_pkt(vq, &pb, m, &pos, &wrap, &why);
+
+		if (tide_unlikely(rc != TX_OK)) {
+			if (rc == TX_FULL)
+				break;
+			if (rc == TX_FAULT) {
+				vhost_fault(&q->fault, &pub->stats.errors, why);
+				break;
+			}
+			/* Too large for the guest's buffers: dropped and counted. */
+			tide_mbuf_free(m);
+			pkts[i] = NULL;
+			dropped++;
+			continue;
+		}
+		bytes += m->pkt_len;
+		if (f == VHOST_FREE_LOOP)
+			tide_mbuf_free(m);
+		if (upp)
+			pk_publish(vq, &pb, pos, wrap);
+	}
+	k = i;
+	if (pb.pending)
+		pk_publish(vq, &pb, pos, wrap);
+	vq->last_avail = vq->used_idx = pos;
+	vq->wrap = wrap;
+	if (k)
+		txc_commit_done(t, k);
+	if (f == VHOST_FREE_AFTER) {
+		unsigned nfree = k;
+
+		if (tide_unlikely(dropped)) {
+			/* Dropped packets were freed in place: close the gaps they left. */
+			nfree = 0;
+			for (uint16_t j = 0; j < k; j++)
+				if (pkts[j] != NULL)
+					pkts[nfree++] = pkts[j];
+		}
+		txc_release_burst(t, pkts, nfree);
+	}
+	if (tide_unlikely(dropped))
+		tide_stat_add(&pub->stats.errors, dropped);
+	tide_stat_burst(&pub->stats, k - dropped, bytes);
+	vhost_leave(&q->busy);
+	return k;
+}
+
+static uint16_t pk_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return pk_tx_burst(q, pkts, n, VHOST_FREE_AFTER);
+}
+
+static uint16_t pk_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return pk_tx_burst(q, pkts, n, VHOST_FREE_LOOP);
+}
+
+tide_tx_burst_fn vhost_packed_tx_fn(enum vhost_txfree f)
+{
+	return f == VHOST_FREE_LOOP ? pk_tx_loop : pk_tx_after;
+}
