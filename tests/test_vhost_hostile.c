@@ -675,6 +675,332 @@ static void oversize_check(struct fe *f)
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 }
 
+/* ---- packed virtqueues ---- */
+
+#define PACKED VHOST_BIT(VIRTIO_F_RING_PACKED)
+
+/* The guest takes the next used element of vring @v and checks its id. */
+static uint32_t pk_take_used(struct fe *f, unsigned v, uint16_t want_id)
+{
+	uint16_t id;
+	uint32_t len;
+
+	FE_CHECK(fe_pk_used(f, v, &id, &len) == 1);
+	FE_CHECK(id == want_id);
+	return len;
+}
+
+/*
+ * Good packed traffic both ways over more than one pass of the ring (both wrap counters
+ * flip, on both vrings): guest -> tide 8 packets a round, tide -> guest 4 small packets and
+ * one of 5000 bytes over 3 mergeable buffers; contents, ids, lengths and num_buffers exact.
+ */
+static void pk_traffic(struct fe *f)
+{
+	struct tide_rxq *rq = tide_port_rxq(P, 0);
+	struct tide_txq *tq = tide_port_txq(P, 0);
+	struct tide_mbuf *pk[16];
+	uint8_t frame[200];
+
+	/* We poll: the device event areas tell the driver not to kick. */
+	FE_CHECK(fe_pk_dev_event(f, 0)->flags == VRING_PACKED_EVENT_F_DISABLE);
+	FE_CHECK(fe_pk_dev_event(f, 1)->flags == VRING_PACKED_EVENT_F_DISABLE);
+	for (unsigned round = 0; round < 40; round++) {
+		unsigned got = 0, k;
+
+		for (unsigned s = 0; s < 8; s++) {
+			unsigned seq = round * 8 + s, len = 60 + seq % 100;
+
+			for (unsigned i = 0; i < len; i++)
+				frame[i] = pat(seq, i);
+			fe_pk_tx_post(f, s, frame, len, 12);
+		}
+		while (got < 8) {
+			k = tide_rx_burst(rq, pk, 16);
+			FE_CHECK(k > 0);
+			for (unsigned i = 0; i < k; i++, got++) {
+				unsigned seq = round * 8 + got;
+				uint8_t b[200];
+
+				FE_CHECK(pk[i]->pkt_len == 60 + seq % 100);
+				FE_CHECK(tide_mbuf_read(pk[i], 0, pk[i]->pkt_len, b) == 0);
+				for (unsigned j = 0; j < pk[i]->pkt_len; j++)
+					FE_CHECK(b[j] == pat(seq, j));
+			}
+			tide_mbuf_free_bulk(pk, k);
+		}
+		for (unsigned s = 0; s < 8; s++)
+			FE_CHECK(pk_take_used(f, 1, (uint16_t)s) == 0);
+		/* tide -> guest: 7 receive buffers, ids 0..6 */
+		for (unsigned j = 0; j < 7; j++) {
+			uint64_t a = fe_gpa(f, fe_buf(f, 0, j));
+			uint32_t l = FE_BUF;
+
+			fe_pk_post(f, 0, &a, &l, 1, (uint16_t)j, VRING_DESC_F_WRITE);
+		}
+		for (unsigned s = 0; s < 4; s++)
+			pk[s] = mkpkt(round + s, 60 + s);
+		pk[4] = mkpkt(round + 9, 5000);
+		FE_CHECK(tide_tx_burst(tq, pk, 5) == 5);
+		for (unsigned s = 0, id = 0; s < 5; s++) {
+			unsigned len = s < 4 ? 60 + s : 5000, seq = s < 4 ? round + s : round + 9;
+			unsigned nbuf = s < 4 ? 1 : 3, off = 0;
+			struct virtio_net_hdr_mrg h;
+
+			memcpy(&h, fe_buf(f, 0, id), sizeof(h));
+			FE_CHECK(h.num_buffers == nbuf);
+			for (unsigned n = 0; n < nbuf; n++, id++) {
+				uint32_t ul = pk_take_used(f, 0, (uint16_t)id);
+				const uint8_t *b = fe_buf(f, 0, id) + (n == 0 ? 12 : 0);
+
+				FE_CHECK(ul <= FE_BUF);
+				for (unsigned i = 0; i < ul - (n == 0 ? 12 : 0); i++, off++)
+					FE_CHECK(b[i] == pat(seq, off));
+			}
+			FE_CHECK(off == len);
+		}
+		FE_CHECK(fe_pk_used(f, 0, &(uint16_t){0}, &(uint32_t){0}) == 0);
+	}
+}
+
+/* A head whose flags say both available and used is not available: not taken, no fault. */
+static void pk_bad_head_check(struct fe *f)
+{
+	struct vring_packed_desc *r = fe_pk_ring(f, 1);
+	struct fe_vq *q = &f->vq[1];
+	uint8_t frame[64] = {3};
+	struct tide_mbuf *m;
+	struct tide_vhost_info vi;
+	uint16_t pos = q->pk_avail;
+	bool wrap = q->pk_wrap;
+
+	fe_pk_tx_post(f, 40, frame, sizeof(frame), 12);
+	__atomic_store_n(&r[pos].flags, VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED,
+			 __ATOMIC_RELEASE);
+	FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 0);
+	poll_ctl();
+	vinfo(&vi);
+	FE_CHECK(vi.connected);
+	__atomic_store_n(&r[pos].flags, fe_pk_avail_flags(wrap), __ATOMIC_RELEASE);
+	FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+	tide_mbuf_free(m);
+	pk_take_used(f, 1, 40);
+}
+
+/* Calls: DISABLE never, ENABLE always, DESC (event index) at the offset and wrap asked. */
+static void pk_notify_check(struct fe *f)
+{
+	struct vring_packed_event *ev = fe_pk_drv_event(f, 1);
+	struct fe_vq *q = &f->vq[1];
+	uint8_t frame[64] = {1};
+	struct tide_mbuf *m;
+
+	(void)readable(q->call);
+	ev->flags = VRING_PACKED_EVENT_F_DISABLE;
+	fe_pk_tx_post(f, 20, frame, sizeof(frame), 12);
+	FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+	tide_mbuf_free(m);
+	pk_take_used(f, 1, 20);
+	FE_CHECK(!readable(q->call));
+	ev->flags = VRING_PACKED_EVENT_F_ENABLE;
+	fe_pk_tx_post(f, 21, frame, sizeof(frame), 12);
+	FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+	tide_mbuf_free(m);
+	pk_take_used(f, 1, 21);
+	FE_CHECK(readable(q->call));
+	if (f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX)) {
+		/* Wake me when the used element after the next one is written. */
+		uint16_t pos = (uint16_t)(q->pk_used + 1);
+		bool wrap = q->pk_uwrap;
+
+		if (pos >= FE_NUM) {
+			pos -= FE_NUM;
+			wrap = !wrap;
+		}
+		ev->off_wrap = (uint16_t)(pos | (wrap ? VRING_PACKED_WRAP : 0));
+		ev->flags = VRING_PACKED_EVENT_F_DESC;
+		fe_pk_tx_post(f, 22, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+		tide_mbuf_free(m);
+		pk_take_used(f, 1, 22);
+		FE_CHECK(!readable(q->call));
+		fe_pk_tx_post(f, 23, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
+		tide_mbuf_free(m);
+		pk_take_used(f, 1, 23);
+		FE_CHECK(readable(q->call));
+	}
+	ev->flags = VRING_PACKED_EVENT_F_ENABLE;
+}
+
+static void good_packed_connection(void)
+{
+	struct fe f;
+	struct tide_vhost_info vi;
+	uint64_t d0, saved = extra_feats;
+
+	extra_feats |= PACKED;
+	fe_init(&f);
+	handshake(&f, S_ALL);
+	vinfo(&vi);
+	FE_CHECK(vi.features & PACKED);
+	pk_traffic(&f);
+	pk_notify_check(&f);
+	pk_bad_head_check(&f);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+	d0 = vi.disconnects;
+	fe_fini(&f);
+	WAIT_FOR((vinfo(&vi), vi.disconnects > d0), "disconnect of the good packed frontend");
+	FE_CHECK(vi.connected == 0);
+	extra_feats = saved;
+}
+
+/* Packed, guest Tx vring: one buffer of one descriptor at position 0 (pass 1). */
+static void pk_tx_one(struct fe *f, uint64_t addr, uint32_t len, uint16_t id, uint16_t extra)
+{
+	handshake(f, S_ALL);
+	fe_pk_post(f, 1, &addr, &len, 1, id, extra);
+	rx_poll();
+}
+
+static void pc_id_range(struct fe *f)
+{
+	pk_tx_one(f, FE_GPA + FE_BUFS, 64, FE_NUM + 3, 0);
+}
+
+static void pc_addr_outside(struct fe *f)
+{
+	pk_tx_one(f, FE_GPA + FE_MEM + 64, 64, 0, 0);
+}
+
+static void pc_addr_crossing(struct fe *f)
+{
+	pk_tx_one(f, FE_GPA + FE_MEM - 10, 100, 0, 0);
+}
+
+static void pc_tx_writable(struct fe *f)
+{
+	pk_tx_one(f, FE_GPA + FE_BUFS, 64, 0, VRING_DESC_F_WRITE);
+}
+
+/* Every descriptor of the ring in one chain, all available, each with the next flag. */
+static void pc_chain_long(struct fe *f)
+{
+	struct vring_packed_desc *r = fe_pk_ring(f, 1);
+
+	handshake(f, S_ALL);
+	for (unsigned i = FE_NUM; i-- > 0;) {
+		r[i] = (struct vring_packed_desc){FE_GPA + FE_BUFS, 64, 0, 0};
+		__atomic_store_n(&r[i].flags,
+				 VRING_DESC_F_NEXT | fe_pk_avail_flags(true), __ATOMIC_RELEASE);
+	}
+	rx_poll();
+}
+
+/* A chain whose second descriptor is not marked available in its pass. */
+static void pc_chain_unavail(struct fe *f)
+{
+	uint64_t a[2] = {FE_GPA + FE_BUFS, FE_GPA + FE_BUFS + 64};
+	uint32_t l[2] = {64, 64};
+
+	handshake(f, S_ALL);
+	fe_pk_post(f, 1, a, l, 2, 0, 0);
+	__atomic_store_n(&fe_pk_ring(f, 1)[1].flags, fe_pk_avail_flags(false), __ATOMIC_RELEASE);
+	rx_poll();
+}
+
+static void pc_ind_outside(struct fe *f)
+{
+	pk_tx_one(f, FE_GPA + FE_MEM - 16, 32, 0, VRING_DESC_F_INDIRECT);
+}
+
+static void pc_ind_size(struct fe *f)
+{
+	pk_tx_one(f, FE_GPA + FE_BUFS, 24, 0, VRING_DESC_F_INDIRECT);
+}
+
+static void pc_ind_next(struct fe *f)
+{
+	pk_tx_one(f, FE_GPA + FE_BUFS, 32, 0, VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT);
+}
+
+static void pc_ind_in_chain(struct fe *f)
+{
+	uint64_t a[2] = {FE_GPA + FE_BUFS, FE_GPA + FE_BUFS + 64};
+	uint32_t l[2] = {64, 32};
+
+	handshake(f, S_ALL);
+	fe_pk_post(f, 1, a, l, 2, 0, 0);
+	fe_pk_ring(f, 1)[1].flags |= VRING_DESC_F_INDIRECT;
+	rx_poll();
+}
+
+/* An indirect table in bounds whose entry points outside guest memory. */
+static void pc_ind_entry_outside(struct fe *f)
+{
+	struct vring_packed_desc *t = (struct vring_packed_desc *)(void *)fe_buf(f, 1, 10);
+
+	t[0] = (struct vring_packed_desc){FE_GPA + FE_MEM + 4096, 64, 0, 0};
+	pk_tx_one(f, fe_gpa(f, t), 16, 0, VRING_DESC_F_INDIRECT);
+}
+
+/* tide's Tx into the packed guest Rx vring, one buffer. */
+static void pk_tx_into(struct fe *f, uint16_t flags, uint16_t id)
+{
+	uint64_t a = FE_GPA + FE_BUFS;
+	uint32_t l = FE_BUF;
+	struct tide_mbuf *m;
+
+	handshake(f, S_ALL);
+	fe_pk_post(f, 0, &a, &l, 1, id, flags);
+	m = mkpkt(1, 60);
+	if (tide_tx_burst(tide_port_txq(P, 0), &m, 1) == 0)
+		tide_mbuf_free(m);
+}
+
+static void pc_rx_readable(struct fe *f)
+{
+	pk_tx_into(f, 0, 0);
+}
+
+static void pc_rx_id_range(struct fe *f)
+{
+	pk_tx_into(f, VRING_DESC_F_WRITE, FE_NUM);
+}
+
+/* SET_VRING_BASE with a ring position beyond the queue size. */
+static void pc_base(struct fe *f)
+{
+	struct fe_vq *q = &f->vq[1];
+	struct vhost_user_addr a = {.index = 1, .desc = fe_uva(f, q->desc_off),
+				    .used = fe_uva(f, q->used_off), .avail = fe_uva(f, q->avail_off)};
+	uint64_t u = 1;
+
+	handshake(f, S_MEM);
+	fe_send_state(f, VHOST_USER_SET_VRING_NUM, 1, FE_NUM);
+	fe_send_state(f, VHOST_USER_SET_VRING_BASE, 1, VRING_PACKED_WRAP | 300);
+	fe_send(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
+	fe_send(f, VHOST_USER_SET_VRING_KICK, &u, 8, &q->kick, 1);
+	fe_send_state(f, VHOST_USER_SET_VRING_ENABLE, 1, 1);
+}
+
+static const struct hcase pcases[] = {
+	{"packed: buffer id beyond the queue", "buffer id beyond the queue size", true, pc_id_range},
+	{"packed: buffer outside memory", "outside guest memory", true, pc_addr_outside},
+	{"packed: buffer crossing the region end", "outside guest memory", true, pc_addr_crossing},
+	{"packed: writable descriptor in a Tx chain", "device-writable", true, pc_tx_writable},
+	{"packed: chain longer than the queue", "chain longer than the queue", true, pc_chain_long},
+	{"packed: chained descriptor not available", "not marked available", true, pc_chain_unavail},
+	{"packed: indirect table outside memory", "indirect table outside", true, pc_ind_outside},
+	{"packed: indirect table size", "multiple of 16", true, pc_ind_size},
+	{"packed: indirect descriptor with next", "indirect descriptor with the next flag", true, pc_ind_next},
+	{"packed: indirect inside a chain", "indirect descriptor inside a chain", true, pc_ind_in_chain},
+	{"packed: indirect entry outside memory", "outside guest memory", true, pc_ind_entry_outside},
+	{"packed: readable descriptor in an Rx chain", "device-readable", true, pc_rx_readable},
+	{"packed: Rx buffer id beyond the queue", "buffer id beyond the queue size", true, pc_rx_id_range},
+	{"packed: base beyond the queue size", "base beyond the queue size", true, pc_base},
+};
+
 static void good_connection(void)
 {
 	struct fe f;
@@ -693,6 +1019,44 @@ static void good_connection(void)
 	fe_fini(&f);
 	WAIT_FOR((vinfo(&vi), vi.disconnects > d0), "disconnect of the good frontend");
 	FE_CHECK(vi.connected == 0);
+}
+
+/* Each case, then a good connection (@good); @base is negotiated on top for each case. */
+static unsigned run_cases(const struct hcase *cs, size_t n, uint64_t base, void (*good)(void),
+			  const char *only, unsigned fds0)
+{
+	unsigned failed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hcase *c = &cs[i];
+		struct tide_vhost_info a, b;
+		struct fe f;
+
+		if (only && strcmp(only, c->name) != 0)
+			continue;
+		extra_feats = base;
+		vinfo(&a);
+		fe_init(&f);
+		c->run(&f);
+		WAIT_FOR((vinfo(&b), b.disconnects > a.disconnects), c->name);
+		rx_poll();
+		fe_fini(&f);
+		if (strstr(b.reason, c->reason) == NULL ||
+		    b.violations - a.violations != (c->violation ? 1u : 0u) || b.connected ||
+		    tide_pool_in_use(pool) != 0 || count_fds() != fds0) {
+			fprintf(stderr, "FAIL %s: reason '%s' (want '%s'), violations +%llu, connected %d, pool in use %u, fds %u (was %u)\n",
+				c->name, b.reason, c->reason,
+				(unsigned long long)(b.violations - a.violations), b.connected,
+				tide_pool_in_use(pool), count_fds(), fds0);
+			failed++;
+		} else {
+			printf("ok   %-44s -> %s\n", c->name, b.reason);
+		}
+		extra_feats = i % 2 ? VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) : 0;
+		good();
+		extra_feats = 0;
+	}
+	return failed;
 }
 
 int main(int argc, char **argv)
@@ -714,35 +1078,15 @@ int main(int argc, char **argv)
 	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
 	good_connection();
 	extra_feats = 0;
+	good_packed_connection();
+	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	good_packed_connection();
+	extra_feats = 0;
 	fds0 = count_fds();
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct hcase *c = &cases[i];
-		struct tide_vhost_info a, b;
-		struct fe f;
-
-		if (only && strcmp(only, c->name) != 0)
-			continue;
-		vinfo(&a);
-		fe_init(&f);
-		c->run(&f);
-		WAIT_FOR((vinfo(&b), b.disconnects > a.disconnects), c->name);
-		rx_poll();
-		fe_fini(&f);
-		if (strstr(b.reason, c->reason) == NULL ||
-		    b.violations - a.violations != (c->violation ? 1u : 0u) || b.connected ||
-		    tide_pool_in_use(pool) != 0 || count_fds() != fds0) {
-			fprintf(stderr, "FAIL %s: reason '%s' (want '%s'), violations +%llu, connected %d, pool in use %u, fds %u (was %u)\n",
-				c->name, b.reason, c->reason,
-				(unsigned long long)(b.violations - a.violations), b.connected,
-				tide_pool_in_use(pool), count_fds(), fds0);
-			failed++;
-		} else {
-			printf("ok   %-40s -> %s\n", c->name, b.reason);
-		}
-		extra_feats = i % 2 ? VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) : 0;
-		good_connection();
-		extra_feats = 0;
-	}
+	failed += run_cases(cases, sizeof(cases) / sizeof(cases[0]), 0, good_connection, only, fds0);
+	failed += run_cases(pcases, sizeof(pcases) / sizeof(pcases[0]), PACKED,
+			    good_packed_connection, only, fds0);
+	good_connection(); /* and back to a split ring */
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 	tide_pool_free(pool);

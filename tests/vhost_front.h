@@ -7,6 +7,7 @@
 #ifndef TIDE_TEST_VHOST_FRONT_H
 #define TIDE_TEST_VHOST_FRONT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,11 @@ struct fe_vq {
 	uint64_t desc_off, avail_off, used_off;
 	uint16_t avail_idx, used_seen;
 	int kick, call;
+	/* Packed layout (VIRTIO_F_RING_PACKED negotiated): desc_off holds the descriptor ring,
+	 * avail_off the driver's event area, used_off the device's; the driver's next avail
+	 * and next used positions and their wrap counters. */
+	uint16_t pk_avail, pk_used;
+	bool pk_wrap, pk_uwrap;
 };
 
 struct fe {
@@ -177,9 +183,13 @@ static inline void fe_vring(struct fe *f, unsigned v)
 	struct vhost_user_addr a = {.index = v, .desc = fe_uva(f, q->desc_off),
 				    .used = fe_uva(f, q->used_off), .avail = fe_uva(f, q->avail_off)};
 	uint64_t u = v;
+	bool packed = f->features & VHOST_BIT(VIRTIO_F_RING_PACKED);
 
+	/* Packed: both wrap counters start at 1 (bit 15 of the base). */
+	q->pk_avail = q->pk_used = 0;
+	q->pk_wrap = q->pk_uwrap = true;
 	fe_send_state(f, VHOST_USER_SET_VRING_NUM, v, FE_NUM);
-	fe_send_state(f, VHOST_USER_SET_VRING_BASE, v, 0);
+	fe_send_state(f, VHOST_USER_SET_VRING_BASE, v, packed ? VRING_PACKED_WRAP : 0);
 	fe_send(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
 	fe_send(f, VHOST_USER_SET_VRING_KICK, &u, 8, &q->kick, 1);
 	fe_send(f, VHOST_USER_SET_VRING_CALL, &u, 8, &q->call, 1);
@@ -255,6 +265,92 @@ static inline void fe_rx_post(struct fe *f, unsigned n)
 		q->avail_idx++;
 	}
 	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+}
+
+/* ---- guest side of packed rings ---- */
+
+static inline struct vring_packed_desc *fe_pk_ring(struct fe *f, unsigned v)
+{
+	return (struct vring_packed_desc *)(void *)(f->mem + f->vq[v].desc_off);
+}
+
+static inline struct vring_packed_event *fe_pk_drv_event(struct fe *f, unsigned v)
+{
+	return (struct vring_packed_event *)(void *)(f->mem + f->vq[v].avail_off);
+}
+
+static inline struct vring_packed_event *fe_pk_dev_event(struct fe *f, unsigned v)
+{
+	return (struct vring_packed_event *)(void *)(f->mem + f->vq[v].used_off);
+}
+
+/* The flags that make a descriptor available in pass @wrap. */
+static inline uint16_t fe_pk_avail_flags(bool wrap)
+{
+	return wrap ? VRING_PACKED_DESC_F_AVAIL : VRING_PACKED_DESC_F_USED;
+}
+
+/*
+ * Make @n descriptors available on vring @v as one buffer (a chain when n > 1: the next flag
+ * on all but the last), the head's flags last. @extra is or-ed into every descriptor's
+ * flags.
+ */
+static inline void fe_pk_post(struct fe *f, unsigned v, const uint64_t *addr,
+			      const uint32_t *len, unsigned n, uint16_t id, uint16_t extra)
+{
+	struct fe_vq *q = &f->vq[v];
+	struct vring_packed_desc *r = fe_pk_ring(f, v);
+	uint16_t head = q->pk_avail, hflags = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t fl = (uint16_t)(extra | fe_pk_avail_flags(q->pk_wrap) |
+					 (i + 1 < n ? VRING_DESC_F_NEXT : 0));
+
+		r[q->pk_avail].addr = addr[i];
+		r[q->pk_avail].len = len[i];
+		r[q->pk_avail].id = id;
+		if (i == 0)
+			hflags = fl;
+		else
+			__atomic_store_n(&r[q->pk_avail].flags, fl, __ATOMIC_RELAXED);
+		if (++q->pk_avail == FE_NUM) {
+			q->pk_avail = 0;
+			q->pk_wrap = !q->pk_wrap;
+		}
+	}
+	__atomic_store_n(&r[head].flags, hflags, __ATOMIC_RELEASE);
+}
+
+/* Guest Tx, packed: one packet of @len bytes after a zero header of @hdr bytes, buffer j. */
+static inline void fe_pk_tx_post(struct fe *f, unsigned j, const uint8_t *pkt, uint32_t len,
+				 unsigned hdr)
+{
+	uint8_t *b = fe_buf(f, 1, j);
+	uint64_t a = fe_gpa(f, b);
+	uint32_t l = hdr + len;
+
+	memset(b, 0, hdr);
+	memcpy(b + hdr, pkt, len);
+	fe_pk_post(f, 1, &a, &l, 1, (uint16_t)j, 0);
+}
+
+/* The next used element of vring @v (one-descriptor buffers): 1 with id and len, or 0. */
+static inline int fe_pk_used(struct fe *f, unsigned v, uint16_t *id, uint32_t *len)
+{
+	struct fe_vq *q = &f->vq[v];
+	struct vring_packed_desc *e = &fe_pk_ring(f, v)[q->pk_used];
+	uint16_t fl = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
+	uint16_t want = q->pk_uwrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0;
+
+	if ((fl & (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)) != want)
+		return 0;
+	*id = e->id;
+	*len = e->len;
+	if (++q->pk_used == FE_NUM) {
+		q->pk_used = 0;
+		q->pk_uwrap = !q->pk_uwrap;
+	}
+	return 1;
 }
 
 #endif
