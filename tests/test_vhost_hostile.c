@@ -833,6 +833,44 @@ static void pk_notify_check(struct fe *f)
 	ev->flags = VRING_PACKED_EVENT_F_ENABLE;
 }
 
+/*
+ * A packet that would take more receive buffers than tide tracks for one packet (64): dropped
+ * and counted, the buffers left to the next packet, the link up.
+ */
+static void pk_many_bufs_check(struct fe *f)
+{
+	struct tide_port_stats st0, st1;
+	struct tide_mbuf *m = mkpkt(5, 1300), *m2;
+	struct fe_vq *q = &f->vq[0];
+	uint16_t pos = q->pk_used;
+	uint16_t id;
+	uint32_t len;
+
+	FE_CHECK(tide_port_stats_get(P, &st0) == 0);
+	for (unsigned j = 0; j < 70; j++) {
+		uint64_t a = fe_gpa(f, fe_buf(f, 0, j));
+		uint32_t l = 20;
+
+		fe_pk_post(f, 0, &a, &l, 1, (uint16_t)j, VRING_DESC_F_WRITE);
+	}
+	FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), &m, 1) == 1);
+	FE_CHECK(tide_port_stats_get(P, &st1) == 0);
+	FE_CHECK(st1.txq[0].errors == st0.txq[0].errors + 1);
+	FE_CHECK(fe_pk_used(f, 0, &id, &len) == 0 && q->pk_used == pos);
+	/* The buffers are still there for a packet that fits: 60 bytes + header in 4 of them. */
+	m2 = mkpkt(6, 60);
+	FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), &m2, 1) == 1);
+	for (unsigned j = 0; j < 4; j++)
+		pk_take_used(f, 0, (uint16_t)j);
+	/* Give the remaining 66 back: tide takes them for small packets. */
+	for (unsigned j = 4; j < 70; j++) {
+		m2 = mkpkt(7, 8);
+		FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), &m2, 1) == 1);
+		pk_take_used(f, 0, (uint16_t)j);
+	}
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
 static void good_packed_connection(void)
 {
 	struct fe f;
@@ -847,6 +885,7 @@ static void good_packed_connection(void)
 	pk_traffic(&f);
 	pk_notify_check(&f);
 	pk_bad_head_check(&f);
+	pk_many_bufs_check(&f);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 	d0 = vi.disconnects;
 	fe_fini(&f);
@@ -958,6 +997,34 @@ static void pk_tx_into(struct fe *f, uint16_t flags, uint16_t id)
 		tide_mbuf_free(m);
 }
 
+static void pc_rx_crossing(struct fe *f)
+{
+	uint64_t a = FE_GPA + FE_MEM - 40;
+	uint32_t l = 100;
+	struct tide_mbuf *m;
+
+	handshake(f, S_ALL);
+	fe_pk_post(f, 0, &a, &l, 1, 0, VRING_DESC_F_WRITE);
+	m = mkpkt(1, 60);
+	if (tide_tx_burst(tide_port_txq(P, 0), &m, 1) == 0)
+		tide_mbuf_free(m);
+}
+
+static void pc_ind_no_feature(struct fe *f)
+{
+	struct vring_packed_desc *t = (struct vring_packed_desc *)(void *)fe_buf(f, 1, 10);
+	uint64_t a = fe_gpa(f, t);
+	uint32_t l = 16;
+
+	handshake(f, S_ALL);
+	fe_send_u64(f, VHOST_USER_SET_FEATURES,
+		    (feats | PACKED) & ~VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC));
+	poll_ctl();
+	t[0] = (struct vring_packed_desc){FE_GPA + FE_BUFS, 32, 0, 0};
+	fe_pk_post(f, 1, &a, &l, 1, 0, VRING_DESC_F_INDIRECT);
+	rx_poll();
+}
+
 static void pc_rx_readable(struct fe *f)
 {
 	pk_tx_into(f, 0, 0);
@@ -996,6 +1063,8 @@ static const struct hcase pcases[] = {
 	{"packed: indirect descriptor with next", "indirect descriptor with the next flag", true, pc_ind_next},
 	{"packed: indirect inside a chain", "indirect descriptor inside a chain", true, pc_ind_in_chain},
 	{"packed: indirect entry outside memory", "outside guest memory", true, pc_ind_entry_outside},
+	{"packed: indirect without the feature", "without VIRTIO_RING_F_INDIRECT_DESC", true, pc_ind_no_feature},
+	{"packed: Rx buffer crossing the region end", "outside guest memory", true, pc_rx_crossing},
 	{"packed: readable descriptor in an Rx chain", "device-readable", true, pc_rx_readable},
 	{"packed: Rx buffer id beyond the queue", "buffer id beyond the queue size", true, pc_rx_id_range},
 	{"packed: base beyond the queue size", "base beyond the queue size", true, pc_base},

@@ -173,11 +173,11 @@ static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq 
 							     sizeof(struct vring_packed_event));
 		q->used = (struct vring_used *)uva_to_host(vp, vr->used,
 							   sizeof(struct vring_packed_event));
-		if (q->desc == NULL)
+		if (!q->desc)
 			return "descriptor ring not in guest memory";
-		if (q->avail == NULL)
+		if (!q->avail)
 			return "driver event area not in guest memory";
-		if (q->used == NULL)
+		if (!q->used)
 			return "device event area not in guest memory";
 		if ((uintptr_t)q->desc % 16 || (uintptr_t)q->avail % 4 || (uintptr_t)q->used % 4)
 			return "vring address misaligned";
