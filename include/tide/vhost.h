@@ -12,6 +12,7 @@
  *   event_idx=B      offer VIRTIO_RING_F_EVENT_IDX (default yes)
  *   in_order=B       offer VIRTIO_F_IN_ORDER (default yes)
  *   indirect=B       offer VIRTIO_RING_F_INDIRECT_DESC (default yes)
+ *   packed=B         offer VIRTIO_F_RING_PACKED (default yes; the frontend picks the layout)
  *   txfree_loop=B    no (default): Tx frees the copied burst after the copy loop, in bulk
  *                    | yes: frees each packet inside the loop (benchmark comparison)
  *   used_per_pkt=B   no (default): the used ring index is published once per burst
