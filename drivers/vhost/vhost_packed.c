@@ -59,11 +59,38 @@ ALWAYS_INLINE uint16_t load16(const uint16_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
+#define PK_AVAIL_USED (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)
+
+/* What the AVAIL and USED flags of a descriptor available in pass @wrap are. */
+ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
+{
+	return wrap ? VRING_PACKED_DESC_F_AVAIL : VRING_PACKED_DESC_F_USED;
+}
+
 /* Is a descriptor with @flags available in the pass whose wrap counter is @wrap? */
 ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
 {
-	return !!(flags & VRING_PACKED_DESC_F_AVAIL) == wrap &&
-	       !!(flags & VRING_PACKED_DESC_F_USED) != wrap;
+	return (flags & PK_AVAIL_USED) == pk_avail_bits(wrap);
+}
+
+/* How many descriptors from @pos on are available, up to @n (at most the queue size). */
+ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wrap, uint16_t n)
+{
+	const struct vring_packed_desc *ring = pk_ring(q);
+	uint16_t k = 0;
+
+	if (n > q->num)
+		n = q->num;
+	/* Up to the end of the ring in this pass, then from its start in the next. */
+	for (uint16_t want = pk_avail_bits(wrap); k < n; want = pk_avail_bits(wrap = !wrap), pos = 0) {
+		uint16_t end = (uint16_t)(q->num - pos < n - k ? q->num : pos + (n - k));
+
+		while (pos < end && (load16(&ring[pos].flags) & PK_AVAIL_USED) == want)
+			pos++, k++;
+		if (pos < end)
+			break;
+	}
+	return k;
 }
 
 ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
@@ -228,7 +255,8 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 
 	/* Our store of the used flags before our load of the guest's wish (see the top). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	flags = load16(&ev->flags);
+	/* Acquire: the driver writes off_wrap before the flags that make it count. */
+	flags = __atomic_load_n(&ev->flags, __ATOMIC_ACQUIRE);
 	if (flags == VRING_PACKED_EVENT_F_DISABLE)
 		return false;
 	if (flags != VRING_PACKED_EVENT_F_DESC || !q->event_idx)
@@ -344,11 +372,10 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
 	struct vhost_vq *vq = &q->vq;
-	const struct vring_packed_desc *ring = pk_ring(vq);
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	struct pk_pub pb;
-	uint16_t pos, i = 0, nb = 0;
+	uint16_t pos, i = 0, nb;
 	bool wrap, upp;
 
 	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
@@ -356,15 +383,7 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	pos = vq->last_avail;
 	wrap = vq->wrap;
 	/* Available descriptors from here (at least as many as chains), up to @n. */
-	for (uint16_t p = pos, c = 0; nb < n && c < vq->num; c++) {
-		bool w = wrap ^ (p < pos);
-
-		if (!pk_avail(load16(&ring[p].flags), w))
-			break;
-		nb++;
-		if (++p == vq->num)
-			p = 0;
-	}
+	nb = pk_count(vq, pos, wrap, n);
 	if (nb == 0) {
 		vhost_leave(&q->busy);
 		return 0;
