@@ -43,8 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "copy.h"
-#include "vhost.h"
+#include "vhost_copy.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define PK_MAX_BUFS   64 /* receive buffers one packet may take (MRG_RXBUF); more: dropped */
@@ -300,9 +299,9 @@ ALWAYS_INLINE bool pk_enter(uint32_t *busy, const uint32_t *live, bool fence,
 
 enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
 
-/* Copy the buffer whose first descriptor is in @d into @m (reset, empty). */
-ALWAYS_INLINE int pk_rx_buf(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_desc d,
-			    struct tide_mbuf *m, const char **why)
+/* The general case of pk_rx_buf(): chains, indirect tables, frames over several mbufs. */
+static int pk_rx_bufs(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_desc d,
+		      struct tide_mbuf *m, const char **why)
 {
 	struct vhost_vq *vq = &q->vq;
 	struct tide_mbuf *cur = m;
@@ -310,7 +309,33 @@ ALWAYS_INLINE int pk_rx_buf(struct vhost_rxq *q, struct pwalk *w, struct vring_p
 	uint64_t total = 0;
 	int rc;
 
-	/* One readable descriptor, header and frame in one region, the frame fits one mbuf. */
+	do {
+		/* Not for indirect entries: DPDK's virtio PMD leaves the write flag set on the
+		 * header entry of its transmit tables (reading such a buffer harms nothing). */
+		if (tide_unlikely((d.flags & VRING_DESC_F_WRITE) && w->ind == NULL)) {
+			*why = "device-writable descriptor in a transmit chain";
+			return RX_FAULT;
+		}
+		rc = vhost_copy_in(&vq->mem, q->pool, q->dataroom, m, &cur, d.addr, d.len, &skip,
+				   &total, VHOST_MAX_PKT + vq->hdr_len, why);
+		if (tide_unlikely(rc != 0))
+			return rc < 0 ? RX_FAULT : RX_NOMBUF;
+	} while ((rc = pk_next(vq, w, &d, why)) > 0);
+	if (rc < 0 || !pk_id_ok(vq, w, why))
+		return RX_FAULT;
+	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
+		return RX_DROP; /* shorter than the header, or longer than we take */
+	return RX_OK;
+}
+
+/* Copy the buffer whose first descriptor is in @d into @m (reset, empty). Inline: the common
+ * case, one readable descriptor, header and frame in one region, the frame fits one mbuf. */
+ALWAYS_INLINE int pk_rx_buf(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_desc d,
+			    struct tide_mbuf *m, const char **why)
+{
+	struct vhost_vq *vq = &q->vq;
+	uint32_t skip = vq->hdr_len;
+
 	if (tide_likely(w->ind == NULL &&
 			!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
 			d.len - skip <= q->fast_max)) {
@@ -328,44 +353,7 @@ ALWAYS_INLINE int pk_rx_buf(struct vhost_rxq *q, struct pwalk *w, struct vring_p
 			return RX_OK;
 		}
 	}
-	do {
-		uint64_t addr = d.addr, left = d.len;
-
-		/* Not for indirect entries: DPDK's virtio PMD leaves the write flag set on the
-		 * header entry of its transmit tables (reading such a buffer harms nothing). */
-		if (tide_unlikely((d.flags & VRING_DESC_F_WRITE) && w->ind == NULL)) {
-			*why = "device-writable descriptor in a transmit chain";
-			return RX_FAULT;
-		}
-		total += left;
-		while (left > 0 && total <= VHOST_MAX_PKT + vq->hdr_len) {
-			uint64_t contig;
-			const uint8_t *src = vhost_gpa_host(&vq->mem, addr, &contig);
-			uint32_t k;
-
-			if (tide_unlikely(src == NULL)) {
-				*why = "descriptor address outside guest memory";
-				return RX_FAULT;
-			}
-			k = (uint32_t)(left < contig ? left : contig);
-			addr += k;
-			left -= k;
-			if (skip) {
-				uint32_t s = k < skip ? k : skip;
-
-				skip -= s;
-				src += s;
-				k -= s;
-			}
-			if (k && copy_append(q->pool, q->dataroom, m, &cur, src, k) < 0)
-				return RX_NOMBUF;
-		}
-	} while ((rc = pk_next(vq, w, &d, why)) > 0);
-	if (rc < 0 || !pk_id_ok(vq, w, why))
-		return RX_FAULT;
-	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
-		return RX_DROP; /* shorter than the header, or longer than we take */
-	return RX_OK;
+	return pk_rx_bufs(q, w, d, m, why);
 }
 
 static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
@@ -452,28 +440,7 @@ tide_rx_burst_fn vhost_packed_rx_fn(void)
 
 /* ---- Tx: mbufs -> guest Rx vring ---- */
 
-/* Where the packet's bytes come from: the header first, then each segment. */
-struct pk_src {
-	const uint8_t *p;
-	uint32_t left;
-	const struct tide_mbuf *m;
-};
-
-ALWAYS_INLINE bool pk_src_next(struct pk_src *s)
-{
-	while (s->left == 0) {
-		s->m = s->m == NULL ? NULL : s->m->next;
-		if (s->m == NULL)
-			return false;
-		s->p = tide_mbuf_mtod(s->m, const uint8_t *);
-		s->left = s->m->data_len;
-	}
-	return true;
-}
-
 enum { TX_OK, TX_FULL, TX_DROP, TX_FAULT };
-
-static const struct virtio_net_hdr_mrg pk_hdr = {.num_buffers = 1};
 
 /* One receive buffer a packet took, its used element written once the packet is whole. */
 struct pk_ubuf {
@@ -491,12 +458,13 @@ static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
 		      uint16_t *pos, bool *wrap, const char **why, struct vring_packed_desc d,
 		      struct pwalk w)
 {
-	struct pk_src s = {.p = (const uint8_t *)&pk_hdr, .left = vq->hdr_len, .m = NULL};
 	struct pk_ubuf u[PK_MAX_BUFS];
+	struct vhost_src s;
 	uint16_t head = *pos, nbuf = 0;
 	uint32_t ndesc = 0;
-	bool hwrap = *wrap, more = true;
-	uint8_t *hdr_at = NULL;
+	bool hwrap = *wrap;
+
+	vhost_src_init(&s, m, vq->hdr_len);
 
 	for (;;) {
 		uint32_t wrote = 0;
@@ -505,47 +473,12 @@ static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
 		/* The whole buffer is walked even when the packet ends early: its id is in its
 		 * last descriptor, and the next buffer starts after it. */
 		do {
-			uint64_t addr = d.addr, left = d.len;
-
 			if (tide_unlikely(!(d.flags & VRING_DESC_F_WRITE))) {
 				*why = "device-readable descriptor in a receive chain";
 				return TX_FAULT;
 			}
-			while (left > 0 && more) {
-				uint64_t contig;
-				uint8_t *dst = vhost_gpa_host(&vq->mem, addr, &contig);
-				uint32_t k;
-
-				if (tide_unlikely(dst == NULL)) {
-					*why = "descriptor address outside guest memory";
-					return TX_FAULT;
-				}
-				if (hdr_at == NULL) {
-					if (tide_unlikely(contig < vq->hdr_len || left < vq->hdr_len)) {
-						*why = "receive buffer shorter than the virtio-net header";
-						return TX_FAULT;
-					}
-					hdr_at = dst;
-				}
-				k = (uint32_t)(left < contig ? left : contig);
-				if (k > s.left)
-					k = s.left;
-				memcpy(dst, s.p, k);
-				s.p += k;
-				s.left -= k;
-				addr += k;
-				left -= k;
-				wrote += k;
-				if (s.left == 0) {
-					if (s.m == NULL) {
-						/* Header done: the packet's first segment. */
-						s.m = m;
-						s.p = tide_mbuf_mtod(m, const uint8_t *);
-						s.left = m->data_len;
-					}
-					more = pk_src_next(&s);
-				}
-			}
+			if (vhost_copy_out(&vq->mem, &s, vq->hdr_len, d.addr, d.len, &wrote, why) < 0)
+				return TX_FAULT;
 		} while ((rc = pk_next(vq, &w, &d, why)) > 0);
 		if (rc < 0 || !pk_id_ok(vq, &w, why))
 			return TX_FAULT;
@@ -556,7 +489,7 @@ static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
 		head = w.pos;
 		hwrap = w.wrap;
 		pk_step(vq, &head, &hwrap);
-		if (!more)
+		if (!s.more)
 			break;
 		if (!vq->mrg)
 			return TX_DROP; /* larger than one receive buffer */
@@ -566,9 +499,7 @@ static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
 		if (rc <= 0)
 			return rc == 0 ? TX_FULL : TX_FAULT; /* out of guest buffers: wait for more */
 	}
-	if (nbuf > 1)
-		memcpy(hdr_at + offsetof(struct virtio_net_hdr_mrg, num_buffers), &nbuf,
-		       sizeof(nbuf));
+	vhost_hdr_nbuf(s.hdr_at, nbuf);
 	for (unsigned b = 0; b < nbuf; b++)
 		pk_used(vq, pb, u[b].pos, u[b].wrap, u[b].id, u[b].len);
 	*pos = head;
@@ -600,10 +531,7 @@ ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct
 		if (tide_likely(dst != NULL && contig >= len)) {
 			if (!pk_id_ok(vq, &w, why))
 				return TX_FAULT;
-			if (vq->hdr_len == sizeof(pk_hdr))
-				memcpy(dst, &pk_hdr, sizeof(pk_hdr));
-			else
-				memcpy(dst, &pk_hdr, sizeof(pk_hdr) - sizeof(pk_hdr.num_buffers));
+			vhost_hdr_put(dst, vq->hdr_len);
 			memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
 			pk_used(vq, pb, *pos, *wrap, w.id, len);
 			pk_step(vq, pos, wrap);
@@ -669,23 +597,7 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 		pk_publish(vq, &pb, pos, wrap);
 	vq->last_avail = vq->used_idx = pos;
 	vq->wrap = wrap;
-	if (k)
-		txc_commit_done(t, k);
-	if (f == VHOST_FREE_AFTER) {
-		unsigned nfree = k;
-
-		if (tide_unlikely(dropped)) {
-			/* Dropped packets were freed in place: close the gaps they left. */
-			nfree = 0;
-			for (uint16_t j = 0; j < k; j++)
-				if (pkts[j] != NULL)
-					pkts[nfree++] = pkts[j];
-		}
-		txc_release_burst(t, pkts, nfree);
-	}
-	if (tide_unlikely(dropped))
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, k - dropped, bytes);
+	vhost_tx_done(pub, t, pkts, k, dropped, bytes, f);
 	vhost_leave(&q->busy);
 	return k;
 }
