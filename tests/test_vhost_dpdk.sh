@@ -25,7 +25,8 @@
 #   without a mode: every case but the held one; exit 77 (skip) without dpdk-testpmd
 #   packed: packed virtqueues (virtio-user packed_vq=1; Meson test vhost_dpdk_packed):
 #           both roles, 64, 1500 and 9000 bytes, mrg_rxbuf on and off, in_order on and
-#           off, 2 queue pairs; every session must have negotiated VIRTIO_F_RING_PACKED
+#           off, 2 queue pairs; every session must have negotiated VIRTIO_F_RING_PACKED;
+#           and tide with packed=no: the same frontend must then run split virtqueues
 #   held: only the case with testpmd's port start held under gdb (Meson test
 #         vhost_dpdk_held); exit 77 (skip) without dpdk-testpmd or gdb
 set -u
@@ -143,6 +144,7 @@ check() {
 	local name=$1 line=$2 nq=$3 tx rx bad pk want=0
 	tx=$(field "$line" tx); rx=$(field "$line" rx); bad=$(field "$line" bad)
 	pk=$(field "$line" packed); [ "$mode" = packed ] && want=1
+	[ -n "${want_packed:-}" ] && want=$want_packed
 	echo "$name: tide tx=${tx:-?} rx=${rx:-?} bad=${bad:-?} packed=${pk:-?}; testpmd rx=${tp_rx:-?} tx=${tp_tx:-?}"
 	if [ "${tx:-0}" -ne $((count * nq)) ] || [ "${tp_rx:-0}" -ne "${tx:-0}" ] ||
 		[ "${pk:-x}" != "$want" ] ||
@@ -158,13 +160,13 @@ run() {
 	local qopt=(); [ "$nq" -gt 1 ] && qopt=(--rxq="$nq" --txq="$nq")
 	local big=(); [ "$size" -gt 1500 ] && big=(--max-pkt-len=9600 --enable-scatter)
 	if [ "$role" = server ]; then
-		peer_start "vhost:socket=$sock,role=server,queues=$nq" "$size" "$nq" 1
+		peer_start "vhost:socket=$sock,role=server,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
 		tp_start "$tag" "path=$sock,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
 	else
 		tp_start "$tag" "path=$sock,server=1,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
-		peer_start "vhost:socket=$sock,role=client,queues=$nq" "$size" "$nq" 1
+		peer_start "vhost:socket=$sock,role=client,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 	fi
 	ready "$tag" 1
 	settle "$tag" $((count * nq)) 1
@@ -207,6 +209,10 @@ if [ "$mode" = packed ]; then
 	run client 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=1"
 	run server 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=0"
 	run client 64 2 ",packed_vq=1,cq=1"
+	# packed=no: not offered, so the same frontend runs split virtqueues.
+	spec_extra=,packed=no want_packed=0
+	run server 64 1 ",packed_vq=1"
+	spec_extra= want_packed=
 	exit $fail
 fi
 
