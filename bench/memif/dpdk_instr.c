@@ -27,15 +27,10 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#define BURST 32
+#include "../../tests/sock_util.h"
+#include "lockstep_time.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#define BURST 32
 
 static uint16_t S, C;
 
@@ -68,10 +63,10 @@ static void port_up(uint16_t p, struct rte_mempool *mp)
 	struct rte_eth_conf conf;
 
 	memset(&conf, 0, sizeof(conf));
-	CHECK(rte_eth_dev_configure(p, 1, 1, &conf) == 0);
-	CHECK(rte_eth_rx_queue_setup(p, 0, 1024, rte_socket_id(), NULL, mp) == 0);
-	CHECK(rte_eth_tx_queue_setup(p, 0, 1024, rte_socket_id(), NULL) == 0);
-	CHECK(rte_eth_dev_start(p) == 0);
+	SU_CHECK(rte_eth_dev_configure(p, 1, 1, &conf) == 0);
+	SU_CHECK(rte_eth_rx_queue_setup(p, 0, 1024, rte_socket_id(), NULL, mp) == 0);
+	SU_CHECK(rte_eth_tx_queue_setup(p, 0, 1024, rte_socket_id(), NULL) == 0);
+	SU_CHECK(rte_eth_dev_start(p) == 0);
 }
 
 static void fill(struct rte_mempool *mp, struct rte_mbuf **pk, unsigned size, uint64_t seq)
@@ -80,9 +75,9 @@ static void fill(struct rte_mempool *mp, struct rte_mbuf **pk, unsigned size, ui
 		char *d;
 
 		pk[j] = rte_pktmbuf_alloc(mp);
-		CHECK(pk[j] != NULL);
+		SU_CHECK(pk[j] != NULL);
 		d = rte_pktmbuf_append(pk[j], (uint16_t)size);
-		CHECK(d != NULL);
+		SU_CHECK(d != NULL);
 		memset(d, 0x5a, size);
 		memcpy(d, &seq, sizeof(seq));
 		seq++;
@@ -94,9 +89,9 @@ static void take(struct rte_mbuf **pk, unsigned k, unsigned size, uint64_t seq)
 	for (unsigned j = 0; j < k; j++) {
 		uint64_t s;
 
-		CHECK(pk[j]->pkt_len == size && pk[j]->nb_segs == 1);
+		SU_CHECK(pk[j]->pkt_len == size && pk[j]->nb_segs == 1);
 		memcpy(&s, rte_pktmbuf_mtod(pk[j], const char *), sizeof(s));
-		CHECK(s == seq + j);
+		SU_CHECK(s == seq + j);
 	}
 	rte_pktmbuf_free_bulk(pk, k);
 }
@@ -108,6 +103,7 @@ int main(int argc, char **argv)
 	int ne = 0;
 	struct rte_mempool *mp;
 	uint64_t total, done = 0;
+	uint64_t ns[4] = {0};
 	unsigned size;
 	struct rte_eth_link ls, lc;
 
@@ -117,7 +113,7 @@ int main(int argc, char **argv)
 	}
 	total = strtoull(argv[1], NULL, 0);
 	size = (unsigned)atoi(argv[2]);
-	CHECK(size >= 16 && size <= 2048);
+	SU_CHECK(size >= 16 && size <= 2048);
 	snprintf(sock, sizeof(sock), "/tmp/tide-dpdk-instr-%d.sock", (int)getpid());
 	snprintf(vs, sizeof(vs), "--vdev=net_memif0,role=server,socket=%s,socket-abstract=no,id=0",
 		 sock);
@@ -129,17 +125,17 @@ int main(int argc, char **argv)
 	eal[ne++] = vs;
 	eal[ne++] = vc;
 	eal[ne] = NULL;
-	CHECK(rte_eal_init(ne, eal) >= 0);
-	CHECK(rte_eth_dev_get_port_by_name("net_memif0", &S) == 0);
-	CHECK(rte_eth_dev_get_port_by_name("net_memif1", &C) == 0);
+	SU_CHECK(rte_eal_init(ne, eal) >= 0);
+	SU_CHECK(rte_eth_dev_get_port_by_name("net_memif0", &S) == 0);
+	SU_CHECK(rte_eth_dev_get_port_by_name("net_memif1", &C) == 0);
 	mp = rte_pktmbuf_pool_create("instr", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     rte_socket_id());
-	CHECK(mp != NULL);
+	SU_CHECK(mp != NULL);
 	port_up(S, mp);
 	port_up(C, mp);
 	for (int i = 0;; i++) {
-		CHECK(i < 30000); /* 30 s */
-		CHECK(rte_eth_link_get_nowait(S, &ls) == 0 && rte_eth_link_get_nowait(C, &lc) == 0);
+		SU_CHECK(i < 30000); /* 30 s */
+		SU_CHECK(rte_eth_link_get_nowait(S, &ls) == 0 && rte_eth_link_get_nowait(C, &lc) == 0);
 		if (ls.link_status && lc.link_status)
 			break;
 		usleep(1000);
@@ -149,27 +145,28 @@ int main(int argc, char **argv)
 	{
 		struct rte_mbuf *pk[BURST];
 
-		CHECK(rte_eth_rx_burst(C, 0, pk, BURST) == 0);
+		SU_CHECK(rte_eth_rx_burst(C, 0, pk, BURST) == 0);
 	}
 	while (done < total) {
 		struct rte_mbuf *pk[BURST];
 		unsigned k;
 
 		fill(mp, pk, size, done);
-		k = bench_client_tx(pk, BURST);
-		CHECK(k == BURST);
-		k = bench_server_rx(pk, BURST);
-		CHECK(k == BURST);
+		k = LS_TIMED(ns, 0, bench_client_tx(pk, BURST));
+		SU_CHECK(k == BURST);
+		k = LS_TIMED(ns, 1, bench_server_rx(pk, BURST));
+		SU_CHECK(k == BURST);
 		take(pk, k, size, done);
 		fill(mp, pk, size, done);
-		k = bench_server_tx(pk, BURST);
-		CHECK(k == BURST);
-		k = bench_client_rx(pk, BURST);
-		CHECK(k == BURST);
+		k = LS_TIMED(ns, 2, bench_server_tx(pk, BURST));
+		SU_CHECK(k == BURST);
+		k = LS_TIMED(ns, 3, bench_client_rx(pk, BURST));
+		SU_CHECK(k == BURST);
 		take(pk, k, size, done);
 		done += BURST;
 	}
 	printf("packets=%llu size=%u\n", (unsigned long long)done, size);
+	ls_print(ns, done);
 	rte_eth_dev_stop(C);
 	rte_eth_dev_stop(S);
 	rte_eth_dev_close(C);

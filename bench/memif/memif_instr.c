@@ -29,6 +29,7 @@
 #include <tide/port.h>
 
 #include "../../tests/memif_util.h"
+#include "lockstep_time.h"
 
 #define BURST 32
 
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
 	struct tide_pool *pool;
 	char dir[64], spec[256];
 	uint64_t total, done = 0;
+	uint64_t ns[4] = {0};
 	struct tide_link ls, lc;
 	unsigned size;
 
@@ -123,20 +125,21 @@ int main(int argc, char **argv)
 		unsigned k;
 
 		fill(pool, pk, size, done);
-		k = bench_client_tx(pk, BURST);
+		k = LS_TIMED(ns, 0, bench_client_tx(pk, BURST));
 		MT_CHECK(k == BURST);
-		k = bench_server_rx(pk, BURST);
+		k = LS_TIMED(ns, 1, bench_server_rx(pk, BURST));
 		MT_CHECK(k == BURST);
 		take(pk, k, size, done);
 		fill(pool, pk, size, done);
-		k = bench_server_tx(pk, BURST);
+		k = LS_TIMED(ns, 2, bench_server_tx(pk, BURST));
 		MT_CHECK(k == BURST);
-		k = bench_client_rx(pk, BURST);
+		k = LS_TIMED(ns, 3, bench_client_rx(pk, BURST));
 		MT_CHECK(k == BURST);
 		take(pk, k, size, done);
 		done += BURST;
 	}
 	printf("packets=%llu size=%u\n", (unsigned long long)done, size);
+	ls_print(ns, done);
 	tide_port_stop(C);
 	tide_port_stop(S);
 	tide_port_close(C);

@@ -43,16 +43,6 @@ ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uin
 	memcpy(dd, &lo, 8);
 }
 
-/* The whole descriptor: the same, then offset and metadata (0) in a second 8-byte store. */
-ALWAYS_INLINE void memif_desc_put(struct memif_desc *dd, uint16_t flags, uint16_t region,
-				  uint32_t length, uint32_t offset)
-{
-	const uint64_t hi = offset;
-
-	memif_desc_put_len(dd, flags, region, length);
-	memcpy((char *)dd + 8, &hi, 8);
-}
-
 /*
  * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
  * of descriptor k are. Returns 0, or -1 (pool empty: @m is whole again, only its first
@@ -256,15 +246,15 @@ ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, ui
 		/* [C2S-tail] release: we are done reading the buffers the client may now reuse. */
 		memif_publish(&ring->tail, cons);
 	} else if (cons != q->cons) {
-		/* Re-post the slots just read, with our own record of their buffers. */
+		/* Re-post the slots just read: flags, region and length in one store. The
+		 * offset of a slot never changes in copy mode (we wrote it at connect, a server
+		 * only writes lengths and flags, as DPDK's client relies on too) and we never
+		 * read it back: a server that rewrote it still gets only our own buffers'
+		 * bytes read, from our record of them. */
 		uint16_t h = q->head, k = (uint16_t)(cons - q->cons);
-		const uint32_t boff0 = q->r.boff0;
 
-		for (uint16_t j = 0; j < k; j++) {
-			uint16_t s = (uint16_t)(h + j) & mask;
-
-			memif_desc_put(&ring->desc[s], 0, 0, bs, boff0 + (uint32_t)s * bs);
-		}
+		for (uint16_t j = 0; j < k; j++)
+			memif_desc_put_len(&ring->desc[(uint16_t)(h + j) & mask], 0, 0, bs);
 		q->head = (uint16_t)(h + k);
 		/* [S2C-head] release: the rewritten descriptors are visible first. */
 		memif_publish(&ring->head, q->head);
@@ -509,7 +499,7 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 	struct tx_state st = {0};
 	uint64_t bytes = 0;
 	unsigned room, used = 0;
-	uint32_t bs, boff0;
+	uint32_t bs;
 	uint16_t i, k = 0, mask, qhead;
 	bool ok;
 
@@ -548,7 +538,6 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 	rbase = q->r.rbase;
 	buf0 = q->r.buf0;
 	bs = lim.buffer_size;
-	boff0 = q->r.boff0;
 	mask = q->r.mask;
 	qhead = q->head;
 	for (i = 0; i < n; i++) {
@@ -583,11 +572,9 @@ ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, ui
 			 * goes to the general path. */
 			if (tide_likely(!server || d0.length >= len)) {
 				copy_bytes(dst, tide_mbuf_mtod(m, const uint8_t *), len);
-				if (server)
-					memif_desc_put_len(&desc[slot], 0, d0.region, len);
-				else
-					memif_desc_put(&desc[slot], 0, 0, len,
-						       boff0 + (uint32_t)slot * bs);
+				/* Flags, region and length; the offset stays (server: the one
+				 * posted; client: ours, written at connect, as in rx_copy). */
+				memif_desc_put_len(&desc[slot], 0, server ? d0.region : 0, len);
 				used++;
 				bytes += len;
 				if (f == MEMIF_FREE_LOOP)
