@@ -6,11 +6,17 @@
  * to a fill ring (recycle) or back to the pool in bulk.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 #include "afxdp.h"
 
 #define AFXDP_BULK 64
+
+/* The Rx burst writes pool and next with one 16-byte store. */
+_Static_assert(offsetof(struct tide_mbuf, pool) % 16 == 0 &&
+		       offsetof(struct tide_mbuf, next) == offsetof(struct tide_mbuf, pool) + 8,
+	       "pool and next share one aligned 16 bytes");
 
 /* ---- Rx ---- */
 

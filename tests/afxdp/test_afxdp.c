@@ -586,7 +586,14 @@ static void test_dev_removed(void **state)
 	assert_int_equal(tide_pktpool_create("tdx-plain", 256, 0, 0, NULL, &plain), 0);
 	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev);
 	p = port_up(spec, pool, 1);
-	assert_int_equal(tide_port_link_get(p, &link), 0);
+	/* The kernel sets the operational state (IFF_RUNNING) from its link-watch work, a
+	 * moment after the link comes up: wait for it, 10 s at most. */
+	for (int spin = 0; spin < 10000; spin++) {
+		assert_int_equal(tide_port_link_get(p, &link), 0);
+		if (link.up)
+			break;
+		sleep_us(1000);
+	}
 	assert_int_equal(link.up, 1);
 	snprintf(cmd, sizeof(cmd), "ip link del %s", dev);
 	assert_int_equal(system(cmd), 0);
