@@ -336,6 +336,39 @@ static void test_txonly(void **state)
 }
 
 /*
+ * txonly with a pool the Tx queue can hold entirely: 512 Tx descriptors, 64 Rx, 600 buffers,
+ * no cache. Once the queue holds 512 the next burst's allocation fails, and the buffers come
+ * back only when the queue reclaims its completed ones: txonly must make it do so rather
+ * than wait for a Tx burst it can no longer build. Finishes its --packets count.
+ */
+static void test_txonly_small_pool(void **state)
+{
+	static const char *const specs[] = {"simnic:ports=1", "simnic:ports=1,mode=inline"};
+	struct sink_state ss = {.nports = 1, .txonly_size = 64, .flows = 16};
+	const uint64_t expect[1] = {20000};
+	struct fwd_config cfg;
+	struct fwd_ctx ctx;
+	char err[256];
+
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		base_config(&cfg, specs[i], "txonly");
+		cfg.rxd = 64;
+		cfg.txd = 512;
+		cfg.pool_n = 600;
+		cfg.cache = 0;
+		cfg.packets = expect[0];
+		cfg.txonly_size = ss.txonly_size;
+		cfg.flows = ss.flows;
+		assert_int_equal(fwd_setup(&ctx, &cfg, err, sizeof(err)), 0);
+		attach_sinks(&ctx, verify_txonly, &ss);
+		run_until(&ctx, expect[0]);
+		check_sinks(&ctx, expect);
+		check_pool_and_teardown(&ctx);
+	}
+}
+
+/*
  * Several lcores, an explicit map, a Tx queue per lcore, and the knobs passed through. The
  * device runs on its own thread: simnic's inline mode steps a port's generator from whichever
  * thread polls it, and its count= budget is per port, so two lcores polling two queues of one
@@ -666,6 +699,7 @@ int main(void)
 	    cmocka_unit_test(test_csum_update),	    cmocka_unit_test(test_l3fwd_check_bounds),
 	    cmocka_unit_test(test_engines),	    cmocka_unit_test(test_single_port),
 	    cmocka_unit_test(test_txonly),	    cmocka_unit_test(test_two_lcores_map),
+	    cmocka_unit_test(test_txonly_small_pool),
 	    cmocka_unit_test(test_malformed_l3fwd), cmocka_unit_test(test_setup_errors),
 	};
 

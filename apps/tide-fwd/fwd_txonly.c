@@ -70,8 +70,16 @@ static void txonly_burst(struct fwd_lcore *lc, const struct fwd_stream *s, struc
 		if (n == 0)
 			return;
 	}
-	if (tide_mbuf_alloc_bulk(ctx->pool, pkts, n) < 0)
-		return; /* every buffer is in flight: try again on the next round */
+	if (tide_mbuf_alloc_bulk(ctx->pool, pkts, n) < 0) {
+		/* Every buffer may be in flight, held by the Tx queue until it reclaims them,
+		 * which it does only when sent to: reclaim what the device has completed, then
+		 * try once more; otherwise again on the next round. */
+		struct tide_txq *q = lc->txq[s->port];
+
+		if (q == NULL || tide_txq_done_cleanup(q, 0) == 0 ||
+		    tide_mbuf_alloc_bulk(ctx->pool, pkts, n) < 0)
+			return;
+	}
 	for (uint16_t i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		uint8_t *d = (uint8_t *)tide_mbuf_append(m, (uint16_t)t->size);

@@ -492,7 +492,10 @@ static int afxdp_start(struct tide_port *p)
 		q->port_id = (uint16_t)p->id;
 		/* Generic XDP takes frames from the stack's hook, where the socket learns no
 		 * NAPI id: a busy poll would have nothing to run, so no recvfrom for it. */
-		q->busy = ap->busy_on && strcmp(ap->attached_mode, "generic") != 0;
+		q->busy = !ap->busy_on || strcmp(ap->attached_mode, "generic") == 0 ? AFXDP_BUSY_OFF
+			  : ap->zero_copy ? AFXDP_BUSY_ON /* Tx may give it a NAPI id first */
+					  : AFXDP_BUSY_ARMED;
+		tide_mbuf__rx_tmpl_init(&q->tmpl, q->pool, q->port_id, 0);
 		afxdp_rx_refill(q);
 		q->pub.burst = afxdp_rx_burst;
 	}

@@ -49,6 +49,16 @@ struct afxdp_umem_view {
 
 struct afxdp_port;
 
+/* Busy polling of an Rx queue. A socket has nothing to busy-poll until it has a NAPI id,
+ * which a copy-mode socket learns from the first frame it receives: until then an empty
+ * poll's recvfrom would be a syscall that does nothing (an Rx queue that never receives,
+ * such as the return direction of a one-way forwarder, would pay one per poll). */
+enum {
+	AFXDP_BUSY_OFF,   /* busy_poll=0, refused by the kernel, or generic XDP (no NAPI) */
+	AFXDP_BUSY_ARMED, /* on, waiting for the first frame */
+	AFXDP_BUSY_ON,    /* every empty poll calls recvfrom, which runs the device's NAPI */
+};
+
 struct afxdp_rxq {
 	struct tide_rxq pub; /* first */
 	struct xsk_ring_cons rx;
@@ -59,8 +69,9 @@ struct afxdp_rxq {
 	uint16_t port_id;
 	int fd;
 	bool wakeup;          /* need_wakeup: kick only when the fill ring asks */
-	bool busy;            /* busy polling on: every empty poll drives the device (recvfrom) */
+	uint8_t busy;         /* AFXDP_BUSY_*: whether an empty poll drives the device */
 	unsigned nb_desc;
+	struct tide_mbuf__rx_tmpl tmpl; /* a received mbuf's second half (pkt_len..) */
 	/* Frames the kernel may hold for this queue at most: its descriptors (the pool budget
 	 * an application gives an Rx queue; the fill ring is twice as deep, so it always has
 	 * room). Held = fill.cached_prod - rx.cached_cons (posted, not yet received). */
@@ -143,6 +154,28 @@ unsigned afxdp_tx_advance(struct txc *t);
 void afxdp_tx_reap(struct afxdp_txq *q, struct afxdp_rxq *rq);
 /* Post every whole batch of frames the fill ring has room for. */
 void afxdp_rx_refill(struct afxdp_rxq *q);
+/* Write the template @r into @m's second half with the Rx length @len and data offset
+ * @data_off put in: two 16-byte stores (tide/mbuf.h). */
+static inline __attribute__((always_inline)) void
+afxdp_mbuf_rx(struct tide_mbuf *m, struct tide_mbuf__rx_regs r, uint32_t len, uint16_t data_off)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	typedef uint16_t v8u16 __attribute__((vector_size(16)));
+	v8u16 lo = (v8u16)r.lo;
+
+	lo[0] = (uint16_t)len; /* pkt_len (a frame is at most 4096 bytes: upper half 0) */
+	lo[2] = (uint16_t)len; /* data_len */
+	lo[3] = data_off;
+	r.lo = (tide_mbuf__v16)lo;
+	tide_mbuf__rx_tmpl_write(m, r);
+#else
+	tide_mbuf__rx_tmpl_write(m, r);
+	m->pkt_len = len;
+	m->data_len = (uint16_t)len;
+	m->data_off = data_off;
+#endif
+}
+
 /* Frames the kernel may hold for @q beyond what it holds now (posted, not yet received). */
 static inline uint32_t afxdp_rx_room(const struct afxdp_rxq *q)
 {

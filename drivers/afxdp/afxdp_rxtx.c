@@ -6,11 +6,17 @@
  * to a fill ring (recycle) or back to the pool in bulk.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 #include "afxdp.h"
 
 #define AFXDP_BULK 64
+
+/* The Rx burst writes pool and next with one 16-byte store. */
+_Static_assert(offsetof(struct tide_mbuf, pool) % 16 == 0 &&
+		       offsetof(struct tide_mbuf, next) == offsetof(struct tide_mbuf, pool) + 8,
+	       "pool and next share one aligned 16 bytes");
 
 /* ---- Rx ---- */
 
@@ -49,6 +55,8 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 {
 	struct afxdp_rxq *q = (struct afxdp_rxq *)pub;
 	const struct afxdp_umem_view *u = &q->u;
+	struct tide_mbuf__rx_regs r;
+	tide_mbuf__v16 pool_next;
 	uint64_t bytes = 0;
 	uint32_t idx;
 	unsigned got;
@@ -72,31 +80,32 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 	got = xsk_ring_cons__peek(&q->rx, n, &idx);
 	if (got == 0) {
 		/* Busy polling: every empty poll runs the device's NAPI from this thread (the
-		 * socket's SO_BUSY_POLL_BUDGET frames at most). Otherwise no syscall unless the
-		 * kernel asked for one (need_wakeup on the fill ring). */
-		if (q->busy || (q->wakeup && xsk_ring_prod__needs_wakeup(&q->fill)))
+		 * socket's SO_BUSY_POLL_BUDGET frames at most), once the socket has a NAPI id
+		 * to poll (AFXDP_BUSY_ON). Otherwise no syscall unless the kernel asked for
+		 * one (need_wakeup on the fill ring). */
+		if (q->busy == AFXDP_BUSY_ON || (q->wakeup && xsk_ring_prod__needs_wakeup(&q->fill)))
 			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		return 0;
 	}
+	/* A copy-mode socket learns its NAPI id from the first frame it receives. */
+	if (tide_unlikely(q->busy == AFXDP_BUSY_ARMED))
+		q->busy = AFXDP_BUSY_ON;
+	/* In registers: the stores into the frames below may alias q (-fno-strict-aliasing). */
+	r = tide_mbuf__rx_tmpl_load(&q->tmpl);
+	pool_next = (tide_mbuf__v16){(long long)(uintptr_t)q->pool, 0};
 	for (unsigned i = 0; i < got; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
 		uint64_t off = d->addr & u->frame_mask;
 		struct tide_mbuf *m = (struct tide_mbuf *)(u->base + off);
 
 		/* The whole header is written: the kernel may have used this space as XDP
-		 * headroom, and a frame recycled from Tx completion has a stale header. */
-		*m = (struct tide_mbuf){
-			.buf_addr = (char *)m + AFXDP_MBUF_HDR,
-			.iova = off + AFXDP_MBUF_HDR,
-			.pool = q->pool,
-			.pkt_len = d->len,
-			.data_len = (uint16_t)d->len,
-			.data_off = (uint16_t)(d->addr - off - AFXDP_MBUF_HDR),
-			.buf_len = q->buf_len,
-			.refcnt = 1,
-			.nb_segs = 1,
-			.port = q->port_id,
-		};
+		 * headroom, and a frame recycled from Tx completion has a stale header. First
+		 * half: buf_addr, iova, then pool and next (NULL) in one 16-byte store; second
+		 * half: the queue's template with the length and the data offset put in. */
+		m->buf_addr = (char *)m + AFXDP_MBUF_HDR;
+		m->iova = off + AFXDP_MBUF_HDR;
+		*(tide_mbuf__v16 *)(void *)&m->pool = pool_next;
+		afxdp_mbuf_rx(m, r, d->len, (uint16_t)(d->addr - off - AFXDP_MBUF_HDR));
 		u->owner[off >> u->frame_shift] = 0;
 		bytes += d->len;
 		pkts[i] = m;

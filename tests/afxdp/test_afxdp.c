@@ -62,6 +62,19 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	return (int)syscall(SYS_setsockopt, fd, level, name, val, len);
 }
 
+/* recvfrom() calls the driver makes on one socket (recv_watch_fd): the busy-poll calls of
+ * empty Rx polls. Everything goes on to the kernel. */
+static int recv_watch_fd = -1;
+static unsigned recv_calls;
+
+ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+		 socklen_t *fromlen)
+{
+	if (fd == recv_watch_fd)
+		recv_calls++;
+	return (ssize_t)syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
+}
+
 static int sockopt_int(int fd, int name)
 {
 	int v = -1;
@@ -573,7 +586,14 @@ static void test_dev_removed(void **state)
 	assert_int_equal(tide_pktpool_create("tdx-plain", 256, 0, 0, NULL, &plain), 0);
 	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev);
 	p = port_up(spec, pool, 1);
-	assert_int_equal(tide_port_link_get(p, &link), 0);
+	/* The kernel sets the operational state (IFF_RUNNING) from its link-watch work, a
+	 * moment after the link comes up: wait for it, 10 s at most. */
+	for (int spin = 0; spin < 10000; spin++) {
+		assert_int_equal(tide_port_link_get(p, &link), 0);
+		if (link.up)
+			break;
+		sleep_us(1000);
+	}
 	assert_int_equal(link.up, 1);
 	snprintf(cmd, sizeof(cmd), "ip link del %s", dev);
 	assert_int_equal(system(cmd), 0);
@@ -724,6 +744,64 @@ static void test_busy_poll_refused(void **state)
 	tide_pool_free(pool);
 }
 
+/* Busy polling drives a copy-mode socket only once it has a NAPI id to poll, which it learns
+ * from its first frame: before that an empty poll makes no syscall, after it every empty poll
+ * calls recvfrom; with busy_poll=0 none does. */
+static void test_busy_poll_armed(void **state)
+{
+	char spec[128];
+	struct tide_pool *pool = umem_pool();
+	struct ns_sock s = ns_open(peer_a);
+	static const char *const extra[] = {"", ",busy_poll=0"};
+
+	(void)state;
+	for (unsigned c = 0; c < 2; c++) {
+		struct tide_port *p;
+		struct tide_port_info info;
+		struct tide_mbuf *m[32];
+		unsigned got = 0, empty = 0;
+		uint16_t n;
+
+		snprintf(spec, sizeof(spec), "afxdp:dev=%s,mode=native%s", dev_a, extra[c]);
+		p = port_up(spec, pool, 1);
+		tide_port_info_get(p, &info);
+		recv_watch_fd = tide_rxq_intr_fd(p, 0);
+		assert_true(recv_watch_fd >= 0);
+		recv_calls = 0;
+		/* nothing received yet: empty polls, no recvfrom */
+		for (int i = 0; i < 64 && got == 0; i++) {
+			n = tide_rx_burst(tide_port_rxq(p, 0), m, 32);
+			tide_mbuf_free_bulk(m, n);
+			got += n;
+		}
+		assert_int_equal(recv_calls, 0);
+		/* the first frame */
+		ns_send(&s, info.mac, 0);
+		for (int spin = 0; spin < 20000 && got == 0; spin++) {
+			n = tide_rx_burst(tide_port_rxq(p, 0), m, 32);
+			tide_mbuf_free_bulk(m, n);
+			got += n;
+			if (n == 0)
+				sleep_us(20);
+		}
+		assert_true(got > 0);
+		assert_int_equal(recv_calls, 0);
+		/* now every empty poll busy-polls (or, with busy_poll=0, none) */
+		for (int i = 0; i < 16; i++) {
+			n = tide_rx_burst(tide_port_rxq(p, 0), m, 32);
+			tide_mbuf_free_bulk(m, n);
+			empty += n == 0;
+		}
+		assert_int_equal(recv_calls, c == 0 ? empty : 0);
+		assert_true(c != 0 || empty > 0);
+		recv_watch_fd = -1;
+		tide_port_close(p);
+	}
+	close(s.fd);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
 /* Started, an Rx queue of N descriptors has N frames posted (its whole budget; the fill ring
  * is 2N deep), and still N, never more, after traffic and bursts. */
 static void test_fill_posted(void **state)
@@ -868,6 +946,7 @@ int main(void)
 		cmocka_unit_test(test_busy_poll_specs),
 		cmocka_unit_test(test_busy_poll_on),
 		cmocka_unit_test(test_busy_poll_refused),
+		cmocka_unit_test(test_busy_poll_armed),
 		cmocka_unit_test(test_fill_posted),
 		cmocka_unit_test(test_rx_intr),
 	};

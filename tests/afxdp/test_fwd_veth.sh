@@ -3,7 +3,9 @@
 # pairs and removes them): frames sent into pair a's namespace end must come out of pair b's
 # namespace end, every one, intact; tide-fwd must end with no buffer outstanding. Native and
 # generic XDP, and native with --rx-mode interrupt (the lcore sleeps on the sockets between
-# the sender's pauses and must wake for every frame).
+# the sender's pauses and must wake for every frame). Then txonly with a pool the Tx queue can
+# hold entirely (frames sent in place stay the queue's until it reclaims them): it must still
+# finish its --packets count.
 #   test_fwd_veth.sh TIDE_FWD
 set -u
 fwd=$1
@@ -90,3 +92,22 @@ if (c["rxd"], c["txd"]) != (2048, 2048):
 PY
 	echo "ok: $mode"
 done
+
+# txonly, 512 Tx descriptors, 64 Rx, 600 buffers, no cache: after 512 frames in flight every
+# allocation fails until the Tx queue reclaims. --duration bounds a stall.
+"$fwd" --port "afxdp:dev=$TDX_A" --fwd txonly --rxd 64 --txd 512 --pool 600 --cache 0 \
+	--packets 20000 --duration 30 --quiet --json "$out/txonly.json" >"$out/txonly.log" 2>&1
+rc=$?
+python3 - "$out/txonly.json" <<'PY' || { cat "$out/txonly.log"; exit 1; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+sent, by = j["total"]["tx_packets"], j["stopped_by"]
+if sent != 20000 or by != "packets":
+    sys.exit(f"FAIL (txonly, small pool): sent {sent} of 20000, stopped by {by}")
+PY
+if [ "$rc" -ne 0 ]; then
+	echo "FAIL (txonly, small pool): tide-fwd status $rc"
+	cat "$out/txonly.log"
+	exit 1
+fi
+echo "ok: txonly with a pool the Tx queue can hold"
