@@ -152,14 +152,25 @@ pids+=($qpid)
 # When the guest listens, send it COUNT datagrams from the namespace.
 if wait_for 120 grep -aq "VHT RECV-READY" "$dir/console.log"; then
 	in_ns python3 - "$count" <<'PY'
-import socket, struct, sys, time
-n = int(sys.argv[1])
+import socket, struct, sys
+# A window of 64 datagrams in flight, opened by the guest's acknowledgements (its count so
+# far, every 16 datagrams): the guest runs on a software CPU and its receive vring (256
+# buffers) must never fill, however slowly it runs; a window stalled for 20 s ends the
+# stream and the count check below fails.
+n, win = int(sys.argv[1]), 64
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for seq in range(n):
-    d = struct.pack("!I", seq) + bytes((seq * 7 + i) & 0xff for i in range(4, 200))
-    s.sendto(d, ("10.0.0.2", 5001))
-    if seq % 32 == 31:
-        time.sleep(0.004)   # pacing: the guest runs on a software CPU
+s.settimeout(20)
+acked, seq = 0, 0
+try:
+    while acked < n:
+        while seq < n and seq - acked < win:
+            d = struct.pack("!I", seq) + bytes((seq * 7 + i) & 0xff for i in range(4, 200))
+            s.sendto(d, ("10.0.0.2", 5001))
+            seq += 1
+        acked = max(acked, struct.unpack("!I", s.recv(16)[:4])[0])
+except socket.timeout:
+    print("namespace sender: no acknowledgement for 20 s at %d sent, %d acknowledged"
+          % (seq, acked), file=sys.stderr)
 PY
 fi
 wait "$qpid"

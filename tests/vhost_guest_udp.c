@@ -7,7 +7,10 @@
  *   vhost_guest_udp send IP PORT COUNT SIZE    send COUNT datagrams of SIZE bytes, each
  *                                              starting with its sequence number, paced
  *   vhost_guest_udp recv PORT COUNT SECONDS    count datagrams until COUNT arrived or
- *                                              SECONDS passed; check each payload
+ *                                              SECONDS passed; check each payload; after
+ *                                              every ACK_EVERY datagrams (and the last)
+ *                                              send the count so far (4 bytes, network
+ *                                              order) back to the sender: its window
  *
  * Prints "VHT SEND sent=N" or "VHT RECV got=N bad=B". Payload byte i of datagram s is
  * (s * 7 + i) & 0xff after the 4-byte sequence number (network order).
@@ -21,6 +24,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#define ACK_EVERY 16
 
 static double now(void)
 {
@@ -81,18 +86,25 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		while (got < count && now() < end) {
 			struct pollfd p = {.fd = fd, .events = POLLIN};
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
 			ssize_t n;
 			uint32_t seq;
 
 			if (poll(&p, 1, 200) <= 0)
 				continue;
-			n = recv(fd, buf, sizeof(buf), 0);
+			n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
 			if (n < 4)
 				continue;
 			memcpy(&seq, buf, 4);
 			fill(want, ntohl(seq), (unsigned)n);
 			bad += memcmp(buf, want, (size_t)n) != 0;
 			got++;
+			if (got % ACK_EVERY == 0 || got == count) {
+				uint32_t ack = htonl(got);
+
+				sendto(fd, &ack, sizeof(ack), 0, (struct sockaddr *)&from, fl);
+			}
 		}
 		printf("VHT RECV got=%u bad=%u\n", got, bad);
 		return 0;
