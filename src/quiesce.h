@@ -30,8 +30,23 @@
  * global membarrier command, 0 none (then the workers fence: @fence). */
 int quiesce_kind(void);
 
-/* The control thread's half of the pair, after its stores of live = 0. */
-void quiesce_barrier(bool fence);
+/*
+ * The control thread's half of the pair, after its stores of live = 0. Returns 0, or
+ * -errno when membarrier() failed although the probe found it working (a seccomp filter
+ * installed since, ENOMEM in the kernel): then nothing orders a worker's store of busy
+ * before its load of live, busy == 0 proves nothing, and the caller goes on with
+ * quiesce_fallback() before it reads busy or takes the memory away.
+ */
+int quiesce_barrier(bool fence);
+
+/*
+ * After quiesce_barrier() failed with @err: say so (for @who) and wait for a grace period
+ * (src/qs.h). Every burst call that began before it has then ended, and every later one
+ * reads live == 0 (its quiescent point's acquire load of the token pairs with the bump,
+ * which comes after the stores of live). Covers the threads with an index, as every
+ * control call that may run beside bursts does (tide/port.h).
+ */
+void quiesce_fallback(const char *who, int err);
 
 /* Burst entry: publish busy, then read live (acquire: pairs with the store that published
  * the queue). */
