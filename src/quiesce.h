@@ -14,6 +14,8 @@
  * once (quiesce_barrier()) and a burst needs only a compiler barrier; without it (an old
  * kernel, a seccomp filter), @fence is set and every burst entry carries a real fence.
  * After the barrier a worker either saw live == 0 or shows busy == 1 until its burst ends.
+ * Should membarrier() fail after the probe found it working, the barrier says so and the
+ * caller waits for a grace period instead (quiesce_fallback(); slower, as correct).
  * Internal.
  */
 #ifndef TIDE_SRC_QUIESCE_H
