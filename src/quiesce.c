@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The control thread's half of quiesce (see quiesce.h). */
+#include <errno.h>
 #include <linux/membarrier.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "qs.h"
 #include "quiesce.h"
 
 int quiesce_kind(void)
@@ -26,16 +30,28 @@ int quiesce_kind(void)
 	return kind;
 }
 
-void quiesce_barrier(bool fence)
+int quiesce_barrier(bool fence)
 {
+	int kind;
+
 	if (fence) {
 		/* The workers fence themselves (quiesce_enter); this is our half of the pair. */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		return;
+		return 0;
 	}
-	if (quiesce_kind() == 1 &&
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-		return;
-	/* The caller chose !fence because the kind is not 0: the global command works. */
-	syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+	kind = quiesce_kind();
+	if (kind == 1 && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return 0;
+	/* The caller chose !fence because the kind is not 0: the global command worked at the
+	 * probe (kind 2) or may serve when the private one failed (kind 1). */
+	if (kind != 0 && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return 0;
+	return kind != 0 && errno > 0 ? -errno : -ENOSYS;
+}
+
+void quiesce_fallback(const char *who, int err)
+{
+	TIDE_LOG_WARN_(who, "membarrier() failed (%s): waiting for every thread to reach a burst call instead",
+		       strerror(-err));
+	qs_synchronize();
 }

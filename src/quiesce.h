@@ -14,6 +14,8 @@
  * once (quiesce_barrier()) and a burst needs only a compiler barrier; without it (an old
  * kernel, a seccomp filter), @fence is set and every burst entry carries a real fence.
  * After the barrier a worker either saw live == 0 or shows busy == 1 until its burst ends.
+ * Should membarrier() fail after the probe found it working, the barrier says so and the
+ * caller waits for a grace period instead (quiesce_fallback(); slower, as correct).
  * Internal.
  */
 #ifndef TIDE_SRC_QUIESCE_H
@@ -30,8 +32,23 @@
  * global membarrier command, 0 none (then the workers fence: @fence). */
 int quiesce_kind(void);
 
-/* The control thread's half of the pair, after its stores of live = 0. */
-void quiesce_barrier(bool fence);
+/*
+ * The control thread's half of the pair, after its stores of live = 0. Returns 0, or
+ * -errno when membarrier() failed although the probe found it working (a seccomp filter
+ * installed since, ENOMEM in the kernel): then nothing orders a worker's store of busy
+ * before its load of live, busy == 0 proves nothing, and the caller goes on with
+ * quiesce_fallback() before it reads busy or takes the memory away.
+ */
+int quiesce_barrier(bool fence);
+
+/*
+ * After quiesce_barrier() failed with @err: say so (for @who) and wait for a grace period
+ * (src/qs.h). Every burst call that began before it has then ended, and every later one
+ * reads live == 0 (its quiescent point's acquire load of the token pairs with the bump,
+ * which comes after the stores of live). Covers the threads with an index, as every
+ * control call that may run beside bursts does (tide/port.h).
+ */
+void quiesce_fallback(const char *who, int err);
 
 /* Burst entry: publish busy, then read live (acquire: pairs with the store that published
  * the queue). */

@@ -32,20 +32,32 @@
  *                stores into port 1's Rx ring.
  * Every case ends with every port closed and the pool whole (audit).
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tide/lcore.h>
+#include <tide/log.h>
+#include <tide/memif.h>
 #include <tide/port.h>
+#include <tide/vhost.h>
 
 #include "testutil.h"
 #include "driver.h"
 #include "link.h"
+#include "quiesce.h"
 #include "txc.h"
+#include "vhost_front.h"
 
 #define RING 256
 #define POOL_N 2048
@@ -77,6 +89,7 @@ static struct {
 	bool inner_begun, inner_done; /* the wrapped driver's own stop runs / has returned */
 	/* worker mailbox */
 	enum cmd cmd;
+	struct tide_rxq *w_rxq; /* CMD_RX polls this queue (NULL: port 0's) */
 	uint16_t result;
 	unsigned w_idx;
 	bool w_ready;
@@ -242,7 +255,8 @@ static int worker_main(void *arg)
 				memset(tide_mbuf_append(pkts[j], 64), (int)j, 64);
 			k = tide_tx_burst(tide_port_txq(ports[0], 0), pkts, n);
 		} else {
-			n = tide_rx_burst(tide_port_rxq(ports[0], 0), pkts, c == CMD_FWD ? 64 : 32);
+			n = tide_rx_burst(H.w_rxq ? H.w_rxq : tide_port_rxq(ports[0], 0), pkts,
+					  c == CMD_FWD ? 64 : 32);
 			if (c == CMD_FWD)
 				k = tide_tx_burst(tide_port_txq(ports[1], 0), pkts, n);
 		}
@@ -302,13 +316,8 @@ static uint16_t worker_do(enum cmd c)
 
 static struct tide_lcore *worker;
 
-/* @cross: wire=cross (port 0's Tx arrives on port 1's Rx and back), nothing generated and
- * no forwarding primed; else the generators and W's first forwarded burst. */
-static void world_open_wire(bool cross)
+static void hooks_reset(void)
 {
-	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
-	struct txc *t;
-
 	lock();
 	H.park_at = PARK_NONE;
 	H.parked = H.go = H.stopping = false;
@@ -319,8 +328,19 @@ static void world_open_wire(bool cross)
 	H.w_ready = false;
 	H.on_stop = NULL;
 	H.cmd = CMD_NONE;
+	H.w_rxq = NULL;
 	H.failure[0] = '\0';
 	unlock();
+}
+
+/* @cross: wire=cross (port 0's Tx arrives on port 1's Rx and back), nothing generated and
+ * no forwarding primed; else the generators and W's first forwarded burst. */
+static void world_open_wire(bool cross)
+{
+	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
+	struct txc *t;
+
+	hooks_reset();
 	assert_int_equal(tide_pktpool_create("qs", POOL_N, 32, 0, NULL, &pool), 0);
 	assert_int_equal(tide_ports_open(cross ? "simnic:ports=2,mode=inline,wire=cross"
 					       : "simnic:ports=2,mode=inline,wire=gen,size=64",
@@ -664,6 +684,285 @@ static void test_link_owner(void **state)
 	world_close();
 }
 
+/* ---- a membarrier() that fails after the probe (src/quiesce.h) ---- */
+
+/*
+ * The library calls syscall(__NR_membarrier, cmd, 0, 0); this definition in the test binary
+ * comes first. Armed, it fails the two barrier commands, as a seccomp filter installed
+ * after the probe would; the probe's commands and every other call go to the C library.
+ */
+static int mb_errno;       /* armed: fail with this errno */
+static unsigned mb_failed; /* barrier commands failed so far */
+static unsigned mb_logged; /* log lines about it */
+
+long syscall(long nr, ...)
+{
+	static long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	if (nr == __NR_membarrier) {
+		int cmd = va_arg(ap, int);
+		unsigned flags = va_arg(ap, unsigned);
+		int cpu = va_arg(ap, int);
+		int e = __atomic_load_n(&mb_errno, __ATOMIC_RELAXED);
+
+		va_end(ap);
+		if (e && (cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED || cmd == MEMBARRIER_CMD_GLOBAL)) {
+			__atomic_add_fetch(&mb_failed, 1, __ATOMIC_RELAXED);
+			errno = e;
+			return -1;
+		}
+		a[0] = cmd, a[1] = flags, a[2] = cpu, a[3] = a[4] = a[5] = 0;
+	} else {
+		for (int i = 0; i < 6; i++)
+			a[i] = va_arg(ap, long);
+		va_end(ap);
+	}
+	if (real == NULL)
+		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static void mb_log(enum tide_log_level level, const char *comp, const char *msg, void *user)
+{
+	(void)user;
+	if (strstr(msg, "membarrier() failed") != NULL)
+		__atomic_add_fetch(&mb_logged, 1, __ATOMIC_RELAXED);
+	fprintf(stderr, "%s %s: %s\n", tide_log_level_name(level), comp, msg);
+}
+
+static void *c_wait_down(void *arg);
+
+static struct tide_port *mb_port;  /* the port whose peer goes away */
+static enum tide_log_level mb_level;
+
+/* A pool, the worker lcore, the log watched (warnings included). */
+static void mb_world_open(void)
+{
+	hooks_reset();
+	mb_level = tide_log_get_level();
+	tide_log_set_level(TIDE_LOG_WARNING);
+	tide_log_set_handler(mb_log, NULL);
+	assert_int_equal(tide_pktpool_create("qsmb", POOL_N, 32, 0, NULL, &pool), 0);
+}
+
+static void mb_worker_start(void)
+{
+	assert_int_equal(tide_lcore_launch(-1, worker_main, NULL, &worker), 0);
+	if (!wait_flag(&H.w_ready, WAIT_MS))
+		fail_msg("the worker lcore did not start");
+}
+
+static bool link_up(struct tide_port *p)
+{
+	struct tide_memif_info mi;
+	struct tide_vhost_info vi;
+
+	if (tide_memif_info_get(p, &mi) == 0)
+		return mi.connected;
+	assert_int_equal(tide_vhost_info_get(p, &vi), 0);
+	return vi.connected;
+}
+
+/*
+ * The peer of mb_port has just gone away (its socket is closed) and the kernel now refuses
+ * membarrier(). W sits inside an Rx burst call of mb_port, past its quiescent point, before
+ * the driver runs: a burst whose store of busy the control thread cannot be sure to see
+ * without the barrier (it may have read live == 1 already). The control thread polls the
+ * port, takes the link down and gives up the peer's memory (memif: unmaps the regions; vhost:
+ * unmaps guest memory): that must wait until W has left its burst call.
+ */
+static void mb_teardown_while_parked(const char *what)
+{
+	struct tide_rxq *rxq = tide_port_rxq(mb_port, 0);
+	unsigned failed0, logged0;
+	pthread_t c;
+	char msg[240];
+
+	H.orig_rx = rxq->call;
+	__atomic_store_n(&rxq->call, hook_rx, __ATOMIC_RELEASE);
+	H.w_rxq = rxq;
+	park_worker(PARK_RX, CMD_RX);
+	failed0 = __atomic_load_n(&mb_failed, __ATOMIC_RELAXED);
+	logged0 = __atomic_load_n(&mb_logged, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb_errno, EPERM, __ATOMIC_RELAXED);
+	set_flag(&H.c_done, false);
+	tide_thread_offline();
+	assert_int_equal(pthread_create(&c, NULL, c_wait_down, NULL), 0);
+	if (wait_flag(&H.c_done, NEG_MS)) {
+		snprintf(msg, sizeof(msg), "%s: membarrier() failed and the link went down (the peer's memory released) while a burst call begun before was still running",
+			 what);
+		note_failure(msg);
+	}
+	release_worker();
+	if (!wait_flag(&H.c_done, WAIT_MS))
+		fail_msg("%s: the link did not go down within %d ms of the burst leaving", what,
+			 WAIT_MS);
+	pthread_join(c, NULL);
+	__atomic_store_n(&mb_errno, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rxq->call, H.orig_rx, __ATOMIC_RELEASE);
+	H.w_rxq = NULL;
+	if (__atomic_load_n(&mb_failed, __ATOMIC_RELAXED) == failed0) {
+		snprintf(msg, sizeof(msg), "%s: no barrier was asked for at the teardown (the case tests nothing)", what);
+		note_failure(msg);
+	} else if (__atomic_load_n(&mb_logged, __ATOMIC_RELAXED) == logged0) {
+		snprintf(msg, sizeof(msg), "%s: the failed membarrier() was not logged", what);
+		note_failure(msg);
+	}
+}
+
+/* Control thread: poll mb_port until its link is down. */
+static void *c_wait_down(void *arg)
+{
+	struct timespec t0, t;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		tide_port_poll_ctl(mb_port);
+		if (!link_up(mb_port))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS) {
+			note_failure("the link did not go down after the peer went away");
+			break;
+		}
+		sched_yield();
+	}
+	set_flag(&H.c_done, true);
+	return NULL;
+}
+
+static void mb_world_close(void)
+{
+	int ret = -1;
+
+	worker_post(CMD_EXIT);
+	assert_int_equal(tide_lcore_join(worker, &ret), 0);
+	assert_int_equal(ret, 0);
+	tide_port_close(mb_port);
+	mb_port = NULL;
+	tide_pool_cache_flush(pool);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+	tide_log_set_handler(NULL, NULL);
+	tide_log_set_level(mb_level);
+	if (H.failure[0])
+		fail_msg("%s", H.failure);
+}
+
+/* Poll @p (and nothing else: the peer runs on its own) until its link is up. */
+static void wait_link_up(struct tide_port *p, void (*also)(void))
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		tide_port_poll_ctl(p);
+		if (also)
+			also();
+		if (link_up(p))
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+			fail_msg("the link did not come up within %d ms", WAIT_MS);
+		sched_yield();
+	}
+}
+
+/* The memif server, in a child process that serves until it is killed. */
+static void memif_peer_serve(const char *sock)
+{
+	struct tide_pool *pp;
+	struct tide_port *srv;
+	char spec[200];
+	struct timespec ms = {0, 1000000};
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	snprintf(spec, sizeof(spec), "memif:socket=%s,role=server,id=3", sock);
+	if (tide_pktpool_create("peer", 1024, 32, 0, NULL, &pp) != 0 ||
+	    tide_port_open(spec, &srv) != 0 || tide_port_configure(srv, 1, 1) != 0 ||
+	    tide_rxq_setup(srv, 0, RING, pp, NULL) != 0 || tide_txq_setup(srv, 0, RING, NULL) != 0 ||
+	    tide_port_start(srv) != 0)
+		_exit(1);
+	for (;;) {
+		tide_port_poll_ctl(srv);
+		nanosleep(&ms, NULL); /* a service loop's pace, not a synchronisation */
+	}
+}
+
+/* memif: the client (this process) loses its server (another process, killed). */
+static void test_memif_barrier_fails(void **state)
+{
+	char dir[64], sock[96], spec[200];
+	pid_t peer;
+	int st;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/tide-qsmb-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/m.sock", dir);
+	peer = fork();
+	assert_true(peer >= 0);
+	if (peer == 0)
+		memif_peer_serve(sock);
+	mb_world_open();
+	snprintf(spec, sizeof(spec), "memif:socket=%s,role=client,id=3", sock);
+	assert_int_equal(tide_port_open(spec, &mb_port), 0);
+	assert_int_equal(tide_port_configure(mb_port, 1, 1), 0);
+	assert_int_equal(tide_rxq_setup(mb_port, 0, RING, pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(mb_port, 0, RING, NULL), 0);
+	assert_int_equal(tide_port_start(mb_port), 0);
+	wait_link_up(mb_port, NULL);
+	mb_worker_start();
+	assert_int_equal(kill(peer, SIGKILL), 0);
+	assert_int_equal(waitpid(peer, &st, 0), peer);
+	mb_teardown_while_parked("memif");
+	mb_world_close();
+	unlink(sock);
+	rmdir(dir);
+}
+
+static struct tide_port *vh_port;
+
+static void vh_poll(void)
+{
+	tide_port_poll_ctl(vh_port);
+}
+
+/* vhost: the frontend (tests/vhost_front.h, in this process) closes its socket. */
+static void test_vhost_barrier_fails(void **state)
+{
+	char path[108], spec[160];
+	struct fe f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/tide-qsmb-%d.sock", (int)getpid());
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
+	mb_world_open();
+	assert_int_equal(tide_port_open(spec, &mb_port), 0);
+	vh_port = mb_port;
+	assert_int_equal(tide_port_configure(mb_port, 1, 1), 0);
+	assert_int_equal(tide_rxq_setup(mb_port, 0, RING, pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(mb_port, 0, RING, NULL), 0);
+	assert_int_equal(tide_port_start(mb_port), 0);
+	fe_init(&f);
+	fe_connect(&f, path);
+	fe_handshake(&f, FE_TO_VRINGS,
+		     VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES),
+		     vh_poll);
+	wait_link_up(mb_port, NULL);
+	mb_worker_start();
+	close(f.sock);
+	f.sock = -1;
+	mb_teardown_while_parked("vhost");
+	mb_world_close();
+	fe_fini(&f);
+	unlink(path);
+}
+
 static int setup(void **state)
 {
 	pthread_condattr_t a;
@@ -676,8 +975,12 @@ static int setup(void **state)
 	return tide_thread_register() < 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	const struct CMUnitTest mb_tests[] = {
+		cmocka_unit_test(test_memif_barrier_fails),
+		cmocka_unit_test(test_vhost_barrier_fails),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_stop_grace),
@@ -687,5 +990,12 @@ int main(void)
 		cmocka_unit_test(test_device_step),
 	};
 
+	if (argc > 1 && strcmp(argv[1], "membarrier") == 0) {
+		if (quiesce_kind() == 0) {
+			fprintf(stderr, "membarrier() is not available here: no barrier to fail\n");
+			return 77;
+		}
+		return cmocka_run_group_tests(mb_tests, setup, NULL);
+	}
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

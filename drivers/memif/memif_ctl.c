@@ -75,6 +75,7 @@ static void wait_idle(const uint32_t *busy)
 static void quiesce(struct memif_port *mp)
 {
 	struct tide_port *p = mp->port;
+	int rc;
 
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		if (p->rxq[i])
@@ -84,7 +85,9 @@ static void quiesce(struct memif_port *mp)
 		if (p->txq[i])
 			__atomic_store_n(&((struct memif_txq *)p->txq[i])->live, 0,
 					 __ATOMIC_RELAXED);
-	quiesce_barrier(mp->fence);
+	rc = quiesce_barrier(mp->fence);
+	if (rc < 0) /* busy proves nothing: wait for a grace period */
+		quiesce_fallback(p->name, rc);
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		if (p->rxq[i]) {
 			struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];

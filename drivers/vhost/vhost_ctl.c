@@ -108,6 +108,7 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 	uint32_t *live, *busy;
 	const char **fault;
 	struct vhost_vq *q;
+	int rc;
 
 	if (!vr->running)
 		return;
@@ -117,7 +118,9 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 		return;
 	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(vring_live_packed(vp, v), 0, __ATOMIC_RELAXED);
-	quiesce_barrier(vp->fence);
+	rc = quiesce_barrier(vp->fence);
+	if (rc < 0) /* busy proves nothing: wait for a grace period */
+		quiesce_fallback(vp->port->name, rc);
 	/* Acquire: pairs with vhost_leave(); the burst's guest-memory accesses are over. */
 	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
 		tide_pause();
