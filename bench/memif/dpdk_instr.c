@@ -27,10 +27,8 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "../../tests/sock_util.h"
+#include "../dpdk_instr.h"
 #include "lockstep_time.h"
-
-#define BURST 32
 
 static uint16_t S, C;
 
@@ -56,44 +54,6 @@ __attribute__((noinline)) uint16_t bench_client_rx(struct rte_mbuf **pk, uint16_
 __attribute__((noinline)) uint16_t bench_client_rx(struct rte_mbuf **pk, uint16_t n)
 {
 	return rte_eth_rx_burst(C, 0, pk, n);
-}
-
-static void port_up(uint16_t p, struct rte_mempool *mp)
-{
-	struct rte_eth_conf conf;
-
-	memset(&conf, 0, sizeof(conf));
-	SU_CHECK(rte_eth_dev_configure(p, 1, 1, &conf) == 0);
-	SU_CHECK(rte_eth_rx_queue_setup(p, 0, 1024, rte_socket_id(), NULL, mp) == 0);
-	SU_CHECK(rte_eth_tx_queue_setup(p, 0, 1024, rte_socket_id(), NULL) == 0);
-	SU_CHECK(rte_eth_dev_start(p) == 0);
-}
-
-static void fill(struct rte_mempool *mp, struct rte_mbuf **pk, unsigned size, uint64_t seq)
-{
-	for (unsigned j = 0; j < BURST; j++) {
-		char *d;
-
-		pk[j] = rte_pktmbuf_alloc(mp);
-		SU_CHECK(pk[j] != NULL);
-		d = rte_pktmbuf_append(pk[j], (uint16_t)size);
-		SU_CHECK(d != NULL);
-		memset(d, 0x5a, size);
-		memcpy(d, &seq, sizeof(seq));
-		seq++;
-	}
-}
-
-static void take(struct rte_mbuf **pk, unsigned k, unsigned size, uint64_t seq)
-{
-	for (unsigned j = 0; j < k; j++) {
-		uint64_t s;
-
-		SU_CHECK(pk[j]->pkt_len == size && pk[j]->nb_segs == 1);
-		memcpy(&s, rte_pktmbuf_mtod(pk[j], const char *), sizeof(s));
-		SU_CHECK(s == seq + j);
-	}
-	rte_pktmbuf_free_bulk(pk, k);
 }
 
 int main(int argc, char **argv)
@@ -131,8 +91,8 @@ int main(int argc, char **argv)
 	mp = rte_pktmbuf_pool_create("instr", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     rte_socket_id());
 	SU_CHECK(mp != NULL);
-	port_up(S, mp);
-	port_up(C, mp);
+	di_port_up(S, mp);
+	di_port_up(C, mp);
 	for (int i = 0;; i++) {
 		SU_CHECK(i < 30000); /* 30 s */
 		SU_CHECK(rte_eth_link_get_nowait(S, &ls) == 0 && rte_eth_link_get_nowait(C, &lc) == 0);
@@ -151,18 +111,18 @@ int main(int argc, char **argv)
 		struct rte_mbuf *pk[BURST];
 		unsigned k;
 
-		fill(mp, pk, size, done);
+		di_fill(mp, pk, size, done);
 		k = LS_TIMED(ns, 0, bench_client_tx(pk, BURST));
 		SU_CHECK(k == BURST);
 		k = LS_TIMED(ns, 1, bench_server_rx(pk, BURST));
 		SU_CHECK(k == BURST);
-		take(pk, k, size, done);
-		fill(mp, pk, size, done);
+		di_take(pk, k, size, done, 1);
+		di_fill(mp, pk, size, done);
 		k = LS_TIMED(ns, 2, bench_server_tx(pk, BURST));
 		SU_CHECK(k == BURST);
 		k = LS_TIMED(ns, 3, bench_client_rx(pk, BURST));
 		SU_CHECK(k == BURST);
-		take(pk, k, size, done);
+		di_take(pk, k, size, done, 1);
 		done += BURST;
 	}
 	printf("packets=%llu size=%u\n", (unsigned long long)done, size);

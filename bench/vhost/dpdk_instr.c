@@ -30,15 +30,9 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#define BURST 32
+#include "../dpdk_instr.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+
 
 static uint16_t B, F; /* backend (net_vhost), frontend (net_virtio_user) */
 
@@ -66,45 +60,6 @@ __attribute__((noinline)) uint16_t bench_fe_rx(struct rte_mbuf **pk, uint16_t n)
 	return rte_eth_rx_burst(F, 0, pk, n);
 }
 
-static void port_up(uint16_t p, struct rte_mempool *mp)
-{
-	struct rte_eth_conf conf;
-
-	memset(&conf, 0, sizeof(conf));
-	CHECK(rte_eth_dev_configure(p, 1, 1, &conf) == 0);
-	CHECK(rte_eth_rx_queue_setup(p, 0, 1024, rte_socket_id(), NULL, mp) == 0);
-	CHECK(rte_eth_tx_queue_setup(p, 0, 1024, rte_socket_id(), NULL) == 0);
-	CHECK(rte_eth_dev_start(p) == 0);
-}
-
-static void fill(struct rte_mempool *mp, struct rte_mbuf **pk, unsigned size, uint64_t seq)
-{
-	for (unsigned j = 0; j < BURST; j++) {
-		char *d;
-
-		pk[j] = rte_pktmbuf_alloc(mp);
-		CHECK(pk[j] != NULL);
-		d = rte_pktmbuf_append(pk[j], (uint16_t)size);
-		CHECK(d != NULL);
-		memset(d, 0x5a, size);
-		memcpy(d, &seq, sizeof(seq));
-		seq++;
-	}
-}
-
-/* The burst arrived whole and in order; a segmented mbuf is checked by its length only. */
-static void take(struct rte_mbuf **pk, unsigned k, unsigned size, uint64_t seq)
-{
-	for (unsigned j = 0; j < k; j++) {
-		uint64_t s;
-
-		CHECK(pk[j]->pkt_len == size);
-		memcpy(&s, rte_pktmbuf_mtod(pk[j], const char *), sizeof(s));
-		CHECK(s == seq + j);
-	}
-	rte_pktmbuf_free_bulk(pk, k);
-}
-
 int main(int argc, char **argv)
 {
 	char sock[108], vb[200], vf[200];
@@ -122,7 +77,7 @@ int main(int argc, char **argv)
 	tx = strcmp(argv[1], "tx") == 0;
 	total = strtoull(argv[2], NULL, 0);
 	size = (unsigned)atoi(argv[3]);
-	CHECK(size >= 60 && size <= 2048);
+	SU_CHECK(size >= 60 && size <= 2048);
 	snprintf(sock, sizeof(sock), "/tmp/tide-dpdk-vhost-instr-%d.sock", (int)getpid());
 	unlink(sock);
 	/* The backend listens (net_vhost's default, as in bench/vhost/run). It opens its socket
@@ -134,18 +89,18 @@ int main(int argc, char **argv)
 		eal[ne++] = argv[i];
 	eal[ne++] = vb;
 	eal[ne] = NULL;
-	CHECK(rte_eal_init(ne, eal) >= 0);
-	CHECK(rte_eth_dev_get_port_by_name("net_vhost0", &B) == 0);
+	SU_CHECK(rte_eal_init(ne, eal) >= 0);
+	SU_CHECK(rte_eth_dev_get_port_by_name("net_vhost0", &B) == 0);
 	mp = rte_pktmbuf_pool_create("instr", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     rte_socket_id());
-	CHECK(mp != NULL);
-	port_up(B, mp);
-	CHECK(rte_dev_probe(vf) == 0);
-	CHECK(rte_eth_dev_get_port_by_name("net_virtio_user0", &F) == 0);
-	port_up(F, mp);
+	SU_CHECK(mp != NULL);
+	di_port_up(B, mp);
+	SU_CHECK(rte_dev_probe(vf) == 0);
+	SU_CHECK(rte_eth_dev_get_port_by_name("net_virtio_user0", &F) == 0);
+	di_port_up(F, mp);
 	for (int i = 0;; i++) {
-		CHECK(i < 30000); /* 30 s */
-		CHECK(rte_eth_link_get_nowait(B, &lb) == 0 && rte_eth_link_get_nowait(F, &lf) == 0);
+		SU_CHECK(i < 30000); /* 30 s */
+		SU_CHECK(rte_eth_link_get_nowait(B, &lb) == 0 && rte_eth_link_get_nowait(F, &lf) == 0);
 		if (lb.link_status && lf.link_status)
 			break;
 		usleep(1000);
@@ -154,19 +109,19 @@ int main(int argc, char **argv)
 		struct rte_mbuf *pk[BURST];
 		unsigned k, got = 0;
 
-		fill(mp, pk, size, done);
+		di_fill(mp, pk, size, done);
 		k = tx ? bench_be_tx(pk, BURST) : bench_fe_tx(pk, BURST);
-		CHECK(k == BURST);
+		SU_CHECK(k == BURST);
 		/* The vring is filled before the first lock-step burst is taken (the vhost
 		 * queue may be enabled a moment after the link): retry an empty first poll. */
 		for (int i = 0; got == 0; i++) {
-			CHECK(i < 30000);
+			SU_CHECK(i < 30000);
 			got = tx ? bench_fe_rx(pk, BURST) : bench_be_rx(pk, BURST);
 			if (got == 0)
 				usleep(1000);
 		}
-		CHECK(got == BURST);
-		take(pk, got, size, done);
+		SU_CHECK(got == BURST);
+		di_take(pk, got, size, done, 0);
 		done += BURST;
 	}
 	printf("dir=%s packets=%llu size=%u\n", tx ? "tx" : "rx", (unsigned long long)done, size);
