@@ -38,6 +38,7 @@
 
 #include "copy.h"
 #include "vhost.h"
+#include "vhost_copy.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
@@ -563,23 +564,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	vq->last_avail = cursor;
 	if (uidx != vq->used_idx)
 		used_publish(vq, uidx);
-	if (k)
-		txc_commit_done(t, k);
-	if (f == VHOST_FREE_AFTER) {
-		unsigned nfree = k;
-
-		if (tide_unlikely(dropped)) {
-			/* Dropped packets were freed in place: close the gaps they left. */
-			nfree = 0;
-			for (uint16_t j = 0; j < k; j++)
-				if (pkts[j] != NULL)
-					pkts[nfree++] = pkts[j];
-		}
-		txc_release_burst(t, pkts, nfree);
-	}
-	if (tide_unlikely(dropped))
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, k - dropped, bytes);
+	vhost_tx_done(pub, t, pkts, k, dropped, bytes, f);
 	vhost_leave(&q->busy);
 	return k;
 }
