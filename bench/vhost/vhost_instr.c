@@ -7,7 +7,9 @@
  * driver's work, so `valgrind --tool=callgrind --toggle-collect=bench_burst` counts the
  * driver and the engine alone, deterministically (no other process, no timing).
  *
- * usage: vhost_instr rx|tx PACKETS SIZE [SPEC_EXTRA]   e.g. vhost_instr tx 100000 64 ,txfree_loop=yes
+ * usage: vhost_instr rx|tx[-packed] PACKETS SIZE [SPEC_EXTRA]   e.g. vhost_instr tx 100000 64 ,txfree_loop=yes
+ * (-packed: the frontend negotiates VIRTIO_F_RING_PACKED and posts one-descriptor buffers on
+ * packed rings, both driver event areas saying DISABLE, as a polling guest does)
  * Prints "dir=.. packets=N size=S": divide bench_burst's inclusive Ir by N.
  */
 #include <stdio.h>
@@ -39,21 +41,25 @@ __attribute__((noinline)) uint16_t bench_burst(int tx, struct tide_mbuf **pk, ui
 
 int main(int argc, char **argv)
 {
-	const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
-			       VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+	uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+			 VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
 	struct tide_pool *pool;
 	struct tide_link l;
 	struct fe f;
 	char path[108], spec[256];
 	uint64_t total, done = 0;
 	unsigned size;
-	int tx;
+	int tx, packed;
+	uint16_t next_id = 0;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s rx|tx PACKETS SIZE [SPEC_EXTRA]\n", argv[0]);
+		fprintf(stderr, "usage: %s rx|tx[-packed] PACKETS SIZE [SPEC_EXTRA]\n", argv[0]);
 		return 2;
 	}
-	tx = strcmp(argv[1], "tx") == 0;
+	tx = strncmp(argv[1], "tx", 2) == 0;
+	packed = strstr(argv[1], "-packed") != NULL;
+	if (packed)
+		feats |= VHOST_BIT(VIRTIO_F_RING_PACKED);
 	total = strtoull(argv[2], NULL, 0);
 	size = (unsigned)atoi(argv[3]);
 	FE_CHECK(size >= 60 && size <= FE_BUF - 12);
@@ -75,9 +81,23 @@ int main(int argc, char **argv)
 		tide_port_link_get(P, &l);
 	} while (!l.up);
 	/* A polling guest: no interrupts wanted. */
-	f.vq[0].avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
-	f.vq[1].avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
-	{
+	if (packed) {
+		fe_pk_drv_event(&f, 0)->flags = VRING_PACKED_EVENT_F_DISABLE;
+		fe_pk_drv_event(&f, 1)->flags = VRING_PACKED_EVENT_F_DISABLE;
+	} else {
+		f.vq[0].avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+		f.vq[1].avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	}
+	if (packed) {
+		uint8_t frame[FE_BUF];
+
+		/* Guest Tx buffers hold a packet once (a zero header, then the frame). */
+		memset(frame, 0x5a, sizeof(frame));
+		for (unsigned j = 0; j < FE_NUM; j++) {
+			memset(fe_buf(&f, 1, j), 0, 12);
+			memcpy(fe_buf(&f, 1, j) + 12, frame, size);
+		}
+	} else {
 		uint8_t frame[FE_BUF];
 
 		memset(frame, 0x5a, sizeof(frame));
@@ -91,7 +111,33 @@ int main(int argc, char **argv)
 		struct tide_mbuf *pk[BURST];
 		unsigned k;
 
-		if (tx) {
+		if (packed) {
+			/* Post a burst of buffers on the vring the burst serves, run it, take the
+			 * used elements back (outside the counted call). */
+			unsigned v = tx ? 0 : 1;
+			uint16_t id;
+			uint32_t len;
+
+			for (unsigned j = 0; j < BURST; j++) {
+				uint16_t slot = (uint16_t)((next_id + j) % FE_NUM);
+				uint64_t a = fe_gpa(&f, fe_buf(&f, v, slot));
+				uint32_t blen = tx ? FE_BUF : 12 + size;
+
+				fe_pk_post(&f, v, &a, &blen, 1, slot, tx ? VRING_DESC_F_WRITE : 0);
+				if (tx) {
+					pk[j] = tide_mbuf_alloc(pool);
+					FE_CHECK(pk[j] != NULL);
+					memset(tide_mbuf_append(pk[j], (uint16_t)size), 0x5a, size);
+				}
+			}
+			next_id = (uint16_t)((next_id + BURST) % FE_NUM);
+			k = bench_burst(tx, pk, BURST);
+			FE_CHECK(k == BURST);
+			for (unsigned j = 0; j < BURST; j++)
+				FE_CHECK(fe_pk_used(&f, v, &id, &len) == 1);
+			if (!tx)
+				tide_mbuf_free_bulk(pk, k);
+		} else if (tx) {
 			struct fe_vq *q = &f.vq[0];
 
 			for (unsigned j = 0; j < BURST; j++) {
@@ -122,7 +168,8 @@ int main(int argc, char **argv)
 		}
 		done += k;
 	}
-	printf("dir=%s packets=%llu size=%u\n", tx ? "tx" : "rx", (unsigned long long)done, size);
+	printf("dir=%s%s packets=%llu size=%u\n", tx ? "tx" : "rx", packed ? "-packed" : "",
+	       (unsigned long long)done, size);
 	fe_fini(&f);
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
