@@ -29,8 +29,10 @@
 #ifndef TIDE_VHOST_H_INTERNAL
 #define TIDE_VHOST_H_INTERNAL
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <tide/vhost.h>
 
@@ -45,6 +47,15 @@
 #define VHOST_REASON_LEN  127
 
 extern const struct tide_driver tide_driver_vhost;
+
+/*
+ * A queue's fault word and the control thread's wake fd beside it (vhost_fault() finds the
+ * fd from the word's address; the queues name the word `fault`, see vhost_rxq).
+ */
+struct vhost_fault_slot {
+	const char *why;
+	int wakefd; /* -1 while the port is stopped */
+};
 
 /* One guest memory region as the data path sees it. */
 struct vhost_mreg {
@@ -103,7 +114,10 @@ struct vhost_rxq {
 	struct vhost_vq vq;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
-	const char *fault;
+	union {
+		const char *fault;	   /* the worker's violation (fs.why) */
+		struct vhost_fault_slot fs; /* and the wake fd that goes with it */
+	};
 };
 
 struct vhost_txq {
@@ -115,7 +129,10 @@ struct vhost_txq {
 	struct txc txc;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
-	const char *fault;
+	union {
+		const char *fault;	   /* the worker's violation (fs.why) */
+		struct vhost_fault_slot fs; /* and the wake fd that goes with it */
+	};
 };
 
 /* A mapped region (control thread). */
@@ -153,7 +170,12 @@ struct vhost_port {
 	bool txfree_loop, used_per_pkt;
 	struct tide_port *port;
 
-	/* Control plane (control thread only). */
+	/* Control plane: the port's control thread (vhost_ctl.c) and tide_port_poll_ctl(),
+	 * one at a time under @lock; tide_vhost_info_get() reads under it too. */
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool thread_on, quit;
+	int wakefd; /* eventfd: port stop, a worker's fault, a changed fd set */
 	int lfd, cfd;
 	bool started;
 	uint64_t retry_at;
@@ -235,10 +257,22 @@ static inline __attribute__((always_inline)) void vhost_leave(uint32_t *busy)
 	quiesce_leave(busy);
 }
 
-/* A worker found the frontend breaking a rule: record it; the control thread disconnects. */
+/*
+ * A worker found the frontend breaking a rule: record it and wake the control thread, which
+ * disconnects. @fault is a queue's fault word (the first member of its vhost_fault_slot).
+ * The eventfd write is the data path's only syscall, once per fault (the queue moves
+ * nothing after it); a full counter (EAGAIN) is readable already.
+ */
 static inline void vhost_fault(const char **fault, uint64_t *errors, const char *why)
 {
+	const struct vhost_fault_slot *s = (const struct vhost_fault_slot *)(void *)fault;
+	bool first = __atomic_load_n(fault, __ATOMIC_RELAXED) == NULL;
+	uint64_t one = 1;
+
 	quiesce_fault(fault, errors, why);
+	if (first && s->wakefd >= 0 && write(s->wakefd, &one, sizeof(one)) < 0) {
+		/* nothing to do: see above */
+	}
 }
 
 #endif
