@@ -342,6 +342,9 @@ static void disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
 	vrings_reset(vp);
 	unmap_all(vp);
 	rxmsg_reset(&vp->rx);
+	/* Shut down first: the frontend sees the end at once, and so does the control thread
+	 * if it waits on this socket (its poll() holds the socket open past our close). */
+	shutdown(vp->cfd, SHUT_RDWR);
 	close_fd(&vp->cfd);
 	va_start(ap, fmt);
 	vsnprintf(vp->reason, sizeof(vp->reason), fmt, ap);
@@ -1070,7 +1073,7 @@ void vhost_ctl_stop(struct vhost_port *vp)
 		pthread_mutex_lock(&vp->lock);
 		vp->quit = true;
 		pthread_mutex_unlock(&vp->lock);
-		ctl_wake(vp);
+		ctl_wake(vp); /* port stop: the thread sees quit */
 		pthread_join(vp->thread, NULL);
 		vp->thread_on = false;
 	}
