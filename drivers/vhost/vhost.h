@@ -9,15 +9,18 @@
  * vring 2i is the guest's receive queue (tide's Tx queue i writes into it), vring 2i+1 the
  * guest's transmit queue (tide's Rx queue i reads from it).
  *
- * Threads. The control plane runs in tide_port_poll_ctl() on the control thread; bursts run
- * on worker threads. They share each queue through three words, as the memif driver does:
+ * Threads. The control plane runs on the port's control thread (vhost_ctl.c: it sleeps in
+ * poll() until the frontend, the reconnect timeout or its eventfd wakes it) and in
+ * tide_port_poll_ctl(), one at a time under the port's lock; bursts run on worker threads.
+ * They share each queue through three words, as the memif driver does:
  *
  *   live   written by the control thread: 1 while the queue's vring runs. The ring
  *          pointers, the memory table copy, the indices and the fds are written before
  *          `live` is stored (release) and only while the queue is quiescent.
  *   busy   written by the worker: 1 from the start of a burst until its end.
  *   fault  written by the worker: the reason of a violation it found in guest memory;
- *          the queue then moves nothing until the control thread disconnects.
+ *          the queue then moves nothing until the control thread, woken through the
+ *          eventfd beside the word (vhost_fault()), disconnects.
  *
  * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
  * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
