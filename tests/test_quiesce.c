@@ -692,6 +692,7 @@ static void test_link_owner(void **state)
  * after the probe would; the probe's commands and every other call go to the C library.
  */
 static int mb_errno;       /* armed: fail with this errno */
+static int mb_cut_fd = -1; /* closed once armed (vhost: its own control thread acts at once) */
 static unsigned mb_failed; /* barrier commands failed so far */
 static unsigned mb_logged; /* log lines about it */
 
@@ -788,6 +789,10 @@ static void mb_teardown_while_parked(const char *what)
 	failed0 = __atomic_load_n(&mb_failed, __ATOMIC_RELAXED);
 	logged0 = __atomic_load_n(&mb_logged, __ATOMIC_RELAXED);
 	__atomic_store_n(&mb_errno, EPERM, __ATOMIC_RELAXED);
+	if (mb_cut_fd >= 0) {
+		close(mb_cut_fd);
+		mb_cut_fd = -1;
+	}
 	set_flag(&H.c_done, false);
 	tide_thread_offline();
 	assert_int_equal(pthread_create(&c, NULL, c_wait_down, NULL), 0);
@@ -955,7 +960,7 @@ static void test_vhost_barrier_fails(void **state)
 		     vh_poll);
 	wait_link_up(mb_port, NULL);
 	mb_worker_start();
-	close(f.sock);
+	mb_cut_fd = f.sock; /* the frontend goes away once the worker is parked */
 	f.sock = -1;
 	mb_teardown_while_parked("vhost");
 	mb_world_close();

@@ -25,8 +25,10 @@
 #   without a mode: every case but the held one; exit 77 (skip) without dpdk-testpmd
 #   packed: packed virtqueues (virtio-user packed_vq=1; Meson test vhost_dpdk_packed):
 #           both roles, 64, 1500 and 9000 bytes, mrg_rxbuf on and off, in_order on and
-#           off, 2 queue pairs; every session must have negotiated VIRTIO_F_RING_PACKED;
-#           and tide with packed=no: the same frontend must then run split virtqueues
+#           off, 2 queue pairs; kill -9 and restart of testpmd (both roles) and of tide
+#           (client role), each second session exact; every session must have negotiated
+#           VIRTIO_F_RING_PACKED; and tide with packed=no: the same frontend must then run
+#           split virtqueues
 #   held: only the case with testpmd's port start held under gdb (Meson test
 #         vhost_dpdk_held); exit 77 (skip) without dpdk-testpmd or gdb
 set -u
@@ -202,6 +204,60 @@ EOF
 	exit $fail
 fi
 
+# Kill -9 of the frontend: tide (server) accepts the next testpmd; tide (client) reconnects
+# to a restarted testpmd. Each session must again be exact.
+# kill_frontend ROLE [EXTRA virtio-user args]
+kill_frontend() {
+	local role=$1 extra=${2:-} sock tag1 tag2
+	n=$((n + 1)); tag1=k${n}a; tag2=k${n}b; sock=$dir/k$n.sock
+	local srv=""; [ "$role" = client ] && srv=",server=1"
+	if [ "$role" = server ]; then
+		peer_start "vhost:socket=$sock,role=server" 64 1 2
+		wait_for 10 test -S "$sock"
+		tp_start "$tag1" "path=$sock,queues=1,queue_size=1024$extra"
+	else
+		tp_start "$tag1" "path=$sock$srv,queues=1,queue_size=1024$extra"
+		wait_for 10 test -S "$sock"
+		peer_start "vhost:socket=$sock,role=client" 64 1 2
+	fi
+	ready "$tag1" 1
+	settle "$tag1" "$count" 1
+	wait_for 30 sessions_done 1 || { echo "FAIL: first session"; fail=1; return; }
+	tp_kill "$tag1"
+	rm -f "$sock.lock"
+	[ "$role" = client ] && rm -f "$sock"
+	tp_start "$tag2" "path=$sock$srv,queues=1,queue_size=1024$extra"
+	ready "$tag2" 2
+	settle "$tag2" "$count" 2
+	wait "$peerpid"; local rc=$?
+	tp_stats "$tag2"; tp_quit "$tag2"
+	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
+	grep -q 'disconnects=1 ' "$dir/peer.out" || { echo "FAIL: no disconnect seen"; fail=1; }
+	check "tide $role, testpmd killed and restarted${extra:+ ($extra)}: second session" 2 1
+}
+# Kill -9 of tide (client role): the same testpmd (server=1) takes the restarted tide.
+# tide_client_restart [EXTRA virtio-user args]
+tide_client_restart() {
+	local extra=${1:-} sock rc before_rx before_tx
+	n=$((n + 1)); sock=$dir/r$n.sock
+	tp_start r$n "path=$sock,server=1,queues=1,queue_size=1024$extra"
+	wait_for 10 test -S "$sock"
+	peer_start "vhost:socket=$sock,role=client" 64 1 2
+	ready r$n 1
+	settle r$n "$count" 1
+	wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; return; }
+	kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
+	tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
+	peer_start "vhost:socket=$sock,role=client" 64 1 1
+	ready r$n 1
+	settle r$n $((before_rx + count)) 1
+	wait "$peerpid"; rc=$?
+	tp_stats r$n; tp_quit r$n
+	tp_rx=$((tp_rx - before_rx)); tp_tx=$((tp_tx - before_tx))
+	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; fail=1; }
+	check "tide client killed and restarted${extra:+ ($extra)}: the new tide's session" 1 1
+}
+
 if [ "$mode" = packed ]; then
 	run server 64 1 ",packed_vq=1"
 	run server 1500 1 ",packed_vq=1,mrg_rxbuf=0"
@@ -213,6 +269,10 @@ if [ "$mode" = packed ]; then
 	spec_extra=,packed=no want_packed=0
 	run server 64 1 ",packed_vq=1"
 	spec_extra= want_packed=
+	# Kill -9 and restart of either side, on packed rings.
+	kill_frontend server ",packed_vq=1"
+	kill_frontend client ",packed_vq=1"
+	tide_client_restart ",packed_vq=1"
 	exit $fail
 fi
 
@@ -223,57 +283,10 @@ run client 1500 1 ",mrg_rxbuf=1,in_order=0"
 run client 9000 1 ",mrg_rxbuf=1,in_order=1"
 run server 64 2 ",cq=1"
 
-# Kill -9 of the frontend: tide (server) accepts the next testpmd; tide (client) reconnects
-# to a restarted testpmd. Each session must again be exact.
-kill_frontend() {
-	local role=$1 sock tag1 tag2
-	n=$((n + 1)); tag1=k${n}a; tag2=k${n}b; sock=$dir/k$n.sock
-	local srv=""; [ "$role" = client ] && srv=",server=1"
-	if [ "$role" = server ]; then
-		peer_start "vhost:socket=$sock,role=server" 64 1 2
-		wait_for 10 test -S "$sock"
-		tp_start "$tag1" "path=$sock,queues=1,queue_size=1024"
-	else
-		tp_start "$tag1" "path=$sock$srv,queues=1,queue_size=1024"
-		wait_for 10 test -S "$sock"
-		peer_start "vhost:socket=$sock,role=client" 64 1 2
-	fi
-	ready "$tag1" 1
-	settle "$tag1" "$count" 1
-	wait_for 30 sessions_done 1 || { echo "FAIL: first session"; fail=1; return; }
-	tp_kill "$tag1"
-	rm -f "$sock.lock"
-	[ "$role" = client ] && rm -f "$sock"
-	tp_start "$tag2" "path=$sock$srv,queues=1,queue_size=1024"
-	ready "$tag2" 2
-	settle "$tag2" "$count" 2
-	wait "$peerpid"; local rc=$?
-	tp_stats "$tag2"; tp_quit "$tag2"
-	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
-	grep -q 'disconnects=1 ' "$dir/peer.out" || { echo "FAIL: no disconnect seen"; fail=1; }
-	check "tide $role, testpmd killed and restarted: second session" 2 1
-}
 kill_frontend server
 kill_frontend client
 
-# Kill -9 of tide (client role): the same testpmd (server=1) takes the restarted tide.
-n=$((n + 1)); sock=$dir/r$n.sock
-tp_start r$n "path=$sock,server=1,queues=1,queue_size=1024"
-wait_for 10 test -S "$sock"
-peer_start "vhost:socket=$sock,role=client" 64 1 2
-ready r$n 1
-settle r$n "$count" 1
-wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; }
-kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
-tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
-peer_start "vhost:socket=$sock,role=client" 64 1 1
-ready r$n 1
-settle r$n $((before_rx + count)) 1
-wait "$peerpid"; rc=$?
-tp_stats r$n; tp_quit r$n
-tp_rx=$((tp_rx - before_rx)); tp_tx=$((tp_tx - before_tx))
-[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; fail=1; }
-check "tide client killed and restarted: the new tide's session" 1 1
+tide_client_restart
 
 # Kill -9 of tide (server role): its socket file stays behind; a restarted tide takes it
 # over and a new testpmd connects.

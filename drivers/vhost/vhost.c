@@ -134,7 +134,7 @@ static void vhost_stop(struct tide_port *p)
 
 static void vhost_close(struct tide_port *p)
 {
-	(void)p;
+	pthread_mutex_destroy(&vport(p)->lock);
 }
 
 static int vhost_link_get(struct tide_port *p, struct tide_link *out)
@@ -202,7 +202,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->indirect = indir;
 	vp->txfree_loop = loop;
 	vp->used_per_pkt = upp;
-	vp->lfd = vp->cfd = -1;
+	vp->lfd = vp->cfd = vp->wakefd = -1;
+	pthread_mutex_init(&vp->lock, NULL);
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
 		vp->vr[v].kickfd = vp->vr[v].callfd = -1;
 	vp->offered = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES) |
@@ -255,6 +256,7 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 		return -EINVAL;
 	vp = vport(p);
 	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&vp->lock); /* the control thread changes what follows */
 	out->connected = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
 	out->server = vp->server;
 	out->features = vp->features;
@@ -265,5 +267,6 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 	out->disconnects = __atomic_load_n(&vp->disconnects, __ATOMIC_RELAXED);
 	out->violations = __atomic_load_n(&vp->violations, __ATOMIC_RELAXED);
 	snprintf(out->reason, sizeof(out->reason), "%s", vp->reason);
+	pthread_mutex_unlock(&vp->lock);
 	return 0;
 }

@@ -9,15 +9,18 @@
  * vring 2i is the guest's receive queue (tide's Tx queue i writes into it), vring 2i+1 the
  * guest's transmit queue (tide's Rx queue i reads from it).
  *
- * Threads. The control plane runs in tide_port_poll_ctl() on the control thread; bursts run
- * on worker threads. They share each queue through three words, as the memif driver does:
+ * Threads. The control plane runs on the port's control thread (vhost_ctl.c: it sleeps in
+ * poll() until the frontend, the reconnect timeout or its eventfd wakes it) and in
+ * tide_port_poll_ctl(), one at a time under the port's lock; bursts run on worker threads.
+ * They share each queue through three words, as the memif driver does:
  *
  *   live   written by the control thread: 1 while the queue's vring runs. The ring
  *          pointers, the memory table copy, the indices and the fds are written before
  *          `live` is stored (release) and only while the queue is quiescent.
  *   busy   written by the worker: 1 from the start of a burst until its end.
  *   fault  written by the worker: the reason of a violation it found in guest memory;
- *          the queue then moves nothing until the control thread disconnects.
+ *          the queue then moves nothing until the control thread, woken through the
+ *          eventfd beside the word (vhost_fault()), disconnects.
  *
  * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
  * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
@@ -29,8 +32,10 @@
 #ifndef TIDE_VHOST_H_INTERNAL
 #define TIDE_VHOST_H_INTERNAL
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <tide/vhost.h>
 
@@ -45,6 +50,15 @@
 #define VHOST_REASON_LEN  127
 
 extern const struct tide_driver tide_driver_vhost;
+
+/*
+ * A queue's fault word and the control thread's wake fd beside it (vhost_fault() finds the
+ * fd from the word's address; the queues name the word `fault`, see vhost_rxq).
+ */
+struct vhost_fault_slot {
+	const char *why;
+	int wakefd; /* -1 while the port is stopped */
+};
 
 /* One guest memory region as the data path sees it. */
 struct vhost_mreg {
@@ -103,7 +117,10 @@ struct vhost_rxq {
 	struct vhost_vq vq;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
-	const char *fault;
+	union {
+		const char *fault;	   /* the worker's violation (fs.why) */
+		struct vhost_fault_slot fs; /* and the wake fd that goes with it */
+	};
 };
 
 struct vhost_txq {
@@ -115,7 +132,10 @@ struct vhost_txq {
 	struct txc txc;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
-	const char *fault;
+	union {
+		const char *fault;	   /* the worker's violation (fs.why) */
+		struct vhost_fault_slot fs; /* and the wake fd that goes with it */
+	};
 };
 
 /* A mapped region (control thread). */
@@ -153,7 +173,12 @@ struct vhost_port {
 	bool txfree_loop, used_per_pkt;
 	struct tide_port *port;
 
-	/* Control plane (control thread only). */
+	/* Control plane: the port's control thread (vhost_ctl.c) and tide_port_poll_ctl(),
+	 * one at a time under @lock; tide_vhost_info_get() reads under it too. */
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool thread_on, quit;
+	int wakefd; /* eventfd: port stop, a worker's fault, a changed fd set */
 	int lfd, cfd;
 	bool started;
 	uint64_t retry_at;
@@ -235,10 +260,22 @@ static inline __attribute__((always_inline)) void vhost_leave(uint32_t *busy)
 	quiesce_leave(busy);
 }
 
-/* A worker found the frontend breaking a rule: record it; the control thread disconnects. */
+/*
+ * A worker found the frontend breaking a rule: record it and wake the control thread, which
+ * disconnects. @fault is a queue's fault word (the first member of its vhost_fault_slot).
+ * The eventfd write is the data path's only syscall, once per fault (the queue moves
+ * nothing after it); a full counter (EAGAIN) is readable already.
+ */
 static inline void vhost_fault(const char **fault, uint64_t *errors, const char *why)
 {
+	const struct vhost_fault_slot *s = (const struct vhost_fault_slot *)(void *)fault;
+	bool first = __atomic_load_n(fault, __ATOMIC_RELAXED) == NULL;
+	uint64_t one = 1;
+
 	quiesce_fault(fault, errors, why);
+	if (first && s->wakefd >= 0 && write(s->wakefd, &one, sizeof(one)) < 0) {
+		/* nothing to do: see above */
+	}
 }
 
 #endif

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vhost-user control plane (backend side): the socket, the messages, the memory table,
- * vring setup, start and stop. Runs only in tide_port_poll_ctl() (and start/stop/close) on
- * the control thread; the socket is non-blocking, so a poll never waits for the frontend.
+ * vring setup, start and stop. A started port has its own control thread (ctl_main()): it
+ * sleeps in poll() on the listening socket (server), the connection, the reconnect time
+ * (client: a timeout, 50 ms after the last attempt) and an eventfd that port stop, a
+ * worker's fault (vhost_fault()) and tide_port_poll_ctl() write; an idle port costs no
+ * wakeup. tide_port_poll_ctl() still handles at once what the frontend has sent (tests
+ * rely on it; applications need not call it). Both run under the port's lock and never
+ * wait for the frontend: the sockets are non-blocking.
  *
  * Every message is checked before it changes anything: its version, its payload size for
  * its request, the number of file descriptors that came with it, every index, size and
@@ -17,9 +22,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -334,6 +342,9 @@ static void disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
 	vrings_reset(vp);
 	unmap_all(vp);
 	rxmsg_reset(&vp->rx);
+	/* Shut down first: the frontend sees the end at once, and so does the control thread
+	 * if it waits on this socket (its poll() holds the socket open past our close). */
+	shutdown(vp->cfd, SHUT_RDWR);
 	close_fd(&vp->cfd);
 	va_start(ap, fmt);
 	vsnprintf(vp->reason, sizeof(vp->reason), fmt, ap);
@@ -864,15 +875,21 @@ static void client_try(struct vhost_port *vp)
 	TIDE_LOG_INFO_(vp->port->name, "connected to the frontend on %s", vp->path);
 }
 
-/* ---- entry points ---- */
+/* ---- the control thread ---- */
 
-int vhost_ctl_poll(struct vhost_port *vp)
+/* Wake the control thread: its fd set or timeout changed, or the port stops. */
+static void ctl_wake(struct vhost_port *vp)
 {
-	int rc;
+	uint64_t one = 1;
 
-	if (!vp->started)
-		return 0;
-	/* A worker found a violation in guest memory. Acquire: pairs with vhost_fault(). */
+	if (vp->wakefd >= 0 && write(vp->wakefd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, so the thread wakes anyway */
+	}
+}
+
+/* A worker found a violation in guest memory. Acquire: pairs with vhost_fault(). */
+static void check_faults(struct vhost_port *vp)
+{
 	for (unsigned v = 0; v < 2 * vp->queues && vp->cfd >= 0; v++) {
 		uint32_t *live, *busy;
 		const char **fault, *f;
@@ -883,49 +900,193 @@ int vhost_ctl_poll(struct vhost_port *vp)
 		if (f != NULL)
 			disconnect(vp, KIND_DATA, "vring %u: %s", v, f);
 	}
-	if (vp->server)
-		server_accept(vp);
-	else if (vp->cfd < 0)
-		client_try(vp);
-	while (vp->cfd >= 0 && (rc = ctl_recv(vp)) > 0) {
+}
+
+/* Every message that is complete. */
+static void ctl_messages(struct vhost_port *vp)
+{
+	while (vp->cfd >= 0 && ctl_recv(vp) > 0) {
 		if (handle(vp) < 0)
 			break;
 		rxmsg_reset(&vp->rx);
 	}
+}
+
+/* Milliseconds until the next connection attempt (client role, not connected). */
+static int retry_timeout(const struct vhost_port *vp)
+{
+	uint64_t now = now_ns();
+
+	if (vp->retry_at <= now)
+		return 0;
+	return (int)((vp->retry_at - now + 999999) / 1000000);
+}
+
+static void *ctl_main(void *arg)
+{
+	struct vhost_port *vp = arg;
+
+	pthread_mutex_lock(&vp->lock);
+	while (!vp->quit) {
+		struct pollfd pf[3];
+		nfds_t n = 0;
+		int timeout = -1, rc;
+
+		pf[n++] = (struct pollfd){.fd = vp->wakefd, .events = POLLIN};
+		if (vp->lfd >= 0)
+			pf[n++] = (struct pollfd){.fd = vp->lfd, .events = POLLIN};
+		if (vp->cfd >= 0)
+			pf[n++] = (struct pollfd){.fd = vp->cfd, .events = POLLIN};
+		else if (!vp->server)
+			timeout = retry_timeout(vp);
+		/* The fds stay open while we wait: only this thread, tide_port_poll_ctl() (which
+		 * wakes us when it changed them) and port stop (which joins us) close them. */
+		pthread_mutex_unlock(&vp->lock);
+		rc = poll(pf, n, timeout);
+		if (rc < 0 && errno != EINTR) {
+			struct timespec ts = {.tv_nsec = 10 * 1000000};
+
+			TIDE_LOG_WARN_(vp->port->name, "control thread: poll: %s", strerror(errno));
+			nanosleep(&ts, NULL); /* not a busy loop while poll() keeps failing */
+		}
+		if (pf[0].revents & POLLIN) {
+			uint64_t c;
+
+			if (read(vp->wakefd, &c, sizeof(c)) < 0) {
+				/* EAGAIN: tide_port_poll_ctl() was here first; nothing lost */
+			}
+		}
+		pthread_mutex_lock(&vp->lock);
+		if (vp->quit)
+			break;
+		check_faults(vp);
+		if (vp->server)
+			server_accept(vp);
+		else if (vp->cfd < 0)
+			client_try(vp);
+		ctl_messages(vp);
+	}
+	pthread_mutex_unlock(&vp->lock);
+	return NULL;
+}
+
+/* ---- entry points ---- */
+
+/*
+ * The application's call: what the frontend has sent so far is handled when it returns.
+ * Accepting and connecting are the control thread's (it polls for them); a connection
+ * this call closed changes the thread's fd set, so it is woken to take the new one.
+ */
+int vhost_ctl_poll(struct vhost_port *vp)
+{
+	int cfd;
+
+	if (!vp->started)
+		return 0;
+	pthread_mutex_lock(&vp->lock);
+	cfd = vp->cfd;
+	check_faults(vp);
+	ctl_messages(vp);
+	if (vp->cfd != cfd)
+		ctl_wake(vp);
+	pthread_mutex_unlock(&vp->lock);
+	return 0;
+}
+
+static void queues_wakefd(struct vhost_port *vp, int fd)
+{
+	struct tide_port *p = vp->port;
+
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		((struct vhost_rxq *)p->rxq[i])->fs.wakefd = fd;
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		((struct vhost_txq *)p->txq[i])->fs.wakefd = fd;
+}
+
+static int thread_start(struct vhost_port *vp)
+{
+	sigset_t all, old;
+	char name[16];
+	int rc;
+
+	/* Signals are the application's threads' business. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&vp->thread, NULL, ctl_main, vp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		TIDE_LOG_ERR_(vp->port->name, "cannot start the control thread: %s", strerror(rc));
+		return -rc;
+	}
+	snprintf(name, sizeof(name), "%.11s-ctl", vp->port->name);
+	pthread_setname_np(vp->thread, name);
+	vp->thread_on = true;
 	return 0;
 }
 
 int vhost_ctl_start(struct vhost_port *vp)
 {
-	int fd;
+	int fd, rc;
 
 	vp->cfd = -1;
 	vp->retry_at = 0;
+	vp->quit = false;
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
 		vp->vr[v].kickfd = vp->vr[v].callfd = -1;
-	if (!vp->server) {
-		vp->started = true;
-		return 0;
+	vp->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (vp->wakefd < 0) {
+		rc = -errno;
+		TIDE_LOG_ERR_(vp->port->name, "cannot create the control thread's eventfd: %s",
+			      strerror(errno));
+		return rc;
 	}
-	/* A socket file left by a process that died is taken over (unix_sock.h). */
-	fd = unix_sock_listen(vp->path, false, SOCK_STREAM, 4);
-	if (fd < 0) {
-		TIDE_LOG_ERR_(vp->port->name, "socket=%s: cannot listen: %s", vp->path,
-			      strerror(-fd));
-		return fd;
+	queues_wakefd(vp, vp->wakefd);
+	if (vp->server) {
+		/* A socket file left by a process that died is taken over (unix_sock.h). */
+		fd = unix_sock_listen(vp->path, false, SOCK_STREAM, 4);
+		if (fd < 0) {
+			TIDE_LOG_ERR_(vp->port->name, "socket=%s: cannot listen: %s", vp->path,
+				      strerror(-fd));
+			rc = fd;
+			goto fail;
+		}
+		vp->lfd = fd;
 	}
-	vp->lfd = fd;
 	vp->started = true;
-	return 0;
+	rc = thread_start(vp);
+	if (rc == 0)
+		return 0;
+	vp->started = false;
+	if (vp->lfd >= 0) {
+		close_fd(&vp->lfd);
+		unlink(vp->path);
+	}
+fail:
+	queues_wakefd(vp, -1);
+	close_fd(&vp->wakefd);
+	return rc;
 }
 
 void vhost_ctl_stop(struct vhost_port *vp)
 {
+	if (vp->thread_on) {
+		pthread_mutex_lock(&vp->lock);
+		vp->quit = true;
+		pthread_mutex_unlock(&vp->lock);
+		ctl_wake(vp); /* port stop: the thread sees quit */
+		pthread_join(vp->thread, NULL);
+		vp->thread_on = false;
+	}
+	pthread_mutex_lock(&vp->lock);
 	disconnect(vp, KIND_NORMAL, "port stopped");
 	if (vp->lfd >= 0) {
 		close(vp->lfd);
 		vp->lfd = -1;
 		unlink(vp->path);
 	}
+	/* Every vring is stopped: no burst writes the wake fd any more. */
+	queues_wakefd(vp, -1);
+	close_fd(&vp->wakefd);
 	vp->started = false;
+	pthread_mutex_unlock(&vp->lock);
 }

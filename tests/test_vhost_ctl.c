@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The vhost port's control thread (drivers/vhost/vhost_ctl.c), with no tide_port_poll_ctl()
+ * call anywhere in this test: everything below is done by that thread alone.
+ *
+ *  - Idle, it sleeps: while nothing happens (no frontend; a frontend connected but silent)
+ *    its context switch count (/proc/self/task/TID/status) does not move at all over a
+ *    300 ms window. A thread that woke on a timer would show one switch per period.
+ *  - It accepts a frontend and answers the handshake; it is woken by a worker's fault in
+ *    guest memory (eventfd) and disconnects with the reason; it accepts the next frontend.
+ *  - Client role: it retries on its timeout while nothing listens (wakes, but far from a
+ *    busy loop), connects when a listener appears and reconnects after the listener's
+ *    connection ends.
+ *  - Port stop wakes it and joins it at once (an alarm fails the test if stop hangs).
+ * Pools come back full.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include <tide/lcore.h>
+#include <tide/port.h>
+#include <tide/vhost.h>
+
+#include "vhost_front.h"
+
+#define WINDOW_MS 300
+
+static struct tide_pool *pool;
+static const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+			      VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void pause_ms(unsigned ms)
+{
+	struct timespec t = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	nanosleep(&t, NULL);
+}
+
+/* Check @cond every millisecond for up to 5 s (the control thread does the work). */
+#define WAIT_FOR(cond, what)                                                                      \
+	do {                                                                                       \
+		double end_ = now_s() + 5;                                                         \
+		while (!(cond)) {                                                                  \
+			if (now_s() > end_) {                                                      \
+				fprintf(stderr, "timed out waiting for %s\n", what);               \
+				exit(1);                                                           \
+			}                                                                          \
+			pause_ms(1);                                                               \
+		}                                                                                  \
+	} while (0)
+
+static struct tide_vhost_info info(struct tide_port *p)
+{
+	struct tide_vhost_info vi;
+
+	FE_CHECK(tide_vhost_info_get(p, &vi) == 0);
+	return vi;
+}
+
+/* The task id of port @p's control thread (named "<port>-ctl"), or -1. */
+static int ctl_tid(struct tide_port *p)
+{
+	char want[16], path[300], comm[32];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int tid = -1;
+
+	FE_CHECK(d != NULL);
+	snprintf(want, sizeof(want), "%.11s-ctl", tide_port_name(p));
+	while (tid < 0 && (e = readdir(d)) != NULL) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) != NULL) {
+			comm[strcspn(comm, "\n")] = '\0';
+			if (strcmp(comm, want) == 0)
+				tid = atoi(e->d_name);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return tid;
+}
+
+/* Voluntary + involuntary context switches of thread @tid. */
+static unsigned long long switches(int tid)
+{
+	char path[64], line[128];
+	unsigned long long n = 0, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "r");
+	FE_CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+			n += v;
+	fclose(f);
+	return n;
+}
+
+/* Nanoseconds thread @tid has spent on a CPU (/proc/self/task/TID/schedstat). */
+static unsigned long long cpu_ns(int tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "r");
+	FE_CHECK(f != NULL);
+	FE_CHECK(fscanf(f, "%llu", &ns) == 1);
+	fclose(f);
+	return ns;
+}
+
+/* Thread @tid sleeps in poll()/ppoll() (/proc/self/task/TID/syscall: the call it is in). */
+static bool in_poll(int tid)
+{
+	char path[64], buf[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	FE_CHECK(f != NULL);
+	if (fgets(buf, sizeof(buf), f) != NULL && sscanf(buf, "%ld", &nr) != 1)
+		nr = -1; /* "running" */
+	fclose(f);
+#ifdef SYS_poll
+	if (nr == SYS_poll)
+		return true;
+#endif
+	return nr == SYS_ppoll;
+}
+
+/* The thread is asleep; then nothing happens for WINDOW_MS: it must not wake once. */
+static void idle_window(int tid, const char *what)
+{
+	unsigned long long c0, c1;
+
+	WAIT_FOR(in_poll(tid), "the control thread to sleep in poll()");
+	c0 = switches(tid);
+	pause_ms(WINDOW_MS); /* the window measured, not a wait for anything */
+	c1 = switches(tid);
+	printf("%s: the control thread woke %llu times in %u ms\n", what, c1 - c0, WINDOW_MS);
+	if (c1 != c0) {
+		fprintf(stderr, "FAIL: %s: the idle control thread woke %llu times in %u ms\n",
+			what, c1 - c0, WINDOW_MS);
+		exit(1);
+	}
+}
+
+static void no_poll(void)
+{
+	/* tide_port_poll_ctl() is never called: the control thread answers. */
+}
+
+/* Handshake on a connected frontend; the control thread brings the link up. */
+static void handshake(struct fe *f, struct tide_port *p)
+{
+	fe_handshake(f, FE_TO_VRINGS, feats, no_poll);
+	WAIT_FOR(info(p).connected, "link up");
+}
+
+/* One frame guest Tx -> tide Rx, intact. */
+static void one_frame(struct fe *f, struct tide_port *p, unsigned seq)
+{
+	uint8_t frame[60];
+	struct tide_mbuf *m = NULL;
+	double end = now_s() + 5;
+
+	for (unsigned i = 0; i < sizeof(frame); i++)
+		frame[i] = (uint8_t)(seq * 7 + i);
+	fe_tx_post(f, seq % FE_NUM, frame, sizeof(frame), 12);
+	while (tide_rx_burst(tide_port_rxq(p, 0), &m, 1) == 0) {
+		FE_CHECK(now_s() < end);
+		pause_ms(1);
+	}
+	FE_CHECK(m->pkt_len == sizeof(frame));
+	FE_CHECK(memcmp(tide_mbuf_mtod(m, const uint8_t *), frame, sizeof(frame)) == 0);
+	tide_mbuf_free(m);
+}
+
+static struct tide_port *open_port(const char *spec)
+{
+	struct tide_port *p;
+
+	FE_CHECK(tide_port_open(spec, &p) == 0);
+	FE_CHECK(tide_port_configure(p, 1, 1) == 0);
+	FE_CHECK(tide_rxq_setup(p, 0, 256, pool, NULL) == 0);
+	FE_CHECK(tide_txq_setup(p, 0, 256, NULL) == 0);
+	FE_CHECK(tide_port_start(p) == 0);
+	return p;
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL: tide_port_stop() did not return (control thread not woken)\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/* Stop and close @p: prompt (the thread is woken), and the thread is gone after it. */
+static void stop_close(struct tide_port *p)
+{
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	tide_port_stop(p);
+	alarm(0);
+	FE_CHECK(ctl_tid(p) < 0);
+	tide_port_close(p);
+}
+
+static void server_case(const char *path)
+{
+	char spec[200];
+	struct tide_port *p;
+	struct tide_vhost_info vi;
+	struct fe f;
+	int tid;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
+	p = open_port(spec);
+	tid = ctl_tid(p);
+	if (tid < 0) {
+		fprintf(stderr, "FAIL: port %s has no control thread\n", tide_port_name(p));
+		exit(1);
+	}
+	idle_window(tid, "server, no frontend");
+
+	fe_init(&f);
+	fe_connect(&f, path);
+	handshake(&f, p);
+	one_frame(&f, p, 1);
+	idle_window(tid, "server, frontend connected and silent");
+
+	/* A worker's fault: the avail index jumps; only the eventfd wakes the thread. */
+	vi = info(p);
+	__atomic_store_n(&f.vq[1].avail->idx, (uint16_t)(f.vq[1].avail_idx + FE_NUM + 1),
+			 __ATOMIC_RELEASE);
+	{
+		struct tide_mbuf *m[4];
+
+		FE_CHECK(tide_rx_burst(tide_port_rxq(p, 0), m, 4) == 0);
+	}
+	WAIT_FOR(info(p).disconnects > vi.disconnects, "the fault to disconnect the frontend");
+	FE_CHECK(info(p).violations == vi.violations + 1);
+	FE_CHECK(strstr(info(p).reason, "avail index") != NULL);
+	printf("fault: disconnected: %s\n", info(p).reason);
+	{
+		char c;
+
+		FE_CHECK(recv(f.sock, &c, 1, 0) == 0); /* the frontend sees the end */
+	}
+	fe_fini(&f);
+
+	/* The next frontend, accepted by the thread; it leaves, the thread sees it. */
+	fe_init(&f);
+	fe_connect(&f, path);
+	handshake(&f, p);
+	one_frame(&f, p, 2);
+	vi = info(p);
+	fe_fini(&f);
+	WAIT_FOR(info(p).disconnects > vi.disconnects, "the frontend's close to be seen");
+	FE_CHECK(!info(p).connected);
+	idle_window(tid, "server, after a frontend left");
+	stop_close(p);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
+static int accept_within(int lfd, unsigned ms)
+{
+	struct pollfd pf = {.fd = lfd, .events = POLLIN};
+
+	if (poll(&pf, 1, (int)ms) != 1)
+		return -1;
+	return accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+}
+
+static void client_case(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	unsigned long long c0, c1, t0, t1;
+	char spec[200];
+	struct tide_port *p;
+	struct tide_vhost_info vi;
+	struct fe f;
+	int tid, lfd;
+
+	unlink(path);
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=client", path);
+	p = open_port(spec);
+	tid = ctl_tid(p);
+	FE_CHECK(tid > 0);
+	/* Nothing listens: the thread tries again on its timeout, and only then. */
+	c0 = switches(tid);
+	WAIT_FOR(switches(tid) >= c0 + 3, "the client's connection attempts");
+	c0 = switches(tid);
+	t0 = cpu_ns(tid);
+	pause_ms(WINDOW_MS);
+	c1 = switches(tid);
+	t1 = cpu_ns(tid);
+	printf("client, nothing listening: the control thread woke %llu times and ran %.3f ms in %u ms\n",
+	       c1 - c0, (double)(t1 - t0) / 1e6, WINDOW_MS);
+	/* One attempt per 50 ms costs microseconds; a loop that does not sleep would run for
+	 * most of the window, and one that sleeps too little would wake hundreds of times. */
+	if (c1 - c0 >= 100 || t1 - t0 >= (unsigned long long)WINDOW_MS * 1000000 / 10) {
+		fprintf(stderr, "FAIL: a busy loop: %llu wakeups, %.3f ms on a CPU in %u ms (one attempt per 50 ms expected)\n",
+			c1 - c0, (double)(t1 - t0) / 1e6, WINDOW_MS);
+		exit(1);
+	}
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	FE_CHECK(lfd >= 0);
+	FE_CHECK(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 2) == 0);
+	fe_init(&f);
+	f.sock = accept_within(lfd, 5000);
+	FE_CHECK(f.sock >= 0);
+	handshake(&f, p);
+	one_frame(&f, p, 3);
+	idle_window(tid, "client, connected and silent");
+
+	/* The listener's side ends the connection: tide reconnects and runs again. */
+	vi = info(p);
+	close(f.sock);
+	WAIT_FOR(info(p).disconnects > vi.disconnects, "the disconnect");
+	f.sock = accept_within(lfd, 5000);
+	FE_CHECK(f.sock >= 0);
+	f.vq[1].avail_idx = 0; /* a new vring: the guest's Tx starts over */
+	memset(f.mem, 0, FE_BUFS);
+	handshake(&f, p);
+	FE_CHECK(info(p).connects == vi.connects + 1);
+	one_frame(&f, p, 4);
+	stop_close(p);
+	fe_fini(&f);
+	close(lfd);
+	unlink(path);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
+int main(void)
+{
+	char path[108];
+
+	tide_thread_register();
+	FE_CHECK(tide_pktpool_create("vhostctl", 1024, 32, 0, NULL, &pool) == 0);
+	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
+	server_case(path);
+	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
+	client_case(path);
+	tide_pool_free(pool);
+	printf("ok\n");
+	return 0;
+}
