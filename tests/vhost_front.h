@@ -353,4 +353,27 @@ static inline int fe_pk_used(struct fe *f, unsigned v, uint16_t *id, uint32_t *l
 	return 1;
 }
 
+/*
+ * In order (VIRTIO_F_IN_ORDER): the used element of a batch of buffers that took @ndesc
+ * descriptors in all, at the driver's next used position. 1 with its id and flags, and the
+ * position moved past the whole batch; 0 when that position is not used yet.
+ */
+static inline int fe_pk_used_batch(struct fe *f, unsigned v, unsigned ndesc, uint16_t *id)
+{
+	struct fe_vq *q = &f->vq[v];
+	struct vring_packed_desc *e = &fe_pk_ring(f, v)[q->pk_used];
+	uint16_t fl = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
+	uint16_t want = q->pk_uwrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0;
+
+	if ((fl & (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)) != want)
+		return 0;
+	*id = e->id;
+	q->pk_used = (uint16_t)(q->pk_used + ndesc);
+	if (q->pk_used >= FE_NUM) {
+		q->pk_used = (uint16_t)(q->pk_used - FE_NUM);
+		q->pk_uwrap = !q->pk_uwrap;
+	}
+	return 1;
+}
+
 #endif

@@ -12,7 +12,11 @@
  * next used position is always our next avail position (vq->last_avail, vq->wrap).
  *
  *   Rx burst <- guest Tx vring (2i+1): take the available chains, copy each (minus the
- *               virtio-net header) into tide mbufs, one used element per chain (length 0).
+ *               virtio-net header) into tide mbufs, one used element per chain (length 0);
+ *               with VIRTIO_F_IN_ORDER one for the whole burst: at the burst's first
+ *               position, the id of its last chain ("In-order use of descriptors": the
+ *               driver takes every buffer up to that id as used and skips their
+ *               descriptors; DPDK's virtio_xmit_cleanup_inorder_packed() does just that).
  *   Tx burst -> guest Rx vring (2i):   write header + packet into the guest's buffers
  *               (several buffers per packet with MRG_RXBUF, num_buffers in the first
  *               header), one used element per buffer with the bytes written. A packet's
@@ -363,8 +367,8 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	struct pk_pub pb;
-	uint16_t pos, i = 0, nb;
-	bool wrap, upp;
+	uint16_t pos, i = 0, nb, last_id = 0;
+	bool wrap, upp, batch;
 
 	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
 		return 0;
@@ -385,6 +389,8 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	pb.old_pos = pos;
 	pb.old_wrap = wrap;
 	upp = vq->used_per_pkt;
+	/* In order: one used element for the whole burst (see the top). */
+	batch = vq->in_order && !upp;
 	/* At most @nb chains: each takes a descriptor the count above saw. */
 	for (uint16_t t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
@@ -413,7 +419,10 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 			bytes += m->pkt_len;
 			i++;
 		}
-		pk_used(vq, &pb, pos, wrap, w.id, 0);
+		if (batch)
+			last_id = w.id;
+		else
+			pk_used(vq, &pb, pos, wrap, w.id, 0);
 		pos = w.pos;
 		wrap = w.wrap;
 		pk_step(vq, &pos, &wrap);
@@ -422,6 +431,8 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	}
 	if (i < nb)
 		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+	if (batch && (pos != pb.old_pos || wrap != pb.old_wrap))
+		pk_used(vq, &pb, pb.old_pos, pb.old_wrap, last_id, 0);
 	if (pb.pending)
 		pk_publish(vq, &pb, pos, wrap);
 	vq->last_avail = vq->used_idx = pos;
