@@ -924,6 +924,17 @@ static void pc_id_range(struct fe *f)
 	pk_tx_one(f, FE_GPA + FE_BUFS, 64, FE_NUM + 3, 0);
 }
 
+/* A chain (the general path) whose id, in its last descriptor, is beyond the queue. */
+static void pc_chain_id_range(struct fe *f)
+{
+	uint64_t a[2] = {FE_GPA + FE_BUFS, FE_GPA + FE_BUFS + 64};
+	uint32_t l[2] = {64, 64};
+
+	handshake(f, S_ALL);
+	fe_pk_post(f, 1, a, l, 2, FE_NUM + 3, 0);
+	rx_poll();
+}
+
 /* In order, the burst's first buffer is bad: no used descriptor written over it. */
 static void pc_inorder_bad_first(struct fe *f)
 {
@@ -1095,6 +1106,7 @@ static const struct hcase pcases[] = {
 	{"packed: readable descriptor in an Rx chain", "device-readable", true, pc_rx_readable},
 	{"packed: Rx buffer id beyond the queue", "buffer id beyond the queue size", true, pc_rx_id_range},
 	{"packed: base beyond the queue size", "base beyond the queue size", true, pc_base},
+	{"packed: chain with id beyond the queue", "buffer id beyond the queue size", true, pc_chain_id_range},
 	{"packed: in order, bad first buffer", "buffer id beyond the queue size", true, pc_inorder_bad_first},
 };
 

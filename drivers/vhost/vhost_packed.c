@@ -51,6 +51,8 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define PK_MAX_BUFS   64 /* receive buffers one packet may take (MRG_RXBUF); more: dropped */
+/* The flags that decide a buffer's shape: one writable descriptor takes the Tx fast path. */
+#define PK_TX_SHAPE   (VRING_DESC_F_WRITE | VRING_DESC_F_NEXT | VRING_DESC_F_INDIRECT)
 
 ALWAYS_INLINE struct vring_packed_desc *pk_ring(const struct vhost_vq *q)
 {
@@ -84,6 +86,19 @@ ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wra
 
 	if (n > q->num)
 		n = q->num;
+	if (n > 1) {
+		/* The common case under load: the @n-th is available too. Only a bound (the
+		 * caller reads each head again), so those between are not looked at. */
+		uint16_t far = (uint16_t)(pos + n - 1);
+		bool fwrap = wrap;
+
+		if (far >= q->num) {
+			far = (uint16_t)(far - q->num);
+			fwrap = !wrap;
+		}
+		if ((load16(&ring[far].flags) & PK_AVAIL_USED) == pk_avail_bits(fwrap))
+			return n;
+	}
 	/* Up to the end of the ring in this pass, then from its start in the next. */
 	for (uint16_t want = pk_avail_bits(wrap); k < n; want = pk_avail_bits(wrap = !wrap), pos = 0) {
 		uint16_t end = (uint16_t)(q->num - pos < n - k ? q->num : pos + (n - k));
@@ -112,7 +127,9 @@ ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
 
 	if (!pk_avail(flags, wrap))
 		return false;
-	memcpy(d, s, sizeof(*d));
+	d->addr = __atomic_load_n(&s->addr, __ATOMIC_RELAXED);
+	d->len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+	d->id = __atomic_load_n(&s->id, __ATOMIC_RELAXED);
 	d->flags = flags; /* the flags checked, not a second read */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory after this */
 	return true;
@@ -332,32 +349,27 @@ static int pk_rx_bufs(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_
 	return RX_OK;
 }
 
-/* Copy the buffer whose first descriptor is in @d into @m (reset, empty). Inline: the common
- * case, one readable descriptor, header and frame in one region, the frame fits one mbuf. */
-ALWAYS_INLINE int pk_rx_buf(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_desc d,
-			    struct tide_mbuf *m, const char **why)
+/* Where a buffer ended (its last ring descriptor and pass), its id, and how it went. */
+struct pk_end {
+	int rc;
+	uint16_t pos, id;
+	bool wrap;
+};
+
+/* The buffer at @pos (first descriptor read into @d) in the general case: chains, indirect
+ * tables, frames over several mbufs. Out of line; the result in registers. */
+static struct pk_end pk_rx_slow(struct vhost_rxq *q, uint16_t pos, bool wrap,
+				struct vring_packed_desc d, struct tide_mbuf *m, const char **why)
 {
-	struct vhost_vq *vq = &q->vq;
-	uint32_t skip = vq->hdr_len;
+	struct pk_end e = {.rc = RX_FAULT};
+	struct pwalk w = {.pos = pos, .wrap = wrap, .ndesc = 1, .id = d.id};
 
-	if (tide_likely(w->ind == NULL &&
-			!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
-			d.len - skip <= q->fast_max)) {
-		uint64_t contig;
-		const uint8_t *src = vhost_gpa_host(&vq->mem, d.addr, &contig);
-
-		if (tide_likely(src != NULL && contig >= d.len)) {
-			uint16_t k = (uint16_t)(d.len - skip);
-
-			if (!pk_id_ok(vq, w, why))
-				return RX_FAULT;
-			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
-			m->data_len = k;
-			m->pkt_len = k;
-			return RX_OK;
-		}
-	}
-	return pk_rx_bufs(q, w, d, m, why);
+	if (!(d.flags & VRING_DESC_F_INDIRECT) || pk_indirect(&q->vq, &w, &d, why) > 0)
+		e.rc = pk_rx_bufs(q, &w, d, m, why);
+	e.pos = w.pos;
+	e.wrap = w.wrap;
+	e.id = w.id;
+	return e;
 }
 
 static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
@@ -395,13 +407,39 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	for (uint16_t t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
 		struct vring_packed_desc d;
-		struct pwalk w;
-		int rc = pk_first(vq, &w, pos, wrap, &d, &why);
+		uint32_t skip = vq->hdr_len;
+		uint16_t id, end = pos;
+		bool end_wrap = wrap;
+		const uint8_t *src;
+		int rc = RX_OK;
 
-		if (rc == 0)
+		if (!pk_fetch(&pk_ring(vq)[pos], wrap, &d))
 			break;
 		tide_mbuf_reset(m);
-		rc = rc < 0 ? RX_FAULT : pk_rx_buf(q, &w, d, m, &why);
+		id = d.id;
+		/* The common case inline: one readable descriptor, header and frame in the
+		 * region of the previous translation, the frame fits one mbuf. */
+		if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE |
+					     VRING_DESC_F_INDIRECT)) &&
+				d.len > skip && d.len - skip <= q->fast_max &&
+				(src = vhost_gpa_fast(&vq->mem, d.addr, d.len)) != NULL)) {
+			uint16_t k = (uint16_t)(d.len - skip);
+
+			if (tide_unlikely(id >= vq->num)) {
+				why = "buffer id beyond the queue size";
+				rc = RX_FAULT;
+			}
+			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
+			m->data_len = k;
+			m->pkt_len = k;
+		} else {
+			struct pk_end e = pk_rx_slow(q, pos, wrap, d, m, &why);
+
+			rc = e.rc;
+			end = e.pos;
+			end_wrap = e.wrap;
+			id = e.id;
+		}
 		if (tide_unlikely(rc != RX_OK)) {
 			tide_mbuf_free(m->next);
 			tide_mbuf_reset(m);
@@ -420,11 +458,11 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 			i++;
 		}
 		if (batch)
-			last_id = w.id;
+			last_id = id;
 		else
-			pk_used(vq, &pb, pos, wrap, w.id, 0);
-		pos = w.pos;
-		wrap = w.wrap;
+			pk_used(vq, &pb, pos, wrap, id, 0);
+		pos = end;
+		wrap = end_wrap;
 		pk_step(vq, &pos, &wrap);
 		if (upp)
 			pk_publish(vq, &pb, pos, wrap);
@@ -518,38 +556,46 @@ static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
 	return TX_OK;
 }
 
+/* pk_tx_bufs() for the buffer at *@pos, its first descriptor read into @d. Out of line. */
+static int pk_tx_slow(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
+		      uint16_t *pos, bool *wrap, const char **why, struct vring_packed_desc d)
+{
+	struct pwalk w = {.pos = *pos, .wrap = *wrap, .ndesc = 1, .id = d.id};
+
+	if ((d.flags & VRING_DESC_F_INDIRECT) && pk_indirect(vq, &w, &d, why) < 0)
+		return TX_FAULT;
+	return pk_tx_bufs(vq, pb, m, pos, wrap, why, d, w);
+}
+
 /*
  * Copy packet @m into guest buffers from *@pos on. On TX_OK the position moved past what the
  * packet took and its used elements are written (not yet published); otherwise the ring is
- * untouched. Inline: the common case, a one-segment packet into one descriptor.
+ * untouched. Inline: the common case, a one-segment packet into one descriptor in the region
+ * of the previous translation.
  */
 ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
 			    uint16_t *pos, bool *wrap, const char **why)
 {
+	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
 	struct vring_packed_desc d;
-	struct pwalk w;
-	int rc = pk_first(vq, &w, *pos, *wrap, &d, why);
+	uint8_t *dst;
 
-	if (rc <= 0)
-		return rc == 0 ? TX_FULL : TX_FAULT;
-	if (tide_likely(w.ind == NULL && m->next == NULL &&
-			(d.flags & (VRING_DESC_F_WRITE | VRING_DESC_F_NEXT)) == VRING_DESC_F_WRITE &&
-			d.len >= (uint32_t)vq->hdr_len + m->data_len)) {
-		uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
-		uint64_t contig;
-		uint8_t *dst = vhost_gpa_host(&vq->mem, d.addr, &contig);
-
-		if (tide_likely(dst != NULL && contig >= len)) {
-			if (!pk_id_ok(vq, &w, why))
-				return TX_FAULT;
-			vhost_hdr_put(dst, vq->hdr_len);
-			memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-			pk_used(vq, pb, *pos, *wrap, w.id, len);
-			pk_step(vq, pos, wrap);
-			return TX_OK;
+	if (!pk_fetch(&pk_ring(vq)[*pos], *wrap, &d))
+		return TX_FULL;
+	if (tide_likely(m->next == NULL &&
+			(d.flags & PK_TX_SHAPE) == VRING_DESC_F_WRITE &&
+			d.len >= len && (dst = vhost_gpa_fast(&vq->mem, d.addr, len)) != NULL)) {
+		if (tide_unlikely(d.id >= vq->num)) {
+			*why = "buffer id beyond the queue size";
+			return TX_FAULT;
 		}
+		vhost_hdr_put(dst, vq->hdr_len);
+		memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
+		pk_used(vq, pb, *pos, *wrap, d.id, len);
+		pk_step(vq, pos, wrap);
+		return TX_OK;
 	}
-	return pk_tx_bufs(vq, pb, m, pos, wrap, why, d, w);
+	return pk_tx_slow(vq, pb, m, pos, wrap, why, d);
 }
 
 ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
