@@ -239,13 +239,13 @@ ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf 
 
 	if ((*why = walk_first(vq, &w, head, &d)) != NULL)
 		return RX_FAULT;
-	/* One readable descriptor, header and frame in one region, the frame fits one mbuf. */
+	/* One readable descriptor, header and frame in the region of the previous translation,
+	 * the frame fits one mbuf. */
 	if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
 			d.len - skip <= q->fast_max)) {
-		uint64_t contig;
-		const uint8_t *src = gpa_host(&vq->mem, d.addr, &contig);
+		const uint8_t *src = vhost_gpa_fast(&vq->mem, d.addr, d.len);
 
-		if (tide_likely(src != NULL && contig >= d.len)) {
+		if (tide_likely(src != NULL)) {
 			uint16_t k = (uint16_t)(d.len - skip);
 
 			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
@@ -316,7 +316,8 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	uidx = vq->used_idx;
 	upp = vq->used_per_pkt;
 	batch = vq->in_order && !upp; /* one used entry for the burst (see the top) */
-	while (i < nb && last != aidx) {
+	/* At most @nb chains: each takes an avail entry, and @nb are there. */
+	for (unsigned t = 0; t < nb; t++) {
 		uint16_t head = load16(&vq->avail->ring[last & vq->mask]);
 		struct tide_mbuf *m = pkts[i];
 		int rc;
@@ -507,10 +508,9 @@ ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_
 	if (tide_likely(m->next == NULL && (d.flags & VRING_DESC_F_WRITE) &&
 			d.len >= (uint32_t)vq->hdr_len + m->data_len)) {
 		uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
-		uint64_t contig;
-		uint8_t *dst = gpa_host(&vq->mem, d.addr, &contig);
+		uint8_t *dst = vhost_gpa_fast(&vq->mem, d.addr, len);
 
-		if (tide_likely(dst != NULL && contig >= len)) {
+		if (tide_likely(dst != NULL)) {
 			if (vq->hdr_len == sizeof(tx_hdr))
 				memcpy(dst, &tx_hdr, sizeof(tx_hdr));
 			else
