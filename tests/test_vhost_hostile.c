@@ -1267,7 +1267,7 @@ static void pk_inorder_check(struct fe *f)
 		FE_CHECK(pk_bits(f, 1, pos) == (wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0));
 		for (unsigned j = 1; j < 23; j++)
 			FE_CHECK(pk_bits(f, 1, (uint16_t)(pos + j)) == fe_pk_avail_flags(wrap));
-		FE_CHECK(fe_pk_used_batch(f, 1, 23, &id) == 1 && id == 122);
+		FE_CHECK(fe_pk_used_batch(f, 1, 23, &id, &(uint32_t){0}) == 1 && id == 122);
 	}
 	FE_CHECK(q->pk_avail == FE_NUM - 3 && q->pk_used == FE_NUM - 3);
 	/* Chains of 1, 3 (across the end: 254, 255, 0), 2 and 1 (too short: dropped). */
@@ -1298,7 +1298,7 @@ static void pk_inorder_check(struct fe *f)
 	FE_CHECK(pk_bits(f, 1, FE_NUM - 2) == fe_pk_avail_flags(wrap));
 	FE_CHECK(pk_bits(f, 1, 1) == fe_pk_avail_flags(!wrap));
 	FE_CHECK(pk_bits(f, 1, 3) == fe_pk_avail_flags(!wrap));
-	FE_CHECK(fe_pk_used_batch(f, 1, 7, &id) == 1 && id == 13);
+	FE_CHECK(fe_pk_used_batch(f, 1, 7, &id, &(uint32_t){0}) == 1 && id == 13);
 	FE_CHECK(q->pk_used == 4 && q->pk_uwrap == !wrap);
 	/* The next bursts start at 4 in the next pass: one chain each (n = 1). */
 	pk_chain_post(f, 1, 14, seq, 61, 12);
@@ -1311,9 +1311,9 @@ static void pk_inorder_check(struct fe *f)
 			 (!wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0));
 		if (b == 0)
 			FE_CHECK(pk_bits(f, 1, 5) == fe_pk_avail_flags(!wrap));
-		FE_CHECK(fe_pk_used_batch(f, 1, b == 0 ? 1 : 2, &id) == 1 && id == 14 + b);
+		FE_CHECK(fe_pk_used_batch(f, 1, b == 0 ? 1 : 2, &id, &(uint32_t){0}) == 1 && id == 14 + b);
 	}
-	FE_CHECK(fe_pk_used_batch(f, 1, 1, &id) == 0);
+	FE_CHECK(fe_pk_used_batch(f, 1, 1, &id, &(uint32_t){0}) == 0);
 	/* Guest Rx: one used descriptor per buffer, each with its length. */
 	for (unsigned j = 0; j < 3; j++) {
 		uint64_t a = fe_gpa(f, fe_buf(f, 0, j));

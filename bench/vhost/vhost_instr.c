@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 			k = bench_burst(tx, pk, BURST);
 			FE_CHECK(k == BURST);
 			if (inorder && !tx) {
-				FE_CHECK(fe_pk_used_batch(&f, v, BURST, &id) == 1);
+				FE_CHECK(fe_pk_used_batch(&f, v, BURST, &id, &len) == 1);
 				FE_CHECK(id == (uint16_t)((next_id + FE_NUM - 1) % FE_NUM));
 			} else {
 				for (unsigned j = 0; j < BURST; j++)
