@@ -72,6 +72,13 @@ ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
 	return wrap ? VRING_PACKED_DESC_F_AVAIL : VRING_PACKED_DESC_F_USED;
 }
 
+/* The AVAIL and USED flags of a used element written in pass @wrap (both = the counter).
+ * Bursts keep this form of the wrap counter: the available form is it ^ USED. */
+ALWAYS_INLINE uint16_t pk_wbits(bool wrap)
+{
+	return wrap ? PK_AVAIL_USED : 0;
+}
+
 /* Is a descriptor with @flags available in the pass whose wrap counter is @wrap? */
 ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
 {
@@ -119,13 +126,14 @@ ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
 	}
 }
 
-/* Read a ring descriptor once if it is available in pass @wrap ([avail] acquire). */
-ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
-			    struct vring_packed_desc *d)
+/* Read a ring descriptor once if it is available in the pass whose pk_wbits() are @wb
+ * ([avail] acquire). */
+ALWAYS_INLINE bool pk_fetch_wb(const struct vring_packed_desc *s, uint16_t wb,
+			       struct vring_packed_desc *d)
 {
 	uint16_t flags = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 
-	if (!pk_avail(flags, wrap))
+	if ((flags & PK_AVAIL_USED) != (wb ^ VRING_PACKED_DESC_F_USED))
 		return false;
 	d->addr = __atomic_load_n(&s->addr, __ATOMIC_RELAXED);
 	d->len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
@@ -133,6 +141,13 @@ ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
 	d->flags = flags; /* the flags checked, not a second read */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory after this */
 	return true;
+}
+
+/* Read a ring descriptor once if it is available in pass @wrap. */
+ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
+			    struct vring_packed_desc *d)
+{
+	return pk_fetch_wb(s, pk_wbits(wrap), d);
 }
 
 /* Walking one buffer (a chain of ring descriptors, or one indirect table). */
@@ -248,11 +263,11 @@ struct pk_pub {
 	bool old_wrap;
 };
 
-ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, bool wrap,
-			   uint16_t id, uint32_t len)
+/* A used element at @pos in the pass whose pk_wbits() are @flags. */
+ALWAYS_INLINE void pk_used_wb(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos,
+			      uint16_t flags, uint16_t id, uint32_t len)
 {
 	struct vring_packed_desc *e = &pk_ring(q)[pos];
-	uint16_t flags = wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0;
 
 	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->len, len, __ATOMIC_RELAXED);
@@ -263,6 +278,12 @@ ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, 
 	} else {
 		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
 	}
+}
+
+ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, bool wrap,
+			   uint16_t id, uint32_t len)
+{
+	pk_used_wb(q, pb, pos, pk_wbits(wrap), id, len);
 }
 
 /* Did the driver ask to hear about the used positions [old, new)? */
@@ -379,7 +400,7 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	struct pk_pub pb;
-	uint16_t pos, i = 0, nb, last_id = 0;
+	uint16_t pos, i = 0, nb, last_id = 0, wb;
 	bool wrap, upp, batch;
 
 	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
@@ -403,17 +424,17 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	upp = vq->used_per_pkt;
 	/* In order: one used element for the whole burst (see the top). */
 	batch = vq->in_order && !upp;
+	wb = pk_wbits(wrap); /* the pass, in the loop (wrap again after it) */
 	/* At most @nb chains: each takes a descriptor the count above saw. */
 	for (uint16_t t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
 		struct vring_packed_desc d;
 		uint32_t skip = vq->hdr_len;
-		uint16_t id, end = pos;
-		bool end_wrap = wrap;
+		uint16_t id, end = pos, end_wb = wb;
 		const uint8_t *src;
 		int rc = RX_OK;
 
-		if (!pk_fetch(&pk_ring(vq)[pos], wrap, &d))
+		if (!pk_fetch_wb(&pk_ring(vq)[pos], wb, &d))
 			break;
 		tide_mbuf_reset(m);
 		id = d.id;
@@ -421,7 +442,7 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 		 * region of the previous translation, the frame fits one mbuf. */
 		if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE |
 					     VRING_DESC_F_INDIRECT)) &&
-				d.len > skip && d.len - skip <= q->fast_max &&
+				d.len - skip - 1u < q->fast_max && /* skip < d.len <= skip + max */
 				(src = vhost_gpa_fast(&vq->mem, d.addr, d.len)) != NULL)) {
 			uint16_t k = (uint16_t)(d.len - skip);
 
@@ -433,11 +454,11 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 			m->data_len = k;
 			m->pkt_len = k;
 		} else {
-			struct pk_end e = pk_rx_slow(q, pos, wrap, d, m, &why);
+			struct pk_end e = pk_rx_slow(q, pos, wb != 0, d, m, &why);
 
 			rc = e.rc;
 			end = e.pos;
-			end_wrap = e.wrap;
+			end_wb = pk_wbits(e.wrap);
 			id = e.id;
 		}
 		if (tide_unlikely(rc != RX_OK)) {
@@ -460,13 +481,17 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 		if (batch)
 			last_id = id;
 		else
-			pk_used(vq, &pb, pos, wrap, id, 0);
+			pk_used_wb(vq, &pb, pos, wb, id, 0);
 		pos = end;
-		wrap = end_wrap;
-		pk_step(vq, &pos, &wrap);
+		wb = end_wb;
+		if (++pos == vq->num) {
+			pos = 0;
+			wb ^= PK_AVAIL_USED;
+		}
 		if (upp)
-			pk_publish(vq, &pb, pos, wrap);
+			pk_publish(vq, &pb, pos, wb != 0);
 	}
+	wrap = wb != 0;
 	if (i < nb)
 		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
 	if (batch && (pos != pb.old_pos || wrap != pb.old_wrap))
@@ -574,13 +599,15 @@ static int pk_tx_slow(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
  * of the previous translation.
  */
 ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
-			    uint16_t *pos, bool *wrap, const char **why)
+			    uint16_t *pos, uint16_t *wb, const char **why)
 {
 	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
 	struct vring_packed_desc d;
 	uint8_t *dst;
+	bool wrap;
+	int rc;
 
-	if (!pk_fetch(&pk_ring(vq)[*pos], *wrap, &d))
+	if (!pk_fetch_wb(&pk_ring(vq)[*pos], *wb, &d))
 		return TX_FULL;
 	if (tide_likely(m->next == NULL &&
 			(d.flags & PK_TX_SHAPE) == VRING_DESC_F_WRITE &&
@@ -591,11 +618,17 @@ ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct
 		}
 		vhost_hdr_put(dst, vq->hdr_len);
 		memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-		pk_used(vq, pb, *pos, *wrap, d.id, len);
-		pk_step(vq, pos, wrap);
+		pk_used_wb(vq, pb, *pos, *wb, d.id, len);
+		if (++*pos == vq->num) {
+			*pos = 0;
+			*wb ^= PK_AVAIL_USED;
+		}
 		return TX_OK;
 	}
-	return pk_tx_slow(vq, pb, m, pos, wrap, why, d);
+	wrap = *wb != 0;
+	rc = pk_tx_slow(vq, pb, m, pos, &wrap, why, d);
+	*wb = pk_wbits(wrap);
+	return rc;
 }
 
 ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
@@ -609,6 +642,7 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	struct pk_pub pb;
 	uint16_t pos, i, k;
 	unsigned room;
+	uint16_t wb;
 	bool wrap, upp;
 
 	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
@@ -626,9 +660,10 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	pb.old_pos = pos;
 	pb.old_wrap = wrap;
 	upp = vq->used_per_pkt;
+	wb = pk_wbits(wrap); /* the pass, in the loop (wrap again after it) */
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		int rc = pk_tx_pkt(vq, &pb, m, &pos, &wrap, &why);
+		int rc = pk_tx_pkt(vq, &pb, m, &pos, &wb, &why);
 
 		if (tide_unlikely(rc != TX_OK)) {
 			if (rc == TX_FULL)
@@ -647,8 +682,9 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 		if (f == VHOST_FREE_LOOP)
 			tide_mbuf_free(m);
 		if (upp)
-			pk_publish(vq, &pb, pos, wrap);
+			pk_publish(vq, &pb, pos, wb != 0);
 	}
+	wrap = wb != 0;
 	k = i;
 	if (pb.pending)
 		pk_publish(vq, &pb, pos, wrap);
