@@ -85,7 +85,8 @@ ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
 	return (flags & PK_AVAIL_USED) == pk_avail_bits(wrap);
 }
 
-/* How many descriptors from @pos on are available, up to @n (at most the queue size). */
+/* A bound on the chains available from @pos on, up to @n (at most the queue size): @n when
+ * the n-th descriptor is available, else the run of available descriptors. */
 ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wrap, uint16_t n)
 {
 	const struct vring_packed_desc *ring = pk_ring(q);
@@ -407,7 +408,7 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
-	/* Available descriptors from here (at least as many as chains), up to @n. */
+	/* A bound on the chains available from here (the mbufs to take), up to @n. */
 	nb = pk_count(vq, pos, wrap, n);
 	if (nb == 0) {
 		vhost_leave(&q->busy);
@@ -425,7 +426,7 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	/* In order: one used element for the whole burst (see the top). */
 	batch = vq->in_order && !upp;
 	wb = pk_wbits(wrap); /* the pass, in the loop (wrap again after it) */
-	/* At most @nb chains: each takes a descriptor the count above saw. */
+	/* At most @nb chains; each head is checked again (pk_fetch_wb()). */
 	for (uint16_t t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
 		struct vring_packed_desc d;
