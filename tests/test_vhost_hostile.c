@@ -353,6 +353,22 @@ static struct fe_vq *tx_one(struct fe *f, uint16_t flags, uint64_t addr, uint32_
 	return q;
 }
 
+#define IN_ORDER VHOST_BIT(VIRTIO_F_IN_ORDER)
+#define NO_ID	 0xbeefu /* a used ring entry tide never wrote */
+
+/* In order, the burst's first chain is bad: it completes nothing (no used entry written). */
+static void c_inorder_bad_first(struct fe *f)
+{
+	struct fe_vq *q;
+
+	extra_feats |= IN_ORDER;
+	q = tx_one(f, 0, FE_GPA + FE_BUFS, 64, 0);
+	q->used->ring[0].id = NO_ID;
+	q->avail->ring[0] = FE_NUM + 3;
+	rx_poll();
+	FE_CHECK(q->used->ring[0].id == NO_ID && q->used->idx == 0);
+}
+
 static void c_avail_jump(struct fe *f)
 {
 	handshake(f, S_ALL);
@@ -536,6 +552,7 @@ static const struct hcase cases[] = {
 	{"gone mid-message", "mid-message", false, c_gone_mid_message},
 	{"avail index jump", "avail index moved", true, c_avail_jump},
 	{"avail entry beyond the queue", "beyond the queue size", true, c_head_range},
+	{"in order: bad first chain", "beyond the queue size", true, c_inorder_bad_first},
 	{"descriptor loop", "loops", true, c_loop},
 	{"next beyond the table", "next index beyond", true, c_next_range},
 	{"buffer outside memory", "outside guest memory", true, c_addr_outside},
@@ -907,6 +924,27 @@ static void pc_id_range(struct fe *f)
 	pk_tx_one(f, FE_GPA + FE_BUFS, 64, FE_NUM + 3, 0);
 }
 
+/* A chain (the general path) whose id, in its last descriptor, is beyond the queue. */
+static void pc_chain_id_range(struct fe *f)
+{
+	uint64_t a[2] = {FE_GPA + FE_BUFS, FE_GPA + FE_BUFS + 64};
+	uint32_t l[2] = {64, 64};
+
+	handshake(f, S_ALL);
+	fe_pk_post(f, 1, a, l, 2, FE_NUM + 3, 0);
+	rx_poll();
+}
+
+/* In order, the burst's first buffer is bad: no used descriptor written over it. */
+static void pc_inorder_bad_first(struct fe *f)
+{
+	const struct vring_packed_desc *d = &fe_pk_ring(f, 1)[0];
+
+	extra_feats |= IN_ORDER;
+	pk_tx_one(f, FE_GPA + FE_BUFS, 64, FE_NUM + 3, 0);
+	FE_CHECK(d->flags == VRING_PACKED_DESC_F_AVAIL && d->id == FE_NUM + 3);
+}
+
 static void pc_addr_outside(struct fe *f)
 {
 	pk_tx_one(f, FE_GPA + FE_MEM + 64, 64, 0, 0);
@@ -1068,6 +1106,8 @@ static const struct hcase pcases[] = {
 	{"packed: readable descriptor in an Rx chain", "device-readable", true, pc_rx_readable},
 	{"packed: Rx buffer id beyond the queue", "buffer id beyond the queue size", true, pc_rx_id_range},
 	{"packed: base beyond the queue size", "base beyond the queue size", true, pc_base},
+	{"packed: chain with id beyond the queue", "buffer id beyond the queue size", true, pc_chain_id_range},
+	{"packed: in order, bad first buffer", "buffer id beyond the queue size", true, pc_inorder_bad_first},
 };
 
 static void good_connection(void)
@@ -1088,6 +1128,226 @@ static void good_connection(void)
 	fe_fini(&f);
 	WAIT_FOR((vinfo(&vi), vi.disconnects > d0), "disconnect of the good frontend");
 	FE_CHECK(vi.connected == 0);
+}
+
+/* ---- in-order completion (VIRTIO_F_IN_ORDER) ---- */
+
+/*
+ * Split, in order: each Rx burst writes one used entry, at its first slot, with the head of
+ * its last chain (a dropped one too), and moves used->idx by its chains; the other slots are
+ * left alone. The guest Rx vring keeps one entry per buffer with its length.
+ */
+static void split_inorder_check(struct fe *f)
+{
+	struct tide_rxq *rq = tide_port_rxq(P, 0);
+	struct fe_vq *gtx = &f->vq[1], *grx = &f->vq[0];
+	struct tide_port_stats st0, st1;
+	struct tide_mbuf *pk[32];
+	uint8_t frame[200];
+	uint16_t u = gtx->used->idx;
+	unsigned seq = 0;
+
+	FE_CHECK(tide_port_stats_get(P, &st0) == 0);
+	for (unsigned i = 0; i < FE_NUM; i++)
+		gtx->used->ring[i].id = NO_ID;
+	/* Bursts of 5, 4 (of 7 waiting; n = 4), the other 3, and 20 (the last too short). */
+	static const unsigned post[4] = {5, 7, 0, 20}, take[4] = {32, 4, 32, 32},
+			      chains[4] = {5, 4, 3, 20};
+	for (unsigned r = 0; r < 4; r++) {
+		unsigned k;
+
+		for (unsigned s = 0; s < post[r]; s++) {
+			unsigned len = 60 + (seq + s) % 50;
+			bool shortone = r == 3 && s == post[r] - 1;
+
+			for (unsigned i = 0; i < len; i++)
+				frame[i] = pat(seq + s, i);
+			/* short: the first 8 bytes of a header and no frame: dropped, counted */
+			fe_tx_post(f, gtx->avail_idx % FE_NUM, frame, shortone ? 0 : len,
+				   shortone ? 8 : 12);
+		}
+		k = tide_rx_burst(rq, pk, (uint16_t)take[r]);
+		FE_CHECK(k == (r == 3 ? chains[r] - 1 : chains[r]));
+		for (unsigned i = 0; i < k; i++, seq++) {
+			uint8_t b[200];
+
+			FE_CHECK(pk[i]->pkt_len == 60 + seq % 50);
+			FE_CHECK(tide_mbuf_read(pk[i], 0, pk[i]->pkt_len, b) == 0);
+			for (unsigned j = 0; j < pk[i]->pkt_len; j++)
+				FE_CHECK(b[j] == pat(seq, j));
+		}
+		tide_mbuf_free_bulk(pk, k);
+		/* Chain j of the burst is avail entry u + j, descriptor slot (u + j) % FE_NUM. */
+		FE_CHECK((uint16_t)(gtx->used->idx - u) == chains[r]);
+		FE_CHECK(gtx->used->ring[u % FE_NUM].id == (u + chains[r] - 1u) % FE_NUM);
+		for (unsigned j = 1; j < chains[r]; j++)
+			FE_CHECK(gtx->used->ring[(u + j) % FE_NUM].id == NO_ID);
+		gtx->used->ring[u % FE_NUM].id = NO_ID;
+		u = (uint16_t)(u + chains[r]);
+	}
+	FE_CHECK(tide_port_stats_get(P, &st1) == 0);
+	FE_CHECK(st1.rxq[0].errors == st0.rxq[0].errors + 1);
+	/* Guest Rx: one used entry per buffer, each with its length. */
+	{
+		uint16_t r0 = grx->used->idx;
+
+		grx->avail_idx = grx->avail->idx;
+		fe_rx_post(f, 3);
+		for (unsigned s = 0; s < 3; s++)
+			pk[s] = mkpkt(s, 70 + s);
+		FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), pk, 3) == 3);
+		FE_CHECK((uint16_t)(grx->used->idx - r0) == 3);
+		for (unsigned s = 0; s < 3; s++) {
+			const struct vring_used_elem *e = &grx->used->ring[(r0 + s) % FE_NUM];
+
+			FE_CHECK(e->id == s && e->len == 12 + 70 + s);
+		}
+	}
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
+/* Packed, guest Tx: one buffer of @n descriptors (the header in the first), @len frame bytes
+ * of packet @seq spread over them; @hdr < 12 makes it too short. */
+static void pk_chain_post(struct fe *f, unsigned n, uint16_t id, unsigned seq, unsigned len,
+			  unsigned hdr)
+{
+	uint8_t *b = fe_buf(f, 1, id);
+	uint64_t a[4];
+	uint32_t l[4];
+	unsigned per = len / n, off = 0;
+
+	FE_CHECK(n >= 1 && n <= 4);
+
+	memset(b, 0, hdr);
+	for (unsigned i = 0; i < len; i++)
+		b[hdr + i] = pat(seq, i);
+	/* The header and the first piece, then a piece each, the rest in the last. */
+	for (unsigned i = 0; i < n; i++) {
+		a[i] = fe_gpa(f, i == 0 ? b : b + hdr + off);
+		l[i] = (i == 0 ? hdr : 0) + (i + 1 < n ? per : len - off);
+		off += per;
+	}
+	fe_pk_post(f, 1, a, l, n, id, 0);
+}
+
+/* The AVAIL and USED bits of ring position @pos. */
+static uint16_t pk_bits(struct fe *f, unsigned v, uint16_t pos)
+{
+	return fe_pk_ring(f, v)[pos].flags & (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED);
+}
+
+/*
+ * Packed, in order: each Rx burst writes one used descriptor, at the burst's first position
+ * (flags: the wrap counter of that position), with the id of its last chain, and the next
+ * burst's starts after all the descriptors this one took, across the end of the ring too.
+ * Without the feature each chain has its own (pk_traffic()).
+ */
+static void pk_inorder_check(struct fe *f)
+{
+	struct tide_rxq *rq = tide_port_rxq(P, 0);
+	struct fe_vq *q = &f->vq[1];
+	struct tide_port_stats st0, st1;
+	struct tide_mbuf *pk[32];
+	unsigned seq = 0, k;
+	uint16_t id, pos;
+	bool wrap;
+
+	FE_CHECK(tide_port_stats_get(P, &st0) == 0);
+	/* Up to 3 positions before the end of the ring: 11 bursts of 23 one-descriptor chains. */
+	for (unsigned round = 0; round < 11; round++) {
+		pos = q->pk_avail;
+		wrap = q->pk_wrap;
+		for (unsigned s = 0; s < 23; s++)
+			pk_chain_post(f, 1, (uint16_t)(100 + s), seq + s, 60 + s, 12);
+		k = tide_rx_burst(rq, pk, 32);
+		FE_CHECK(k == 23);
+		for (unsigned i = 0; i < k; i++, seq++)
+			FE_CHECK(pk[i]->pkt_len == 60 + i && tide_mbuf_mtod(pk[i], uint8_t *)[5] == pat(seq, 5));
+		tide_mbuf_free_bulk(pk, k);
+		FE_CHECK(pk_bits(f, 1, pos) == (wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0));
+		for (unsigned j = 1; j < 23; j++)
+			FE_CHECK(pk_bits(f, 1, (uint16_t)(pos + j)) == fe_pk_avail_flags(wrap));
+		FE_CHECK(fe_pk_used_batch(f, 1, 23, &id, &(uint32_t){0}) == 1 && id == 122);
+	}
+	FE_CHECK(q->pk_avail == FE_NUM - 3 && q->pk_used == FE_NUM - 3);
+	/* Chains of 1, 3 (across the end: 254, 255, 0), 2 and 1 (too short: dropped). */
+	pos = q->pk_avail;
+	wrap = q->pk_wrap;
+	pk_chain_post(f, 1, 10, seq, 64, 12);
+	pk_chain_post(f, 3, 11, seq + 1, 300, 12);
+	pk_chain_post(f, 2, 12, seq + 2, 90, 12);
+	pk_chain_post(f, 1, 13, seq + 3, 0, 8);
+	k = tide_rx_burst(rq, pk, 32);
+	FE_CHECK(k == 3);
+	for (unsigned i = 0; i < k; i++) {
+		uint8_t b[300];
+		unsigned len = i == 0 ? 64 : i == 1 ? 300 : 90;
+
+		FE_CHECK(pk[i]->pkt_len == len);
+		FE_CHECK(tide_mbuf_read(pk[i], 0, len, b) == 0);
+		for (unsigned j = 0; j < len; j++)
+			FE_CHECK(b[j] == pat(seq + i, j));
+	}
+	tide_mbuf_free_bulk(pk, k);
+	seq += 4;
+	FE_CHECK(tide_port_stats_get(P, &st1) == 0);
+	FE_CHECK(st1.rxq[0].errors == st0.rxq[0].errors + 1);
+	/* One used descriptor, at 253 in this pass; the other heads (254, 1, 3) untouched. */
+	FE_CHECK(pk_bits(f, 1, pos) == (wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0));
+	FE_CHECK(fe_pk_ring(f, 1)[pos].id == 13);
+	FE_CHECK(pk_bits(f, 1, FE_NUM - 2) == fe_pk_avail_flags(wrap));
+	FE_CHECK(pk_bits(f, 1, 1) == fe_pk_avail_flags(!wrap));
+	FE_CHECK(pk_bits(f, 1, 3) == fe_pk_avail_flags(!wrap));
+	FE_CHECK(fe_pk_used_batch(f, 1, 7, &id, &(uint32_t){0}) == 1 && id == 13);
+	FE_CHECK(q->pk_used == 4 && q->pk_uwrap == !wrap);
+	/* The next bursts start at 4 in the next pass: one chain each (n = 1). */
+	pk_chain_post(f, 1, 14, seq, 61, 12);
+	pk_chain_post(f, 2, 15, seq + 1, 62, 12);
+	for (unsigned b = 0; b < 2; b++) {
+		FE_CHECK(tide_rx_burst(rq, pk, 1) == 1);
+		FE_CHECK(pk[0]->pkt_len == 61 + b);
+		tide_mbuf_free(pk[0]);
+		FE_CHECK(pk_bits(f, 1, (uint16_t)(4 + b)) ==
+			 (!wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0));
+		if (b == 0)
+			FE_CHECK(pk_bits(f, 1, 5) == fe_pk_avail_flags(!wrap));
+		FE_CHECK(fe_pk_used_batch(f, 1, b == 0 ? 1 : 2, &id, &(uint32_t){0}) == 1 && id == 14 + b);
+	}
+	FE_CHECK(fe_pk_used_batch(f, 1, 1, &id, &(uint32_t){0}) == 0);
+	/* Guest Rx: one used descriptor per buffer, each with its length. */
+	for (unsigned j = 0; j < 3; j++) {
+		uint64_t a = fe_gpa(f, fe_buf(f, 0, j));
+		uint32_t l = FE_BUF;
+
+		fe_pk_post(f, 0, &a, &l, 1, (uint16_t)j, VRING_DESC_F_WRITE);
+		pk[j] = mkpkt(j, 70 + j);
+	}
+	FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), pk, 3) == 3);
+	for (unsigned j = 0; j < 3; j++)
+		FE_CHECK(pk_take_used(f, 0, (uint16_t)j) == 12 + 70 + j);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
+/* A good connection that negotiates VIRTIO_F_IN_ORDER (@packed: packed rings too). */
+static void good_inorder_connection(bool packed)
+{
+	struct fe f;
+	struct tide_vhost_info vi;
+	uint64_t d0, saved = extra_feats;
+
+	extra_feats |= IN_ORDER | (packed ? PACKED : 0);
+	fe_init(&f);
+	handshake(&f, S_ALL);
+	vinfo(&vi);
+	FE_CHECK(vi.features & IN_ORDER);
+	if (packed)
+		pk_inorder_check(&f);
+	else
+		split_inorder_check(&f);
+	d0 = vi.disconnects;
+	fe_fini(&f);
+	WAIT_FOR((vinfo(&vi), vi.disconnects > d0), "disconnect of the in-order frontend");
+	extra_feats = saved;
 }
 
 /* Each case, then a good connection (@good); @base is negotiated on top for each case. */
@@ -1150,6 +1410,11 @@ int main(int argc, char **argv)
 	good_packed_connection();
 	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
 	good_packed_connection();
+	extra_feats = 0;
+	good_inorder_connection(false);
+	good_inorder_connection(true);
+	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	good_inorder_connection(true);
 	extra_feats = 0;
 	fds0 = count_fds();
 	failed += run_cases(cases, sizeof(cases) / sizeof(cases[0]), 0, good_connection, only, fds0);

@@ -334,8 +334,13 @@ static inline void fe_pk_tx_post(struct fe *f, unsigned j, const uint8_t *pkt, u
 	fe_pk_post(f, 1, &a, &l, 1, (uint16_t)j, 0);
 }
 
-/* The next used element of vring @v (one-descriptor buffers): 1 with id and len, or 0. */
-static inline int fe_pk_used(struct fe *f, unsigned v, uint16_t *id, uint32_t *len)
+/*
+ * The used element at the driver's next used position of vring @v: 1 with its id and length,
+ * the position moved past @ndesc descriptors (one buffer of one descriptor; or, in order
+ * (VIRTIO_F_IN_ORDER), the whole batch it completes); 0 when that position is not used yet.
+ */
+static inline int fe_pk_used_batch(struct fe *f, unsigned v, unsigned ndesc, uint16_t *id,
+				   uint32_t *len)
 {
 	struct fe_vq *q = &f->vq[v];
 	struct vring_packed_desc *e = &fe_pk_ring(f, v)[q->pk_used];
@@ -346,11 +351,18 @@ static inline int fe_pk_used(struct fe *f, unsigned v, uint16_t *id, uint32_t *l
 		return 0;
 	*id = e->id;
 	*len = e->len;
-	if (++q->pk_used == FE_NUM) {
-		q->pk_used = 0;
+	q->pk_used = (uint16_t)(q->pk_used + ndesc);
+	if (q->pk_used >= FE_NUM) {
+		q->pk_used = (uint16_t)(q->pk_used - FE_NUM);
 		q->pk_uwrap = !q->pk_uwrap;
 	}
 	return 1;
+}
+
+/* The next used element of vring @v (one-descriptor buffers): 1 with id and len, or 0. */
+static inline int fe_pk_used(struct fe *f, unsigned v, uint16_t *id, uint32_t *len)
+{
+	return fe_pk_used_batch(f, v, 1, id, len);
 }
 
 #endif

@@ -7,9 +7,11 @@
  * driver's work, so `valgrind --tool=callgrind --toggle-collect=bench_burst` counts the
  * driver and the engine alone, deterministically (no other process, no timing).
  *
- * usage: vhost_instr rx|tx[-packed] PACKETS SIZE [SPEC_EXTRA]   e.g. vhost_instr tx 100000 64 ,txfree_loop=yes
+ * usage: vhost_instr rx|tx[-packed][-inorder] PACKETS SIZE [SPEC_EXTRA]   e.g. vhost_instr tx 100000 64 ,txfree_loop=yes
  * (-packed: the frontend negotiates VIRTIO_F_RING_PACKED and posts one-descriptor buffers on
- * packed rings, both driver event areas saying DISABLE, as a polling guest does)
+ * packed rings, both driver event areas saying DISABLE, as a polling guest does; -inorder: it
+ * negotiates VIRTIO_F_IN_ORDER too, as DPDK's virtio-user does by default, and takes a
+ * guest Tx burst back from its one used element)
  * Prints "dir=.. packets=N size=S": divide bench_burst's inclusive Ir by N.
  */
 #include <stdio.h>
@@ -49,17 +51,21 @@ int main(int argc, char **argv)
 	char path[108], spec[256];
 	uint64_t total, done = 0;
 	unsigned size;
-	int tx, packed;
+	int tx, packed, inorder;
 	uint16_t next_id = 0;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s rx|tx[-packed] PACKETS SIZE [SPEC_EXTRA]\n", argv[0]);
+		fprintf(stderr, "usage: %s rx|tx[-packed][-inorder] PACKETS SIZE [SPEC_EXTRA]\n",
+			argv[0]);
 		return 2;
 	}
 	tx = strncmp(argv[1], "tx", 2) == 0;
 	packed = strstr(argv[1], "-packed") != NULL;
 	if (packed)
 		feats |= VHOST_BIT(VIRTIO_F_RING_PACKED);
+	inorder = strstr(argv[1], "-inorder") != NULL;
+	if (inorder)
+		feats |= VHOST_BIT(VIRTIO_F_IN_ORDER);
 	total = strtoull(argv[2], NULL, 0);
 	size = (unsigned)atoi(argv[3]);
 	FE_CHECK(size >= 60 && size <= FE_BUF - 12);
@@ -133,8 +139,13 @@ int main(int argc, char **argv)
 			next_id = (uint16_t)((next_id + BURST) % FE_NUM);
 			k = bench_burst(tx, pk, BURST);
 			FE_CHECK(k == BURST);
-			for (unsigned j = 0; j < BURST; j++)
-				FE_CHECK(fe_pk_used(&f, v, &id, &len) == 1);
+			if (inorder && !tx) {
+				FE_CHECK(fe_pk_used_batch(&f, v, BURST, &id, &len) == 1);
+				FE_CHECK(id == (uint16_t)((next_id + FE_NUM - 1) % FE_NUM));
+			} else {
+				for (unsigned j = 0; j < BURST; j++)
+					FE_CHECK(fe_pk_used(&f, v, &id, &len) == 1);
+			}
 			if (!tx)
 				tide_mbuf_free_bulk(pk, k);
 		} else if (tx) {
@@ -168,8 +179,8 @@ int main(int argc, char **argv)
 		}
 		done += k;
 	}
-	printf("dir=%s%s packets=%llu size=%u\n", tx ? "tx" : "rx", packed ? "-packed" : "",
-	       (unsigned long long)done, size);
+	printf("dir=%s%s%s packets=%llu size=%u\n", tx ? "tx" : "rx", packed ? "-packed" : "",
+	       inorder ? "-inorder" : "", (unsigned long long)done, size);
 	fe_fini(&f);
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);

@@ -119,6 +119,7 @@ void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed)
 		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
 		tide_rx_burst_fn fn = packed ? vhost_packed_rx_fn() : vhost_rx_fn();
 
+		q->vq.in_order = vhost_in_order(vport(p)); /* before live is stored */
 		q->pub.burst = fn;
 		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
 	}

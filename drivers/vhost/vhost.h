@@ -96,6 +96,7 @@ struct vhost_vq {
 	bool event_idx;
 	bool indirect;
 	bool used_per_pkt;     /* publish used->idx after every packet (benchmark) */
+	bool in_order;	       /* VIRTIO_F_IN_ORDER: the guest Tx vring completes by count */
 	int callfd;	       /* -1: never notify */
 	struct vhost_mtab mem;
 	/* Packed layout (vhost_packed.c): desc is the descriptor ring, avail the driver's
@@ -199,6 +200,12 @@ struct vhost_port {
 static inline struct vhost_port *vport(const struct tide_port *p)
 {
 	return p->priv;
+}
+
+/* VIRTIO_F_IN_ORDER negotiated: buffers are used in the order they were made available. */
+static inline bool vhost_in_order(const struct vhost_port *vp)
+{
+	return vp->features & VHOST_BIT(VIRTIO_F_IN_ORDER);
 }
 
 /* ---- control plane (vhost_ctl.c) ---- */

@@ -17,6 +17,19 @@
 
 #define VHOST_INLINE static inline __attribute__((always_inline))
 
+/*
+ * The fast translation of the per-packet paths: the @len bytes at @gpa lie wholly in the
+ * region of the previous translation. Their address here, or NULL: then the caller takes its
+ * general path (vhost_gpa_host(), chunk by chunk over regions).
+ */
+VHOST_INLINE uint8_t *vhost_gpa_fast(const struct vhost_mtab *m, uint64_t gpa, uint64_t len)
+{
+	const struct vhost_mreg *r = &m->r[m->last];
+	uint64_t off = gpa - r->gpa;
+
+	return tide_likely(off < r->size && r->size - off >= len) ? r->host + off : NULL;
+}
+
 /* The header tide writes: no offloads, one buffer (num_buffers set later when more). */
 static const struct virtio_net_hdr_mrg vhost_tx_hdr = {.num_buffers = 1};
 

@@ -12,7 +12,11 @@
  * next used position is always our next avail position (vq->last_avail, vq->wrap).
  *
  *   Rx burst <- guest Tx vring (2i+1): take the available chains, copy each (minus the
- *               virtio-net header) into tide mbufs, one used element per chain (length 0).
+ *               virtio-net header) into tide mbufs, one used element per chain (length 0);
+ *               with VIRTIO_F_IN_ORDER one for the whole burst: at the burst's first
+ *               position, the id of its last chain ("In-order use of descriptors": the
+ *               driver takes every buffer up to that id as used and skips their
+ *               descriptors; DPDK's virtio_xmit_cleanup_inorder_packed() does just that).
  *   Tx burst -> guest Rx vring (2i):   write header + packet into the guest's buffers
  *               (several buffers per packet with MRG_RXBUF, num_buffers in the first
  *               header), one used element per buffer with the bytes written. A packet's
@@ -47,6 +51,8 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define PK_MAX_BUFS   64 /* receive buffers one packet may take (MRG_RXBUF); more: dropped */
+/* The flags that decide a buffer's shape: one writable descriptor takes the Tx fast path. */
+#define PK_TX_SHAPE   (VRING_DESC_F_WRITE | VRING_DESC_F_NEXT | VRING_DESC_F_INDIRECT)
 
 ALWAYS_INLINE struct vring_packed_desc *pk_ring(const struct vhost_vq *q)
 {
@@ -66,13 +72,21 @@ ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
 	return wrap ? VRING_PACKED_DESC_F_AVAIL : VRING_PACKED_DESC_F_USED;
 }
 
+/* The AVAIL and USED flags of a used element written in pass @wrap (both = the counter).
+ * Bursts keep this form of the wrap counter: the available form is it ^ USED. */
+ALWAYS_INLINE uint16_t pk_wbits(bool wrap)
+{
+	return wrap ? PK_AVAIL_USED : 0;
+}
+
 /* Is a descriptor with @flags available in the pass whose wrap counter is @wrap? */
 ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
 {
 	return (flags & PK_AVAIL_USED) == pk_avail_bits(wrap);
 }
 
-/* How many descriptors from @pos on are available, up to @n (at most the queue size). */
+/* A bound on the chains available from @pos on, up to @n (at most the queue size): @n when
+ * the n-th descriptor is available, else the run of available descriptors. */
 ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wrap, uint16_t n)
 {
 	const struct vring_packed_desc *ring = pk_ring(q);
@@ -80,6 +94,19 @@ ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wra
 
 	if (n > q->num)
 		n = q->num;
+	if (n > 1) {
+		/* The common case under load: the @n-th is available too. Only a bound (the
+		 * caller reads each head again), so those between are not looked at. */
+		uint16_t far = (uint16_t)(pos + n - 1);
+		bool fwrap = wrap;
+
+		if (far >= q->num) {
+			far = (uint16_t)(far - q->num);
+			fwrap = !wrap;
+		}
+		if ((load16(&ring[far].flags) & PK_AVAIL_USED) == pk_avail_bits(fwrap))
+			return n;
+	}
 	/* Up to the end of the ring in this pass, then from its start in the next. */
 	for (uint16_t want = pk_avail_bits(wrap); k < n; want = pk_avail_bits(wrap = !wrap), pos = 0) {
 		uint16_t end = (uint16_t)(q->num - pos < n - k ? q->num : pos + (n - k));
@@ -100,18 +127,28 @@ ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
 	}
 }
 
-/* Read a ring descriptor once if it is available in pass @wrap ([avail] acquire). */
-ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
-			    struct vring_packed_desc *d)
+/* Read a ring descriptor once if it is available in the pass whose pk_wbits() are @wb
+ * ([avail] acquire). */
+ALWAYS_INLINE bool pk_fetch_wb(const struct vring_packed_desc *s, uint16_t wb,
+			       struct vring_packed_desc *d)
 {
 	uint16_t flags = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 
-	if (!pk_avail(flags, wrap))
+	if ((flags & PK_AVAIL_USED) != (wb ^ VRING_PACKED_DESC_F_USED))
 		return false;
-	memcpy(d, s, sizeof(*d));
+	d->addr = __atomic_load_n(&s->addr, __ATOMIC_RELAXED);
+	d->len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+	d->id = __atomic_load_n(&s->id, __ATOMIC_RELAXED);
 	d->flags = flags; /* the flags checked, not a second read */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory after this */
 	return true;
+}
+
+/* Read a ring descriptor once if it is available in pass @wrap. */
+ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
+			    struct vring_packed_desc *d)
+{
+	return pk_fetch_wb(s, pk_wbits(wrap), d);
 }
 
 /* Walking one buffer (a chain of ring descriptors, or one indirect table). */
@@ -227,11 +264,11 @@ struct pk_pub {
 	bool old_wrap;
 };
 
-ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, bool wrap,
-			   uint16_t id, uint32_t len)
+/* A used element at @pos in the pass whose pk_wbits() are @flags. */
+ALWAYS_INLINE void pk_used_wb(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos,
+			      uint16_t flags, uint16_t id, uint32_t len)
 {
 	struct vring_packed_desc *e = &pk_ring(q)[pos];
-	uint16_t flags = wrap ? VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED : 0;
 
 	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->len, len, __ATOMIC_RELAXED);
@@ -242,6 +279,12 @@ ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, 
 	} else {
 		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
 	}
+}
+
+ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, bool wrap,
+			   uint16_t id, uint32_t len)
+{
+	pk_used_wb(q, pb, pos, pk_wbits(wrap), id, len);
 }
 
 /* Did the driver ask to hear about the used positions [old, new)? */
@@ -328,32 +371,27 @@ static int pk_rx_bufs(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_
 	return RX_OK;
 }
 
-/* Copy the buffer whose first descriptor is in @d into @m (reset, empty). Inline: the common
- * case, one readable descriptor, header and frame in one region, the frame fits one mbuf. */
-ALWAYS_INLINE int pk_rx_buf(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_desc d,
-			    struct tide_mbuf *m, const char **why)
+/* Where a buffer ended (its last ring descriptor and pass), its id, and how it went. */
+struct pk_end {
+	int rc;
+	uint16_t pos, id;
+	bool wrap;
+};
+
+/* The buffer at @pos (first descriptor read into @d) in the general case: chains, indirect
+ * tables, frames over several mbufs. Out of line; the result in registers. */
+static struct pk_end pk_rx_slow(struct vhost_rxq *q, uint16_t pos, bool wrap,
+				struct vring_packed_desc d, struct tide_mbuf *m, const char **why)
 {
-	struct vhost_vq *vq = &q->vq;
-	uint32_t skip = vq->hdr_len;
+	struct pk_end e = {.rc = RX_FAULT};
+	struct pwalk w = {.pos = pos, .wrap = wrap, .ndesc = 1, .id = d.id};
 
-	if (tide_likely(w->ind == NULL &&
-			!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
-			d.len - skip <= q->fast_max)) {
-		uint64_t contig;
-		const uint8_t *src = vhost_gpa_host(&vq->mem, d.addr, &contig);
-
-		if (tide_likely(src != NULL && contig >= d.len)) {
-			uint16_t k = (uint16_t)(d.len - skip);
-
-			if (!pk_id_ok(vq, w, why))
-				return RX_FAULT;
-			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
-			m->data_len = k;
-			m->pkt_len = k;
-			return RX_OK;
-		}
-	}
-	return pk_rx_bufs(q, w, d, m, why);
+	if (!(d.flags & VRING_DESC_F_INDIRECT) || pk_indirect(&q->vq, &w, &d, why) > 0)
+		e.rc = pk_rx_bufs(q, &w, d, m, why);
+	e.pos = w.pos;
+	e.wrap = w.wrap;
+	e.id = w.id;
+	return e;
 }
 
 static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
@@ -363,14 +401,14 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	struct pk_pub pb;
-	uint16_t pos, i = 0, nb;
-	bool wrap, upp;
+	uint16_t pos, i = 0, nb, last_id = 0, wb;
+	bool wrap, upp, batch;
 
 	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
 		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
-	/* Available descriptors from here (at least as many as chains), up to @n. */
+	/* A bound on the chains available from here (the mbufs to take), up to @n. */
 	nb = pk_count(vq, pos, wrap, n);
 	if (nb == 0) {
 		vhost_leave(&q->busy);
@@ -385,17 +423,45 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	pb.old_pos = pos;
 	pb.old_wrap = wrap;
 	upp = vq->used_per_pkt;
-	/* At most @nb chains: each takes a descriptor the count above saw. */
+	/* In order: one used element for the whole burst (see the top). */
+	batch = vq->in_order && !upp;
+	wb = pk_wbits(wrap); /* the pass, in the loop (wrap again after it) */
+	/* At most @nb chains; each head is checked again (pk_fetch_wb()). */
 	for (uint16_t t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
 		struct vring_packed_desc d;
-		struct pwalk w;
-		int rc = pk_first(vq, &w, pos, wrap, &d, &why);
+		uint32_t skip = vq->hdr_len;
+		uint16_t id, end = pos, end_wb = wb;
+		const uint8_t *src;
+		int rc = RX_OK;
 
-		if (rc == 0)
+		if (!pk_fetch_wb(&pk_ring(vq)[pos], wb, &d))
 			break;
 		tide_mbuf_reset(m);
-		rc = rc < 0 ? RX_FAULT : pk_rx_buf(q, &w, d, m, &why);
+		id = d.id;
+		/* The common case inline: one readable descriptor, header and frame in the
+		 * region of the previous translation, the frame fits one mbuf. */
+		if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE |
+					     VRING_DESC_F_INDIRECT)) &&
+				d.len - skip - 1u < q->fast_max && /* skip < d.len <= skip + max */
+				(src = vhost_gpa_fast(&vq->mem, d.addr, d.len)) != NULL)) {
+			uint16_t k = (uint16_t)(d.len - skip);
+
+			if (tide_unlikely(id >= vq->num)) {
+				why = "buffer id beyond the queue size";
+				rc = RX_FAULT;
+			}
+			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
+			m->data_len = k;
+			m->pkt_len = k;
+		} else {
+			struct pk_end e = pk_rx_slow(q, pos, wb != 0, d, m, &why);
+
+			rc = e.rc;
+			end = e.pos;
+			end_wb = pk_wbits(e.wrap);
+			id = e.id;
+		}
 		if (tide_unlikely(rc != RX_OK)) {
 			tide_mbuf_free(m->next);
 			tide_mbuf_reset(m);
@@ -413,15 +479,24 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 			bytes += m->pkt_len;
 			i++;
 		}
-		pk_used(vq, &pb, pos, wrap, w.id, 0);
-		pos = w.pos;
-		wrap = w.wrap;
-		pk_step(vq, &pos, &wrap);
+		if (batch)
+			last_id = id;
+		else
+			pk_used_wb(vq, &pb, pos, wb, id, 0);
+		pos = end;
+		wb = end_wb;
+		if (++pos == vq->num) {
+			pos = 0;
+			wb ^= PK_AVAIL_USED;
+		}
 		if (upp)
-			pk_publish(vq, &pb, pos, wrap);
+			pk_publish(vq, &pb, pos, wb != 0);
 	}
+	wrap = wb != 0;
 	if (i < nb)
 		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+	if (batch && (pos != pb.old_pos || wrap != pb.old_wrap))
+		pk_used(vq, &pb, pb.old_pos, pb.old_wrap, last_id, 0);
 	if (pb.pending)
 		pk_publish(vq, &pb, pos, wrap);
 	vq->last_avail = vq->used_idx = pos;
@@ -507,38 +582,54 @@ static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
 	return TX_OK;
 }
 
+/* pk_tx_bufs() for the buffer at *@pos, its first descriptor read into @d. Out of line. */
+static int pk_tx_slow(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
+		      uint16_t *pos, bool *wrap, const char **why, struct vring_packed_desc d)
+{
+	struct pwalk w = {.pos = *pos, .wrap = *wrap, .ndesc = 1, .id = d.id};
+
+	if ((d.flags & VRING_DESC_F_INDIRECT) && pk_indirect(vq, &w, &d, why) < 0)
+		return TX_FAULT;
+	return pk_tx_bufs(vq, pb, m, pos, wrap, why, d, w);
+}
+
 /*
  * Copy packet @m into guest buffers from *@pos on. On TX_OK the position moved past what the
  * packet took and its used elements are written (not yet published); otherwise the ring is
- * untouched. Inline: the common case, a one-segment packet into one descriptor.
+ * untouched. Inline: the common case, a one-segment packet into one descriptor in the region
+ * of the previous translation.
  */
 ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
-			    uint16_t *pos, bool *wrap, const char **why)
+			    uint16_t *pos, uint16_t *wb, const char **why)
 {
+	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
 	struct vring_packed_desc d;
-	struct pwalk w;
-	int rc = pk_first(vq, &w, *pos, *wrap, &d, why);
+	uint8_t *dst;
+	bool wrap;
+	int rc;
 
-	if (rc <= 0)
-		return rc == 0 ? TX_FULL : TX_FAULT;
-	if (tide_likely(w.ind == NULL && m->next == NULL &&
-			(d.flags & (VRING_DESC_F_WRITE | VRING_DESC_F_NEXT)) == VRING_DESC_F_WRITE &&
-			d.len >= (uint32_t)vq->hdr_len + m->data_len)) {
-		uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
-		uint64_t contig;
-		uint8_t *dst = vhost_gpa_host(&vq->mem, d.addr, &contig);
-
-		if (tide_likely(dst != NULL && contig >= len)) {
-			if (!pk_id_ok(vq, &w, why))
-				return TX_FAULT;
-			vhost_hdr_put(dst, vq->hdr_len);
-			memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-			pk_used(vq, pb, *pos, *wrap, w.id, len);
-			pk_step(vq, pos, wrap);
-			return TX_OK;
+	if (!pk_fetch_wb(&pk_ring(vq)[*pos], *wb, &d))
+		return TX_FULL;
+	if (tide_likely(m->next == NULL &&
+			(d.flags & PK_TX_SHAPE) == VRING_DESC_F_WRITE &&
+			d.len >= len && (dst = vhost_gpa_fast(&vq->mem, d.addr, len)) != NULL)) {
+		if (tide_unlikely(d.id >= vq->num)) {
+			*why = "buffer id beyond the queue size";
+			return TX_FAULT;
 		}
+		vhost_hdr_put(dst, vq->hdr_len);
+		memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
+		pk_used_wb(vq, pb, *pos, *wb, d.id, len);
+		if (++*pos == vq->num) {
+			*pos = 0;
+			*wb ^= PK_AVAIL_USED;
+		}
+		return TX_OK;
 	}
-	return pk_tx_bufs(vq, pb, m, pos, wrap, why, d, w);
+	wrap = *wb != 0;
+	rc = pk_tx_slow(vq, pb, m, pos, &wrap, why, d);
+	*wb = pk_wbits(wrap);
+	return rc;
 }
 
 ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
@@ -552,6 +643,7 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	struct pk_pub pb;
 	uint16_t pos, i, k;
 	unsigned room;
+	uint16_t wb;
 	bool wrap, upp;
 
 	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
@@ -569,9 +661,10 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	pb.old_pos = pos;
 	pb.old_wrap = wrap;
 	upp = vq->used_per_pkt;
+	wb = pk_wbits(wrap); /* the pass, in the loop (wrap again after it) */
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		int rc = pk_tx_pkt(vq, &pb, m, &pos, &wrap, &why);
+		int rc = pk_tx_pkt(vq, &pb, m, &pos, &wb, &why);
 
 		if (tide_unlikely(rc != TX_OK)) {
 			if (rc == TX_FULL)
@@ -590,8 +683,9 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 		if (f == VHOST_FREE_LOOP)
 			tide_mbuf_free(m);
 		if (upp)
-			pk_publish(vq, &pb, pos, wrap);
+			pk_publish(vq, &pb, pos, wb != 0);
 	}
+	wrap = wb != 0;
 	k = i;
 	if (pb.pending)
 		pk_publish(vq, &pb, pos, wrap);

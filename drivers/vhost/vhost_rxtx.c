@@ -4,7 +4,10 @@
  *
  *   Rx burst <- guest Tx vring (2i+1): take avail entries [last_avail, avail->idx), copy each
  *               chain (minus the virtio-net header) into tide mbufs, one used entry per
- *               chain (length 0: we wrote nothing).
+ *               chain (length 0: we wrote nothing); with VIRTIO_F_IN_ORDER one for the
+ *               whole burst, at its first used slot with the head of its last chain, and
+ *               used->idx moved by the burst's chains (split-ring "In-order use of
+ *               descriptors"; DPDK's in-order Tx cleanup reads only used->idx).
  *   Tx burst -> guest Rx vring (2i):   take avail entries, write header + packet into the
  *               guest's buffers (several chains per packet with MRG_RXBUF, num_buffers in
  *               the first header), one used entry per chain with the bytes written.
@@ -236,13 +239,13 @@ ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf 
 
 	if ((*why = walk_first(vq, &w, head, &d)) != NULL)
 		return RX_FAULT;
-	/* One readable descriptor, header and frame in one region, the frame fits one mbuf. */
+	/* One readable descriptor, header and frame in the region of the previous translation,
+	 * the frame fits one mbuf. */
 	if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
 			d.len - skip <= q->fast_max)) {
-		uint64_t contig;
-		const uint8_t *src = gpa_host(&vq->mem, d.addr, &contig);
+		const uint8_t *src = vhost_gpa_fast(&vq->mem, d.addr, d.len);
 
-		if (tide_likely(src != NULL && contig >= d.len)) {
+		if (tide_likely(src != NULL)) {
 			uint16_t k = (uint16_t)(d.len - skip);
 
 			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
@@ -293,12 +296,12 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
 	struct vhost_vq *vq = &q->vq;
-	uint16_t aidx, last, uidx, i = 0;
+	uint16_t aidx, last, uidx, i = 0, last_head = 0;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	unsigned nb = vq_enter(&q->busy, &q->live, q->fence, &q->fault, &pub->stats.errors, vq,
 			       &aidx);
-	bool upp;
+	bool upp, batch;
 
 	if (nb == 0)
 		return 0;
@@ -312,7 +315,9 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	last = vq->last_avail;
 	uidx = vq->used_idx;
 	upp = vq->used_per_pkt;
-	while (i < nb && last != aidx) {
+	batch = vq->in_order && !upp; /* one used entry for the burst (see the top) */
+	/* At most @nb chains: each takes an avail entry, and @nb are there. */
+	for (unsigned t = 0; t < nb; t++) {
 		uint16_t head = load16(&vq->avail->ring[last & vq->mask]);
 		struct tide_mbuf *m = pkts[i];
 		int rc;
@@ -336,13 +341,19 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 			bytes += m->pkt_len;
 			i++;
 		}
-		used_put(vq, uidx++, head, 0);
+		if (batch)
+			last_head = head;
+		else
+			used_put(vq, uidx, head, 0);
+		uidx++;
 		last++;
 		if (upp)
 			used_publish(vq, uidx);
 	}
 	if (i < nb)
 		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+	if (batch && uidx != vq->used_idx)
+		used_put(vq, vq->used_idx, last_head, 0);
 	vq->last_avail = last;
 	if (uidx != vq->used_idx)
 		used_publish(vq, uidx);
@@ -497,10 +508,9 @@ ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_
 	if (tide_likely(m->next == NULL && (d.flags & VRING_DESC_F_WRITE) &&
 			d.len >= (uint32_t)vq->hdr_len + m->data_len)) {
 		uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
-		uint64_t contig;
-		uint8_t *dst = gpa_host(&vq->mem, d.addr, &contig);
+		uint8_t *dst = vhost_gpa_fast(&vq->mem, d.addr, len);
 
-		if (tide_likely(dst != NULL && contig >= len)) {
+		if (tide_likely(dst != NULL)) {
 			if (vq->hdr_len == sizeof(tx_hdr))
 				memcpy(dst, &tx_hdr, sizeof(tx_hdr));
 			else
