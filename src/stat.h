@@ -5,10 +5,13 @@
 
 #include <tide/port_core.h>
 
-/* Add to a counter that only the calling thread writes but others may read. */
+/* Add to a counter that only the calling thread adds to but others may read, and
+ * tide_port_stats_reset() may zero from another thread: both the load and the store are
+ * relaxed atomics (a plain mov each on x86 and arm64), so a reset racing with a count is
+ * defined (the count may be lost), not a data race. */
 static inline void tide_stat_add(uint64_t *c, uint64_t v)
 {
-	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
 /* Count a burst of @packets packets, @bytes bytes, on a queue (drivers' bursts). */
