@@ -56,7 +56,10 @@ $(ARM_BUILD)/build.ninja:
 
 matrix: $(REL_BUILD)/build.ninja $(CLANG_BUILD)/build.ninja $(ARM_BUILD)/build.ninja
 	ninja -C $(REL_BUILD)
+	@# Regenerate first (a changed meson.build), so the target list is read from current files.
+	ninja -C $(CLANG_BUILD) build.ninja
 	ninja -C $(CLANG_BUILD) $$(scripts/run-tests --targets $(CLANG_BUILD):unit)
+	ninja -C $(ARM_BUILD) build.ninja
 	ninja -C $(ARM_BUILD) $$(scripts/run-tests --targets $(ARM_BUILD):exe)
 
 # The mutation check (scripts/mutate): every mutant of tests/mutants/*.list, opt-in; the
