@@ -108,6 +108,13 @@ tp_stats() {
 	tp_rx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /RX-packets:/ {print $2; exit}' "$dir/$1.log")
 	tp_tx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /TX-packets:/ {print $2; exit}' "$dir/$1.log")
 }
+# link_is TAG up|down: a fresh "show port info" of testpmd TAG says its link is up/down.
+link_is() {
+	local before; before=$(grep -ac 'Link status:' "$dir/$1.log")
+	tp_cmd "$1" "show port info 0"
+	wait_for 5 bash -c "[ \$(grep -ac 'Link status:' '$dir/$1.log') -gt $before ]" || return 1
+	grep -a 'Link status:' "$dir/$1.log" | tail -n 1 | grep -q "$2"
+}
 # delivered TAG N: testpmd's port has received N packets (all of tide's).
 delivered() { tp_stats "$1" >/dev/null && [ "${tp_rx:-0}" -ge "$2" ]; }
 # settle TAG N SESSION: once testpmd holds all N of tide's packets, let the peer's session
@@ -247,6 +254,10 @@ tide_client_restart() {
 	settle r$n "$count" 1
 	wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; return; }
 	kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
+	# Let testpmd see the old connection gone (its link goes down) before the new tide
+	# connects: a connection that races virtio-user's own disconnect handling may find no
+	# traffic (seen once in a packed run).
+	wait_for 10 link_is r$n down || echo "note: testpmd r$n did not report its link down"
 	tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
 	peer_start "vhost:socket=$sock,role=client" 64 1 1
 	ready r$n 1
