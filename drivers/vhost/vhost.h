@@ -271,18 +271,27 @@ static inline __attribute__((always_inline)) void vhost_leave(uint32_t *busy)
  * A worker found the frontend breaking a rule: record it and wake the control thread, which
  * disconnects. @fault is a queue's fault word (the first member of its vhost_fault_slot).
  * The eventfd write is the data path's only syscall, once per fault (the queue moves
- * nothing after it); a full counter (EAGAIN) is readable already.
+ * nothing after it).
  */
+/* Wake the control thread through its eventfd (-1: no thread). A full counter (EAGAIN) is
+ * readable already, so a failed write loses no wake-up. */
+static inline void vhost_wake(int wakefd)
+{
+	uint64_t one = 1;
+
+	if (wakefd >= 0 && write(wakefd, &one, sizeof(one)) < 0) {
+		/* nothing to do: see above */
+	}
+}
+
 static inline void vhost_fault(const char **fault, uint64_t *errors, const char *why)
 {
 	const struct vhost_fault_slot *s = (const struct vhost_fault_slot *)(void *)fault;
 	bool first = __atomic_load_n(fault, __ATOMIC_RELAXED) == NULL;
-	uint64_t one = 1;
 
 	quiesce_fault(fault, errors, why);
-	if (first && s->wakefd >= 0 && write(s->wakefd, &one, sizeof(one)) < 0) {
-		/* nothing to do: see above */
-	}
+	if (first)
+		vhost_wake(s->wakefd);
 }
 
 #endif

@@ -880,11 +880,7 @@ static void client_try(struct vhost_port *vp)
 /* Wake the control thread: its fd set or timeout changed, or the port stops. */
 static void ctl_wake(struct vhost_port *vp)
 {
-	uint64_t one = 1;
-
-	if (vp->wakefd >= 0 && write(vp->wakefd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is full, so the thread wakes anyway */
-	}
+	vhost_wake(vp->wakefd);
 }
 
 /* A worker found a violation in guest memory. Acquire: pairs with vhost_fault(). */
