@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the DPDK instruction harnesses (bench/memif/dpdk_instr.c, bench/vhost/dpdk_instr.c)
+ * What the DPDK instruction harnesses (bench/memif/dpdk_instr.c, bench/vhost/lockstep.c)
  * share: a port brought up with one 1024-descriptor queue pair, a burst of BURST packets
  * built with a sequence number, and a received burst checked and freed. The counted burst
  * calls stay in each harness; this is the work done outside them.

@@ -15,8 +15,8 @@
  * interrupt thread; the lock step starts once both links are up.
  *
  * usage: dpdk_instr PACKETS SIZE EAL-ARGS...   (e.g. --no-pci --huge-dir DIR --file-prefix P)
- * Prints "packets=N size=S". Exit 1 when a burst moves less than asked or a payload arrives
- * changed.
+ * Prints "packets=N size=S" and "ns_per_pkt=CTX,SRX,STX,CRX" (as memif_instr). Exit 1 when
+ * a burst moves less than asked or a payload arrives changed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +28,7 @@
 #include <rte_mbuf.h>
 
 #include "../dpdk_instr.h"
-#include "lockstep_time.h"
+#include "../lockstep_time.h"
 
 static uint16_t S, C;
 
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 		done += BURST;
 	}
 	printf("packets=%llu size=%u\n", (unsigned long long)done, size);
-	ls_print(ns, done);
+	ls_print(ns, 4, done);
 	rte_eth_dev_stop(C);
 	rte_eth_dev_stop(S);
 	rte_eth_dev_close(C);

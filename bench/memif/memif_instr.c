@@ -17,8 +17,10 @@
  * functions; the packets received are freed outside them.
  *
  * usage: memif_instr PACKETS SIZE [SPEC_EXTRA]      e.g. memif_instr 200000 64 ,txfree_loop=yes
- * Prints "packets=N size=S" (per direction). Exit 1 when a burst moves less than asked or a
- * payload arrives changed, or the pool is not full at the end.
+ * Prints "packets=N size=S" (per direction) and "ns_per_pkt=CTX,SRX,STX,CRX" (each burst
+ * call's wall-clock time per packet: client Tx, server Rx, server Tx, client Rx). Exit 1
+ * when a burst moves less than asked or a payload arrives changed, or the pool is not full
+ * at the end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@
 #include <tide/port.h>
 
 #include "../../tests/memif_util.h"
-#include "lockstep_time.h"
+#include "../lockstep_time.h"
 
 #define BURST 32
 
@@ -139,7 +141,7 @@ int main(int argc, char **argv)
 		done += BURST;
 	}
 	printf("packets=%llu size=%u\n", (unsigned long long)done, size);
-	ls_print(ns, done);
+	ls_print(ns, 4, done);
 	tide_port_stop(C);
 	tide_port_stop(S);
 	tide_port_close(C);

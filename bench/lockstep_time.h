@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The wall-clock side of memif_instr and dpdk_memif_instr (libc only, so that the DPDK
- * harness can include it): the time of each of the four burst calls, summed over the lock
- * step and printed per packet. One CPU, hot caches, no other process: the time each side's
+ * The wall-clock side of the lock-step harnesses (memif_instr, dpdk_memif_instr,
+ * vhost_lockstep; libc only, so that the DPDK harnesses can include it): the time of each
+ * burst call, summed over the lock step and printed per packet. One CPU, hot caches, no other process: the time each side's
  * work takes without a second CPU or the scheduler in it. Under callgrind the figures are
  * meaningless and the counts do not include this code (it runs outside bench_*).
  */
@@ -30,12 +30,15 @@ static inline uint64_t ls_now_ns(void)
 		ls_r_;                                                                             \
 	})
 
-/* "ns_per_pkt=client_tx,server_rx,server_tx,client_rx" for @pkts packets each way. */
-static inline void ls_print(const uint64_t ns[4], uint64_t pkts)
+/* "ns_per_pkt=A,B,..." : the @n sums of @ns over @pkts packets (the harness names the order). */
+static inline void ls_print(const uint64_t *ns, unsigned n, uint64_t pkts)
 {
 	double p = pkts ? (double)pkts : 1.0;
 
-	printf("ns_per_pkt=%.2f,%.2f,%.2f,%.2f\n", ns[0] / p, ns[1] / p, ns[2] / p, ns[3] / p);
+	printf("ns_per_pkt=");
+	for (unsigned i = 0; i < n; i++)
+		printf("%s%.2f", i ? "," : "", ns[i] / p);
+	printf("\n");
 }
 
 #endif
