@@ -28,8 +28,8 @@
  * usage: vhost_lockstep tide|dpdk rx|tx[-packed] PACKETS SIZE EAL-ARGS...
  *        (e.g. --no-pci -l 0 --huge-dir D --file-prefix P --single-file-segments)
  * -packed: virtio-user with packed_vq=1 (both backends offer packed virtqueues).
- * Prints "backend=.. dir=.. packets=N size=S in_order=0|1 packed=0|1" (what the backend
- * negotiated) and "ns_per_pkt=FE,BE" (the frontend's and the backend's burst, wall clock).
+ * Prints "backend=.. dir=.. packets=N size=S in_order=0|1 packed=0|1 tide_pool_huge=0|1|-"
+ * (what the backend negotiated; whether tide's pool is on 2 MiB pages) and "ns_per_pkt=FE,BE" (the frontend's and the backend's burst, wall clock).
  * Exit 1 when a burst moves less than asked, a payload arrives changed, the layout asked for
  * was not negotiated, or (tide) the pool is not full at the end.
  */
@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 	int ne = 0, tx, packed;
 	struct rte_mempool *mp_fe, *mp_be = NULL;
 	struct tide_pool *tpool = NULL;
+	struct tide_pool_mem pm;
 	uint64_t total, done = 0, feat, ns[2] = {0};
 	unsigned size;
 
@@ -237,8 +238,11 @@ int main(int argc, char **argv)
 			di_take((struct rte_mbuf **)pk, got, size, done, 0);
 		done += BURST;
 	}
-	printf("backend=%s dir=%s packets=%llu size=%u in_order=%d packed=%d\n", argv[1], argv[2],
-	       (unsigned long long)done, size, !!(feat & F_IN_ORDER), !!(feat & F_RING_PACKED));
+	if (TIDE)
+		tide_pool_mem_info(tpool, &pm);
+	printf("backend=%s dir=%s packets=%llu size=%u in_order=%d packed=%d tide_pool_huge=%s\n",
+	       argv[1], argv[2], (unsigned long long)done, size, !!(feat & F_IN_ORDER),
+	       !!(feat & F_RING_PACKED), TIDE ? (pm.hugepages ? "1" : "0") : "-");
 	ls_print(ns, 2, done);
 	rte_eth_dev_stop(F);
 	rte_eth_dev_close(F);
