@@ -12,6 +12,9 @@
  *    busy loop), connects when a listener appears and reconnects after the listener's
  *    connection ends.
  *  - Port stop wakes it and joins it at once (an alarm fails the test if stop hangs).
+ *  - The port's info says so: needs_poll_ctl is 0 for vhost (its thread serves it), 1 for
+ *    memif (its control plane runs only in tide_port_poll_ctl()), 0 for a driver without a
+ *    control plane (null). tide-fwd reads it (vhost_fwd_ctl checks what tide-fwd does).
  * Pools come back full.
  */
 #include <dirent.h>
@@ -360,6 +363,36 @@ static void client_case(const char *path)
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 }
 
+/* needs_poll_ctl of the one port @spec opens. */
+static int needs_poll_ctl(const char *spec)
+{
+	struct tide_port_info pi;
+	struct tide_port *p;
+
+	FE_CHECK(tide_port_open(spec, &p) == 0);
+	FE_CHECK(tide_port_info_get(p, &pi) == 0);
+	tide_port_close(p);
+	return pi.needs_poll_ctl;
+}
+
+static void info_case(const char *path)
+{
+	char spec[160];
+	int v, m, n;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s", path);
+	v = needs_poll_ctl(spec);
+	snprintf(spec, sizeof(spec), "memif:socket=%s,role=server", path);
+	m = needs_poll_ctl(spec);
+	n = needs_poll_ctl("null:size=64");
+	printf("needs_poll_ctl: vhost %d, memif %d, null %d\n", v, m, n);
+	if (v != 0 || m != 1 || n != 0) {
+		fprintf(stderr, "FAIL: needs_poll_ctl: vhost %d (want 0), memif %d (want 1), "
+				"null %d (want 0)\n", v, m, n);
+		exit(1);
+	}
+}
+
 int main(void)
 {
 	char path[108];
@@ -367,6 +400,7 @@ int main(void)
 	tide_thread_register();
 	FE_CHECK(tide_pktpool_create("vhostctl", 1024, 32, 0, NULL, &pool) == 0);
 	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
+	info_case(path);
 	server_case(path);
 	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
 	client_case(path);
