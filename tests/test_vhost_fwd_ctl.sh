@@ -1,19 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# tide-fwd calls tide_port_poll_ctl() only on the ports whose info has needs_poll_ctl set.
-# tide-fwd runs under strace (one output file per thread) with two ports: a vhost server
-# port with a frontend connected that stays silent, and a memif server port with no peer.
-# The frontend is a plain UNIX socket that connects and sends nothing. Once the vhost port
-# has accepted it, the test waits for 20 more live-statistics lines (period 0.02 s). Each
-# line is printed by a tick of tide-fwd's main loop, after that tick's poll_ctl calls.
-# Then, in tide-fwd's main thread:
-#   - no recvmsg at all. A tick that polls the vhost port makes one recvmsg on the silent
-#     connection, so the old loop makes at least 20 here;
-#   - at least 20 accept4. The memif port is still polled: it accepts its peers only inside
-#     tide_port_poll_ctl(). This also shows that strace sees the main thread's calls.
-# The vhost control thread must have accepted the frontend (accept4 returning an fd).
-#
+# tide-fwd calls tide_port_poll_ctl() only on the ports whose info has needs_poll_ctl set,
+# and the vhost port's control thread does only what woke it. tide-fwd runs under strace
+# (one output file per thread) with two ports: a vhost server port and a memif server port
+# with no peer. The frontend is a plain UNIX socket (python3) driven step by step:
+#   1. it connects and stays silent; once the port has accepted it, the test waits for 20
+#      more live-statistics lines (period 0.02 s). Each line is printed by a tick of
+#      tide-fwd's main loop, after that tick's poll_ctl calls;
+#   2. a second frontend connects and sees the port close it (one frontend at a time);
+#   3. the first sends GET_FEATURES (a header, no payload) and reads the reply.
+# Then tide-fwd is stopped (SIGINT) and the calls are counted:
+#   - tide-fwd's main thread: no recvmsg at all (a tick that polls the vhost port makes one
+#     on the silent connection: the old loop makes at least 20 here), and at least 20
+#     accept4 (the memif port is still polled: it accepts its peers only inside
+#     tide_port_poll_ctl(); this also shows that strace sees the main thread's calls);
+#   - the vhost control thread (the one whose accept4 returned an fd): exactly 2 accept4,
+#     both returning an fd (steps 1 and 2: none on a wake-up by the connection), and
+#     exactly 2 recvmsg (step 3: the message, then the one that finds the socket empty;
+#     none after an accept or on a wake-up by the listening socket).
+#     Every step ends inside one locked pass of the thread (the accept, the close, the
+#     reply), and port stop takes the lock before the thread can end: the counts are exact.
 # usage: test_vhost_fwd_ctl.sh PATH/TO/tide-fwd
 #   exit 77 (skip) without strace or python3
 set -u
@@ -48,23 +55,49 @@ TIDE_LOG_LEVEL=info "$strace" -f -ff -qq -e trace=recvmsg,accept4,execve -o "$di
 pids+=($!)
 wait_for 20 test -S "$vsock" || fail "no vhost socket $vsock"
 
-# The silent frontend: connects, then holds the connection until the test ends.
-mkfifo "$dir/hold"
+# The frontend: connects, then does what the test writes into the FIFO, line by line.
+mkfifo "$dir/cmd"
 python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
+import socket, struct, sys
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    return s
+s = conn()
 print("connected", flush=True)
-open(sys.argv[2]).read()
-' "$vsock" "$dir/hold" >"$dir/fe.log" 2>&1 &
+for line in open(sys.argv[2]):
+    if line.strip() == "second":
+        t = conn()
+        t.settimeout(20)
+        print("second refused" if t.recv(1) == b"" else "second: got data", flush=True)
+        t.close()
+    elif line.strip() == "features":
+        s.sendall(struct.pack("<III", 1, 1, 0))   # GET_FEATURES, version 1, no payload
+        r = b""
+        s.settimeout(20)
+        while len(r) < 20:
+            d = s.recv(20 - len(r))
+            if not d:
+                break
+            r += d
+        req, flags, size = struct.unpack("<III", r[:12])
+        print("features reply: request %d size %d" % (req, size), flush=True)
+' "$vsock" "$dir/cmd" >"$dir/fe.log" 2>&1 &
 pids+=($!)
-exec {hold}>"$dir/hold"
+exec {cmd}>"$dir/cmd"
 connected() { grep -aq 'frontend connected' "$dir/fwd.log"; }
 wait_for 20 connected || fail "the vhost port did not accept the frontend"
 lines() { grep -ac '^\[ *[0-9.]* s\]' "$dir/fwd.log"; }
 ticks() { [ "$(lines)" -ge $(($1 + 20)) ]; }
 l0=$(lines)
 wait_for 60 ticks "$l0" || fail "tide-fwd printed $(($(lines) - l0)) of 20 statistics lines in 60 s"
+nticks=$(($(lines) - l0))
+fe_says() { grep -aq "$1" "$dir/fe.log"; }
+echo second >&"$cmd"
+wait_for 20 fe_says 'second refused' || fail "the second frontend was not closed: $(cat "$dir/fe.log")"
+echo features >&"$cmd"
+wait_for 20 fe_says 'features reply: request 1 size 8' || fail "no GET_FEATURES reply: $(cat "$dir/fe.log")"
+
 # The main thread's file is st.PID (its execve is traced there): SIGINT goes to tide-fwd
 # itself, which then prints its summary and exits; strace ends with it.
 main=$(grep -l '^execve(' "$dir"/st.* | head -n 1)
@@ -72,13 +105,21 @@ main=$(grep -l '^execve(' "$dir"/st.* | head -n 1)
 kill -INT "${main##*.}"
 wait "${pids[0]}"
 rc=$?
-exec {hold}>&-
+exec {cmd}>&-
 [ $rc -eq 0 ] || fail "tide-fwd exited with $rc"
+
 recv=$(grep -c '^recvmsg(' "$main")
 acc=$(grep -c '^accept4(' "$main")
-served=$(grep -h '^accept4(' "$dir"/st.* | grep -vc '= -1 ')
-echo "over $(($(lines) - l0)) ticks with a silent frontend connected: main thread recvmsg $recv, accept4 $acc (memif); accepted connections $served"
+ctl=$(grep -l '^accept4(.* = [0-9]' "$dir"/st.* | grep -vx "$main" | head -n 1)
+[ -n "$ctl" ] || fail "no thread accepted the frontend"
+c_acc=$(grep -c '^accept4(' "$ctl")
+c_acc_ok=$(grep -c '^accept4(.* = [0-9]' "$ctl")
+c_recv=$(grep -c '^recvmsg(' "$ctl")
+echo "main thread, $nticks ticks with a silent frontend connected: recvmsg $recv, accept4 $acc (memif)"
+echo "vhost control thread: accept4 $c_acc ($c_acc_ok returned an fd), recvmsg $c_recv"
 [ "$recv" -eq 0 ] || fail "tide-fwd's main thread made $recv recvmsg calls: it polls the vhost port's control plane"
 [ "$acc" -ge 20 ] || fail "tide-fwd's main thread made $acc accept4 calls in 20 ticks: it no longer polls the memif port"
-[ "$served" -ge 1 ] || fail "no thread accepted the frontend"
+[ "$c_acc" -eq 2 ] && [ "$c_acc_ok" -eq 2 ] ||
+	fail "the control thread made $c_acc accept4 calls, $c_acc_ok returning an fd (want 2 and 2): $(grep '^accept4(' "$ctl")"
+[ "$c_recv" -eq 2 ] || fail "the control thread made $c_recv recvmsg calls (want 2: GET_FEATURES and the empty socket): $(grep '^recvmsg(' "$ctl" | cut -c1-100)"
 echo ok
