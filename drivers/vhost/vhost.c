@@ -77,7 +77,7 @@ static int vhost_start(struct tide_port *p)
 
 		q->live = 0;
 		q->live_packed = 0;
-		q->fault = NULL;
+		q->fs.why = NULL;
 		q->fence = vp->fence;
 		q->port_id = (uint16_t)p->id;
 	}
@@ -86,7 +86,7 @@ static int vhost_start(struct tide_port *p)
 
 		q->live = 0;
 		q->live_packed = 0;
-		q->fault = NULL;
+		q->fs.why = NULL;
 		q->fence = vp->fence;
 	}
 	rc = vhost_ctl_start(vp);

@@ -69,7 +69,7 @@ static int sock_addr(const struct vhost_port *vp, struct sockaddr_un *sa, sockle
 
 /* The queue of vring @v (even: guest Rx = our Tx queue; odd: guest Tx = our Rx queue). */
 static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **live,
-				uint32_t **busy, const char ***fault)
+				uint32_t **busy, struct vhost_fault_slot **fs)
 {
 	struct tide_port *p = vp->port;
 	unsigned i = v / 2;
@@ -79,14 +79,14 @@ static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **li
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
+		*live = &q->live, *busy = &q->busy, *fs = &q->fs;
 		return &q->vq;
 	} else {
 		struct vhost_rxq *q = i < p->nb_rxq ? (struct vhost_rxq *)p->rxq[i] : NULL;
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
+		*live = &q->live, *busy = &q->busy, *fs = &q->fs;
 		return &q->vq;
 	}
 }
@@ -115,14 +115,14 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 {
 	struct vhost_vring *vr = &vp->vr[v];
 	uint32_t *live, *busy;
-	const char **fault;
+	struct vhost_fault_slot *fs;
 	struct vhost_vq *q;
 	int rc;
 
 	if (!vr->running)
 		return;
 	vr->running = false;
-	q = vring_q(vp, v, &live, &busy, &fault);
+	q = vring_q(vp, v, &live, &busy, &fs);
 	if (q == NULL)
 		return;
 	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
@@ -138,7 +138,7 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 			     : q->last_avail;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u stopped: last_avail %u used_idx %u avail %u used %u",
 			v, q->last_avail, q->used_idx, q->avail->idx, q->used->idx);
-	*fault = NULL;
+	fs->why = NULL;
 }
 
 static void vring_stop_all(struct vhost_port *vp, bool *was)
@@ -221,13 +221,14 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	bool enabled = (vp->features & VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES)) ? vr->enabled
 										    : true;
 	uint32_t *live, *busy;
-	const char **fault, *why;
+	struct vhost_fault_slot *fs;
+	const char *why;
 	struct vhost_vq *q;
 
 	if (vr->running || !vr->num_set || !vr->addr_set || !vr->kicked || !enabled ||
 	    vp->nmap == 0)
 		return 0;
-	q = vring_q(vp, v, &live, &busy, &fault);
+	q = vring_q(vp, v, &live, &busy, &fs);
 	if (q == NULL) {
 		/* A vring of a queue the application did not set up: nothing polls it. */
 		return 0;
@@ -282,7 +283,7 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 				 VRING_PACKED_EVENT_F_DISABLE, __ATOMIC_RELAXED);
 	else if (!q->event_idx)
 		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
-	*fault = NULL;
+	fs->why = NULL;
 	vr->running = true;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
 			q->last_avail, q->avail->idx, q->used->idx);
@@ -889,11 +890,12 @@ static void check_faults(struct vhost_port *vp)
 {
 	for (unsigned v = 0; v < 2 * vp->queues && vp->cfd >= 0; v++) {
 		uint32_t *live, *busy;
-		const char **fault, *f;
+		struct vhost_fault_slot *fs;
+		const char *f;
 
-		if (!vp->vr[v].running || vring_q(vp, v, &live, &busy, &fault) == NULL)
+		if (!vp->vr[v].running || vring_q(vp, v, &live, &busy, &fs) == NULL)
 			continue;
-		f = __atomic_load_n(fault, __ATOMIC_ACQUIRE);
+		f = __atomic_load_n(&fs->why, __ATOMIC_ACQUIRE);
 		if (f != NULL)
 			disconnect(vp, KIND_DATA, "vring %u: %s", v, f);
 	}
