@@ -37,15 +37,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- tide-fwd output:"; tail -n 20 "$dir/fwd.log"; exit 1; }
 
-# Wait until command $2... succeeds, for at most $1 seconds.
-wait_for() {
-	local t=$1; shift
-	local end=$((SECONDS + t))
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.02
-	done
-}
+. "$(dirname "$0")/wait_for.sh"
 
 vsock=$dir/vh.sock
 msock=$dir/mf.sock
@@ -53,7 +45,7 @@ TIDE_LOG_LEVEL=info "$strace" -f -ff -qq -e trace=recvmsg,accept4,execve -o "$di
 	"$fwd" --port "vhost:socket=$vsock,role=server" --port "memif:socket=$msock,role=server" \
 	--fwd rxonly --stats-period 0.02 >"$dir/fwd.log" 2>&1 &
 pids+=($!)
-wait_for 20 test -S "$vsock" || fail "no vhost socket $vsock"
+wait_for test -S "$vsock" || fail "no vhost socket $vsock"
 
 # The frontend: connects, then does what the test writes into the FIFO, line by line.
 mkfifo "$dir/cmd"
@@ -84,19 +76,19 @@ for line in open(sys.argv[2]):
         print("features reply: request %d size %d" % (req, size), flush=True)
 ' "$vsock" "$dir/cmd" >"$dir/fe.log" 2>&1 &
 pids+=($!)
-exec {cmd}>"$dir/cmd"
+exec {cmd}<>"$dir/cmd" # read-write: opens at once, even if the frontend never starts
 connected() { grep -aq 'frontend connected' "$dir/fwd.log"; }
-wait_for 20 connected || fail "the vhost port did not accept the frontend"
+wait_for connected || fail "the vhost port did not accept the frontend"
 lines() { grep -ac '^\[ *[0-9.]* s\]' "$dir/fwd.log"; }
 ticks() { [ "$(lines)" -ge $(($1 + 20)) ]; }
 l0=$(lines)
-wait_for 60 ticks "$l0" || fail "tide-fwd printed $(($(lines) - l0)) of 20 statistics lines in 60 s"
+wait_for ticks "$l0" || fail "tide-fwd printed $(($(lines) - l0)) of 20 statistics lines in 10 s"
 nticks=$(($(lines) - l0))
 fe_says() { grep -aq "$1" "$dir/fe.log"; }
 echo second >&"$cmd"
-wait_for 20 fe_says 'second refused' || fail "the second frontend was not closed: $(cat "$dir/fe.log")"
+wait_for fe_says 'second refused' || fail "the second frontend was not closed: $(cat "$dir/fe.log")"
 echo features >&"$cmd"
-wait_for 20 fe_says 'features reply: request 1 size 8' || fail "no GET_FEATURES reply: $(cat "$dir/fe.log")"
+wait_for fe_says 'features reply: request 1 size 8' || fail "no GET_FEATURES reply: $(cat "$dir/fe.log")"
 
 # The main thread's file is st.PID (its execve is traced there): SIGINT goes to tide-fwd
 # itself, which then prints its summary and exits; strace ends with it.
