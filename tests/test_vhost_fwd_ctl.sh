@@ -22,10 +22,11 @@
 #     Every step ends inside one locked pass of the thread (the accept, the close, the
 #     reply), and port stop takes the lock before the thread can end: the counts are exact.
 # usage: test_vhost_fwd_ctl.sh PATH/TO/tide-fwd
-#   exit 77 (skip) without strace or python3
+#   exit 77 (skip) without strace (or where it cannot trace) or python3
 set -u
 fwd=$1
 strace=$(command -v strace) || { echo "skip: strace not installed" >&2; exit 77; }
+"$strace" -f -qq -o /dev/null true 2>/dev/null || { echo "skip: strace cannot trace here (ptrace not allowed)" >&2; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 not installed (the silent frontend)" >&2; exit 77; }
 dir=$(mktemp -d /tmp/tide-vhost-fwdctl-XXXXXX)
 pids=()
