@@ -9,8 +9,9 @@
  *  - It accepts a frontend and answers the handshake; it is woken by a worker's fault in
  *    guest memory (eventfd) and disconnects with the reason; it accepts the next frontend.
  *  - Client role: it retries on its timeout while nothing listens (wakes, but far from a
- *    busy loop), connects when a listener appears and reconnects after the listener's
- *    connection ends.
+ *    busy loop), connects when a listener appears, answers a message long after that
+ *    without connecting a second time, and reconnects after the listener's connection
+ *    ends.
  *  - Port stop wakes it and joins it at once (an alarm fails the test if stop hangs).
  *  - The port's info says so: needs_poll_ctl is 0 for vhost (its thread serves it), 1 for
  *    memif (its control plane runs only in tide_port_poll_ctl()), 0 for a driver without a
@@ -309,6 +310,7 @@ static void client_case(const char *path)
 	struct tide_port *p;
 	struct tide_vhost_info vi;
 	struct fe f;
+	uint64_t fv;
 	int tid, lfd;
 
 	unlink(path);
@@ -344,6 +346,21 @@ static void client_case(const char *path)
 	handshake(&f, p);
 	one_frame(&f, p, 3);
 	idle_window(tid, "client, connected and silent");
+
+	/* A message long after the connection was made (its retry time is past): the thread
+	 * answers and connects no second time. The thread holds the port lock from the message
+	 * to the end of its pass, so info() after the reply sees what the pass did. */
+	vi = info(p);
+	fe_send(&f, VHOST_USER_GET_FEATURES, NULL, 0, NULL, 0);
+	FE_CHECK(fe_reply(&f, &fv, sizeof(fv)) == 0);
+	if (info(p).connects != vi.connects || accept_within(lfd, 0) >= 0) {
+		fprintf(stderr, "FAIL: client, connected: a message made the control thread connect "
+				"again (connects %llu -> %llu)\n",
+			(unsigned long long)vi.connects, (unsigned long long)info(p).connects);
+		exit(1);
+	}
+	printf("client, connected: GET_FEATURES answered (0x%llx), no second connection\n",
+	       (unsigned long long)fv);
 
 	/* The listener's side ends the connection: tide reconnects and runs again. */
 	vi = info(p);
