@@ -96,6 +96,7 @@ int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv
 	p->info.min_desc = 64;
 	p->info.max_desc = 4096;
 	p->info.max_rs_gap = UINT16_MAX;
+	p->info.needs_poll_ctl = drv->poll_ctl != NULL; /* a driver with a thread clears it */
 	*out = p;
 	return 0;
 }

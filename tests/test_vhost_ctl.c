@@ -9,9 +9,13 @@
  *  - It accepts a frontend and answers the handshake; it is woken by a worker's fault in
  *    guest memory (eventfd) and disconnects with the reason; it accepts the next frontend.
  *  - Client role: it retries on its timeout while nothing listens (wakes, but far from a
- *    busy loop), connects when a listener appears and reconnects after the listener's
- *    connection ends.
+ *    busy loop), connects when a listener appears, answers a message long after that
+ *    without connecting a second time, and reconnects after the listener's connection
+ *    ends.
  *  - Port stop wakes it and joins it at once (an alarm fails the test if stop hangs).
+ *  - The port's info says so: needs_poll_ctl is 0 for vhost (its thread serves it), 1 for
+ *    memif (its control plane runs only in tide_port_poll_ctl()), 0 for a driver without a
+ *    control plane (null). tide-fwd reads it (vhost_fwd_ctl checks what tide-fwd does).
  * Pools come back full.
  */
 #include <dirent.h>
@@ -306,6 +310,7 @@ static void client_case(const char *path)
 	struct tide_port *p;
 	struct tide_vhost_info vi;
 	struct fe f;
+	uint64_t fv;
 	int tid, lfd;
 
 	unlink(path);
@@ -342,6 +347,21 @@ static void client_case(const char *path)
 	one_frame(&f, p, 3);
 	idle_window(tid, "client, connected and silent");
 
+	/* A message long after the connection was made (its retry time is past): the thread
+	 * answers and connects no second time. The thread holds the port lock from the message
+	 * to the end of its pass, so info() after the reply sees what the pass did. */
+	vi = info(p);
+	fe_send(&f, VHOST_USER_GET_FEATURES, NULL, 0, NULL, 0);
+	FE_CHECK(fe_reply(&f, &fv, sizeof(fv)) == 0);
+	if (info(p).connects != vi.connects || accept_within(lfd, 0) >= 0) {
+		fprintf(stderr, "FAIL: client, connected: a message made the control thread connect "
+				"again (connects %llu -> %llu)\n",
+			(unsigned long long)vi.connects, (unsigned long long)info(p).connects);
+		exit(1);
+	}
+	printf("client, connected: GET_FEATURES answered (0x%llx), no second connection\n",
+	       (unsigned long long)fv);
+
 	/* The listener's side ends the connection: tide reconnects and runs again. */
 	vi = info(p);
 	close(f.sock);
@@ -360,6 +380,36 @@ static void client_case(const char *path)
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 }
 
+/* needs_poll_ctl of the one port @spec opens. */
+static int needs_poll_ctl(const char *spec)
+{
+	struct tide_port_info pi;
+	struct tide_port *p;
+
+	FE_CHECK(tide_port_open(spec, &p) == 0);
+	FE_CHECK(tide_port_info_get(p, &pi) == 0);
+	tide_port_close(p);
+	return pi.needs_poll_ctl;
+}
+
+static void info_case(const char *path)
+{
+	char spec[160];
+	int v, m, n;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s", path);
+	v = needs_poll_ctl(spec);
+	snprintf(spec, sizeof(spec), "memif:socket=%s,role=server", path);
+	m = needs_poll_ctl(spec);
+	n = needs_poll_ctl("null:size=64");
+	printf("needs_poll_ctl: vhost %d, memif %d, null %d\n", v, m, n);
+	if (v != 0 || m != 1 || n != 0) {
+		fprintf(stderr, "FAIL: needs_poll_ctl: vhost %d (want 0), memif %d (want 1), "
+				"null %d (want 0)\n", v, m, n);
+		exit(1);
+	}
+}
+
 int main(void)
 {
 	char path[108];
@@ -367,6 +417,7 @@ int main(void)
 	tide_thread_register();
 	FE_CHECK(tide_pktpool_create("vhostctl", 1024, 32, 0, NULL, &pool) == 0);
 	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
+	info_case(path);
 	server_case(path);
 	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
 	client_case(path);

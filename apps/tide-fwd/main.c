@@ -126,6 +126,17 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
 	bool live = !cfg->quiet && cfg->stats_period > 0;
 	struct fwd_snap prev = *start, cur;
 	double next_stats = start->t + cfg->stats_period;
+	struct tide_port *ctl[TIDE_MAX_PORTS];
+	unsigned nctl = 0;
+
+	/* Only the ports whose control plane needs the call (memif); a vhost port's own
+	 * thread serves its frontend. */
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		struct tide_port_info pi;
+
+		if (tide_port_info_get(ctx->ports[p], &pi) == 0 && pi.needs_poll_ctl)
+			ctl[nctl++] = ctx->ports[p];
+	}
 
 	if (live)
 		fwd_stats_print_legend(stdout);
@@ -138,8 +149,8 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
 		nanosleep(&tick, NULL);
 		if (got_signal)
 			return got_signal == SIGINT ? "SIGINT" : "SIGTERM";
-		for (unsigned p = 0; p < ctx->nports; p++)
-			tide_port_poll_ctl(ctx->ports[p]);
+		for (unsigned p = 0; p < nctl; p++)
+			tide_port_poll_ctl(ctl[p]);
 		now = fwd_now();
 		if (cfg->duration > 0 && now - start->t >= cfg->duration)
 			return "duration";

@@ -77,7 +77,7 @@ static int vhost_start(struct tide_port *p)
 
 		q->live = 0;
 		q->live_packed = 0;
-		q->fault = NULL;
+		q->fs.why = NULL;
 		q->fence = vp->fence;
 		q->port_id = (uint16_t)p->id;
 	}
@@ -86,7 +86,7 @@ static int vhost_start(struct tide_port *p)
 
 		q->live = 0;
 		q->live_packed = 0;
-		q->fault = NULL;
+		q->fs.why = NULL;
 		q->fence = vp->fence;
 	}
 	rc = vhost_ctl_start(vp);
@@ -221,6 +221,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.min_desc = 64;
 	p->info.max_desc = 4096;
 	p->info.count_completion = 1;
+	p->info.needs_poll_ctl = 0; /* the control thread serves the frontend */
 	p->info.mac[0] = 0x02;
 	p->info.mac[1] = 0xfe;
 	p->info.mac[2] = 0x76; /* 'v' */

@@ -18,9 +18,9 @@
  *          pointers, the memory table copy, the indices and the fds are written before
  *          `live` is stored (release) and only while the queue is quiescent.
  *   busy   written by the worker: 1 from the start of a burst until its end.
- *   fault  written by the worker: the reason of a violation it found in guest memory;
+ *   fs.why written by the worker: the reason of a violation it found in guest memory;
  *          the queue then moves nothing until the control thread, woken through the
- *          eventfd beside the word (vhost_fault()), disconnects.
+ *          slot's eventfd (fs.wakefd, vhost_fault()), disconnects.
  *
  * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
  * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
@@ -52,8 +52,8 @@
 extern const struct tide_driver tide_driver_vhost;
 
 /*
- * A queue's fault word and the control thread's wake fd beside it (vhost_fault() finds the
- * fd from the word's address; the queues name the word `fault`, see vhost_rxq).
+ * A queue's fault: the worker's violation (NULL while the queue is sound) and the control
+ * thread's wake fd that vhost_fault() writes when it records one.
  */
 struct vhost_fault_slot {
 	const char *why;
@@ -118,10 +118,7 @@ struct vhost_rxq {
 	struct vhost_vq vq;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
-	union {
-		const char *fault;	   /* the worker's violation (fs.why) */
-		struct vhost_fault_slot fs; /* and the wake fd that goes with it */
-	};
+	struct vhost_fault_slot fs;
 };
 
 struct vhost_txq {
@@ -133,10 +130,7 @@ struct vhost_txq {
 	struct txc txc;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
-	union {
-		const char *fault;	   /* the worker's violation (fs.why) */
-		struct vhost_fault_slot fs; /* and the wake fd that goes with it */
-	};
+	struct vhost_fault_slot fs;
 };
 
 /* A mapped region (control thread). */
@@ -267,12 +261,6 @@ static inline __attribute__((always_inline)) void vhost_leave(uint32_t *busy)
 	quiesce_leave(busy);
 }
 
-/*
- * A worker found the frontend breaking a rule: record it and wake the control thread, which
- * disconnects. @fault is a queue's fault word (the first member of its vhost_fault_slot).
- * The eventfd write is the data path's only syscall, once per fault (the queue moves
- * nothing after it).
- */
 /* Wake the control thread through its eventfd (-1: no thread). A full counter (EAGAIN) is
  * readable already, so a failed write loses no wake-up. */
 static inline void vhost_wake(int wakefd)
@@ -284,12 +272,16 @@ static inline void vhost_wake(int wakefd)
 	}
 }
 
-static inline void vhost_fault(const char **fault, uint64_t *errors, const char *why)
+/*
+ * A worker found the frontend breaking a rule: record it in the queue's fault slot and wake
+ * the control thread, which disconnects. The eventfd write is the data path's only syscall,
+ * once per fault (the queue moves nothing after it).
+ */
+static inline void vhost_fault(struct vhost_fault_slot *s, uint64_t *errors, const char *why)
 {
-	const struct vhost_fault_slot *s = (const struct vhost_fault_slot *)(void *)fault;
-	bool first = __atomic_load_n(fault, __ATOMIC_RELAXED) == NULL;
+	bool first = __atomic_load_n(&s->why, __ATOMIC_RELAXED) == NULL;
 
-	quiesce_fault(fault, errors, why);
+	quiesce_fault(&s->why, errors, why);
 	if (first)
 		vhost_wake(s->wakefd);
 }

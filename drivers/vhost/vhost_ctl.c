@@ -5,8 +5,9 @@
  * sleeps in poll() on the listening socket (server), the connection, the reconnect time
  * (client: a timeout, 50 ms after the last attempt) and an eventfd that port stop, a
  * worker's fault (vhost_fault()) and tide_port_poll_ctl() write; an idle port costs no
- * wakeup. tide_port_poll_ctl() still handles at once what the frontend has sent (tests
- * rely on it; applications need not call it). Both run under the port's lock and never
+ * wakeup, and a wakeup costs only the calls for what woke it. tide_port_poll_ctl() still
+ * handles at once what the frontend has sent (tests rely on it; applications need not call
+ * it: the port's info has needs_poll_ctl 0). Both run under the port's lock and never
  * wait for the frontend: the sockets are non-blocking.
  *
  * Every message is checked before it changes anything: its version, its payload size for
@@ -68,7 +69,7 @@ static int sock_addr(const struct vhost_port *vp, struct sockaddr_un *sa, sockle
 
 /* The queue of vring @v (even: guest Rx = our Tx queue; odd: guest Tx = our Rx queue). */
 static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **live,
-				uint32_t **busy, const char ***fault)
+				uint32_t **busy, struct vhost_fault_slot **fs)
 {
 	struct tide_port *p = vp->port;
 	unsigned i = v / 2;
@@ -78,14 +79,14 @@ static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **li
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
+		*live = &q->live, *busy = &q->busy, *fs = &q->fs;
 		return &q->vq;
 	} else {
 		struct vhost_rxq *q = i < p->nb_rxq ? (struct vhost_rxq *)p->rxq[i] : NULL;
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
+		*live = &q->live, *busy = &q->busy, *fs = &q->fs;
 		return &q->vq;
 	}
 }
@@ -114,14 +115,14 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 {
 	struct vhost_vring *vr = &vp->vr[v];
 	uint32_t *live, *busy;
-	const char **fault;
+	struct vhost_fault_slot *fs;
 	struct vhost_vq *q;
 	int rc;
 
 	if (!vr->running)
 		return;
 	vr->running = false;
-	q = vring_q(vp, v, &live, &busy, &fault);
+	q = vring_q(vp, v, &live, &busy, &fs);
 	if (q == NULL)
 		return;
 	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
@@ -137,7 +138,7 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 			     : q->last_avail;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u stopped: last_avail %u used_idx %u avail %u used %u",
 			v, q->last_avail, q->used_idx, q->avail->idx, q->used->idx);
-	*fault = NULL;
+	fs->why = NULL;
 }
 
 static void vring_stop_all(struct vhost_port *vp, bool *was)
@@ -220,13 +221,14 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	bool enabled = (vp->features & VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES)) ? vr->enabled
 										    : true;
 	uint32_t *live, *busy;
-	const char **fault, *why;
+	struct vhost_fault_slot *fs;
+	const char *why;
 	struct vhost_vq *q;
 
 	if (vr->running || !vr->num_set || !vr->addr_set || !vr->kicked || !enabled ||
 	    vp->nmap == 0)
 		return 0;
-	q = vring_q(vp, v, &live, &busy, &fault);
+	q = vring_q(vp, v, &live, &busy, &fs);
 	if (q == NULL) {
 		/* A vring of a queue the application did not set up: nothing polls it. */
 		return 0;
@@ -281,7 +283,7 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 				 VRING_PACKED_EVENT_F_DISABLE, __ATOMIC_RELAXED);
 	else if (!q->event_idx)
 		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
-	*fault = NULL;
+	fs->why = NULL;
 	vr->running = true;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
 			q->last_avail, q->avail->idx, q->used->idx);
@@ -888,11 +890,12 @@ static void check_faults(struct vhost_port *vp)
 {
 	for (unsigned v = 0; v < 2 * vp->queues && vp->cfd >= 0; v++) {
 		uint32_t *live, *busy;
-		const char **fault, *f;
+		struct vhost_fault_slot *fs;
+		const char *f;
 
-		if (!vp->vr[v].running || vring_q(vp, v, &live, &busy, &fault) == NULL)
+		if (!vp->vr[v].running || vring_q(vp, v, &live, &busy, &fs) == NULL)
 			continue;
-		f = __atomic_load_n(fault, __ATOMIC_ACQUIRE);
+		f = __atomic_load_n(&fs->why, __ATOMIC_ACQUIRE);
 		if (f != NULL)
 			disconnect(vp, KIND_DATA, "vring %u: %s", v, f);
 	}
@@ -918,6 +921,14 @@ static int retry_timeout(const struct vhost_port *vp)
 	return (int)((vp->retry_at - now + 999999) / 1000000);
 }
 
+/*
+ * The control thread. After poll() it does only what woke it: the eventfd (a worker's
+ * fault; port stop; a connection closed by tide_port_poll_ctl()) -> the fault check; the
+ * connection readable, hung up or in error -> its messages (end of file or an error
+ * disconnects with the reason); the listening socket readable -> accept. In client role
+ * while not connected, a connection attempt when the retry time has come (client_try()
+ * checks it; the poll timeout is set to it).
+ */
 static void *ctl_main(void *arg)
 {
 	struct vhost_port *vp = arg;
@@ -925,42 +936,52 @@ static void *ctl_main(void *arg)
 	pthread_mutex_lock(&vp->lock);
 	while (!vp->quit) {
 		struct pollfd pf[3];
-		nfds_t n = 0;
+		nfds_t n = 0, li = 0, ci = 0;
 		int timeout = -1, rc;
+		bool woke;
 
 		pf[n++] = (struct pollfd){.fd = vp->wakefd, .events = POLLIN};
-		if (vp->lfd >= 0)
+		if (vp->lfd >= 0) {
+			li = n;
 			pf[n++] = (struct pollfd){.fd = vp->lfd, .events = POLLIN};
-		if (vp->cfd >= 0)
+		}
+		if (vp->cfd >= 0) {
+			ci = n;
 			pf[n++] = (struct pollfd){.fd = vp->cfd, .events = POLLIN};
-		else if (!vp->server)
+		} else if (!vp->server) {
 			timeout = retry_timeout(vp);
+		}
 		/* The fds stay open while we wait: only this thread, tide_port_poll_ctl() (which
 		 * wakes us when it changed them) and port stop (which joins us) close them. */
 		pthread_mutex_unlock(&vp->lock);
 		rc = poll(pf, n, timeout);
-		if (rc < 0 && errno != EINTR) {
+		if (rc < 0 && errno != EINTR) { /* (a failed poll() leaves every revents 0) */
 			struct timespec ts = {.tv_nsec = 10 * 1000000};
 
 			TIDE_LOG_WARN_(vp->port->name, "control thread: poll: %s", strerror(errno));
 			nanosleep(&ts, NULL); /* not a busy loop while poll() keeps failing */
 		}
-		if (pf[0].revents & POLLIN) {
+		woke = (pf[0].revents & POLLIN) != 0;
+		if (woke) {
 			uint64_t c;
 
 			if (read(vp->wakefd, &c, sizeof(c)) < 0) {
-				/* EAGAIN: tide_port_poll_ctl() was here first; nothing lost */
+				/* nothing to do: the eventfd is non-blocking and only we read it */
 			}
 		}
 		pthread_mutex_lock(&vp->lock);
 		if (vp->quit)
 			break;
-		check_faults(vp);
-		if (vp->server)
+		if (woke)
+			check_faults(vp);
+		/* The connection first: a frontend that left makes room for the next one. The
+		 * fd is the one polled, or closed by tide_port_poll_ctl() (cfd -1). */
+		if (ci != 0 && pf[ci].revents != 0)
+			ctl_messages(vp);
+		if (li != 0 && (pf[li].revents & POLLIN))
 			server_accept(vp);
-		else if (vp->cfd < 0)
+		else if (!vp->server && vp->cfd < 0)
 			client_try(vp);
-		ctl_messages(vp);
 	}
 	pthread_mutex_unlock(&vp->lock);
 	return NULL;

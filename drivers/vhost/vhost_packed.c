@@ -328,10 +328,10 @@ static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, 
 
 /* Burst entry: busy published, the queue live (packed) and sound. */
 ALWAYS_INLINE bool pk_enter(uint32_t *busy, const uint32_t *live, bool fence,
-			    const char *const *fault)
+			    const struct vhost_fault_slot *fs)
 {
 	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
-			  __atomic_load_n(fault, __ATOMIC_RELAXED) != NULL)) {
+			  __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
 		vhost_leave(busy);
 		return false;
 	}
@@ -404,7 +404,7 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	uint16_t pos, i = 0, nb, last_id = 0, wb;
 	bool wrap, upp, batch;
 
-	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
+	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fs))
 		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
@@ -470,7 +470,7 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 				break;
 			}
 			if (rc == RX_FAULT) {
-				vhost_fault(&q->fault, &pub->stats.errors, why);
+				vhost_fault(&q->fs, &pub->stats.errors, why);
 				break;
 			}
 			dropped++; /* consumed, counted, the mbuf reused for the next chain */
@@ -646,7 +646,7 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	uint16_t wb;
 	bool wrap, upp;
 
-	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fault))
+	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fs))
 		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
@@ -670,7 +670,7 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 			if (rc == TX_FULL)
 				break;
 			if (rc == TX_FAULT) {
-				vhost_fault(&q->fault, &pub->stats.errors, why);
+				vhost_fault(&q->fs, &pub->stats.errors, why);
 				break;
 			}
 			/* Too large for the guest's buffers: dropped and counted. */

@@ -199,20 +199,20 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
  * the index jumped: then the queue faults).
  */
 ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, bool fence,
-				const char **fault, uint64_t *errors, struct vhost_vq *q,
+				struct vhost_fault_slot *fs, uint64_t *errors, struct vhost_vq *q,
 				uint16_t *idx)
 {
 	uint16_t a, k;
 
 	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
-			  __atomic_load_n(fault, __ATOMIC_RELAXED) != NULL)) {
+			  __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
 		vhost_leave(busy);
 		return 0;
 	}
 	a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
 	k = (uint16_t)(a - q->last_avail);
 	if (tide_unlikely(k > q->num)) {
-		vhost_fault(fault, errors, "avail index moved more than the queue size");
+		vhost_fault(fs, errors, "avail index moved more than the queue size");
 		k = 0;
 	}
 	if (k == 0)
@@ -299,7 +299,7 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	uint16_t aidx, last, uidx, i = 0, last_head = 0;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	unsigned nb = vq_enter(&q->busy, &q->live, q->fence, &q->fault, &pub->stats.errors, vq,
+	unsigned nb = vq_enter(&q->busy, &q->live, q->fence, &q->fs, &pub->stats.errors, vq,
 			       &aidx);
 	bool upp, batch;
 
@@ -332,7 +332,7 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 				break;
 			}
 			if (rc == RX_FAULT) {
-				vhost_fault(&q->fault, &pub->stats.errors, why);
+				vhost_fault(&q->fs, &pub->stats.errors, why);
 				break;
 			}
 			dropped++; /* consumed, counted, the mbuf reused for the next chain */
@@ -537,7 +537,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	unsigned room;
 	bool upp;
 
-	if (vq_enter(&q->busy, &q->live, q->fence, &q->fault, &pub->stats.errors, vq, &aidx) == 0)
+	if (vq_enter(&q->busy, &q->live, q->fence, &q->fs, &pub->stats.errors, vq, &aidx) == 0)
 		return 0;
 	room = txc_room_sync(t, n);
 	if (room < n)
@@ -553,7 +553,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 			if (rc == TX_FULL)
 				break;
 			if (rc == TX_FAULT) {
-				vhost_fault(&q->fault, &pub->stats.errors, why);
+				vhost_fault(&q->fs, &pub->stats.errors, why);
 				break;
 			}
 			/* Too large for the guest's buffers: dropped and counted. */

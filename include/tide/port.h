@@ -187,6 +187,11 @@ struct tide_port_info {
 	 * (0: none). An application that picks depths for many ports takes the deepest of
 	 * these and its own default, as tide-fwd does without --rxd/--txd. */
 	unsigned rx_desc_pref, tx_desc_pref;
+	/* 1: the port's control plane runs only inside tide_port_poll_ctl(), which the
+	 * application must call now and then (memif). 0: it needs no call (no control plane,
+	 * or a thread of the port's own serves it, as vhost's does); calling it anyway is
+	 * harmless. Fixed from open to close: ask once. */
+	int needs_poll_ctl;
 };
 
 TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out);
@@ -201,7 +206,9 @@ TIDE_EXPORT int tide_port_link_get(struct tide_port *p, struct tide_link *out);
 
 /*
  * Drive the port's control plane (connection handshakes of memif, for example). Call it
- * from the control thread now and then; a no-op for drivers without one. Returns 0 or -errno.
+ * from the control thread now and then on every port whose info has needs_poll_ctl set; on
+ * the others it is optional (a no-op for drivers without a control plane; vhost: handles
+ * at once what the frontend has sent). Returns 0 or -errno.
  */
 TIDE_EXPORT int tide_port_poll_ctl(struct tide_port *p);
 

@@ -18,8 +18,11 @@
  *   used_per_pkt=B   no (default): the used ring index is published once per burst
  *                    | yes: after every packet (benchmark comparison)
  *
- * Control plane: the application calls tide_port_poll_ctl() now and then (tide-fwd does
- * every 10 ms); it never blocks. The link is up while the first queue pair's vrings run.
+ * Control plane: a started port has a control thread of its own ("<port>-ctl", asleep in
+ * poll() until the frontend sends, a worker finds a fault or the port stops), so the port's
+ * info has needs_poll_ctl 0 and the application need not call tide_port_poll_ctl() (tide-fwd
+ * does not). A call is allowed and never blocks: it handles at once what the frontend has
+ * sent so far. The link is up while the first queue pair's vrings run.
  * Every value from the frontend (messages, memory table, vring addresses, descriptors,
  * indices) is checked; a frontend that breaks a rule is disconnected with a logged reason
  * and the port waits for (server) or retries (client) the next connection.
