@@ -24,13 +24,16 @@
  *  - wall clock: each burst call is timed (bench/lockstep_time.h) and printed per packet.
  *    One CPU, no second process: the time the backend's and the frontend's work takes,
  *    without the cross-CPU cache-line traffic and the scheduler that set the rate of a
- *    two-process pair on this machine (docs/vhost.md). With "both", the two pairs take
- *    turns in blocks of BLOCK bursts (which goes first alternates): a slow spell of the
+ *    two-process pair on this machine (docs/vhost.md). With several backends the pairs
+ *    take turns in blocks of BLOCK bursts (which goes first rotates): a slow spell of the
  *    machine (another guest, a frequency change) falls on both backends alike, while each
  *    block still runs on the caches its own previous block left.
  *
- * usage: vhost_lockstep tide|dpdk|both rx|tx[-packed] PACKETS SIZE EAL-ARGS...
+ * usage: vhost_lockstep BACKENDS rx|tx[-packed] PACKETS SIZE EAL-ARGS...
  *        (e.g. --no-pci -l 0 --huge-dir D --file-prefix P --single-file-segments)
+ * BACKENDS: B[+B...] with B = dpdk | tide | tide:KEY=V[,KEY=V] (tide with extra vhost spec
+ * keys, e.g. tide+tide:txfree_loop=yes for the seed 003 row); "both" is tide+dpdk. Up to
+ * MAX_PAIRS, DPDK's at most once.
  * -packed: virtio-user with packed_vq=1 (both backends offer packed virtqueues).
  * Prints, per backend, "backend=.. dir=.. packets=N size=S in_order=0|1 packed=0|1
  * tide_pool_huge=0|1|-" (what the backend negotiated; whether tide's pool is on 2 MiB pages)
@@ -59,11 +62,14 @@
 
 #define F_RING_PACKED (1ull << 34) /* VIRTIO_F_RING_PACKED */
 #define F_IN_ORDER (1ull << 35)    /* VIRTIO_F_IN_ORDER */
-#define BLOCK 256                  /* bursts per turn with "both" */
+#define BLOCK 256                  /* bursts per turn with several backends */
+
+#define MAX_PAIRS 4
 
 /* One backend with its frontend: the unit the lock step drives. */
 struct pair {
-	const char *name;
+	char name[64];              /* as given: "dpdk", "tide" or "tide:KEY=V[,KEY=V]" */
+	const char *extra;          /* tide: spec keys after the ':', else "" */
 	int tide;                   /* tide's vhost port, else DPDK's net_vhost */
 	uint16_t fe;                /* the virtio-user port */
 	uint16_t be;                /* net_vhost's port */
@@ -145,26 +151,42 @@ static struct rte_mempool *mempool(const char *what, const char *name)
 	return mp;
 }
 
+/* @p's pools. All pools are made before the first frontend starts: DPDK memory that grows
+ * later makes each running virtio-user send its backend a new memory table while it holds
+ * the EAL's memory lock, and DPDK's vhost thread in this same process needs that lock to
+ * answer (a deadlock; tide's control thread does not take it). */
+static void pair_pools(struct pair *p, unsigned idx)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%u", idx);
+	p->mp_fe = mempool("fe", name);
+	if (p->tide) {
+		snprintf(name, sizeof(name), "lockstep%u", idx);
+		SU_CHECK(tide_pktpool_create(name, 8192, 256, 0, NULL, &p->tpool) == 0);
+	} else {
+		p->mp_be = mempool("be", name);
+	}
+}
+
 /* Bring up @p's backend (listening on its socket) and then its frontend (hot-plugged, it
  * connects). net_vhost0 itself comes from the EAL arguments. */
 static void pair_up(struct pair *p, unsigned idx, int packed)
 {
-	char spec[160], vf[200], name[32];
+	char spec[200], vf[200], name[32];
 
-	p->mp_fe = mempool("fe", p->name);
 	if (p->tide) {
-		snprintf(p->sock, sizeof(p->sock), "/tmp/tide-vhost-lockstep-%d-tide.sock",
-			 (int)getpid());
+		snprintf(p->sock, sizeof(p->sock), "/tmp/tide-vhost-lockstep-%d-%u.sock",
+			 (int)getpid(), idx);
 		unlink(p->sock);
-		SU_CHECK(tide_pktpool_create("lockstep", 8192, 256, 0, NULL, &p->tpool) == 0);
-		snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", p->sock);
+		snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server%s%s", p->sock,
+			 *p->extra ? "," : "", p->extra);
 		SU_CHECK(tide_port_open(spec, &p->tp) == 0);
 		SU_CHECK(tide_port_configure(p->tp, 1, 1) == 0);
 		SU_CHECK(tide_rxq_setup(p->tp, 0, 1024, p->tpool, NULL) == 0);
 		SU_CHECK(tide_txq_setup(p->tp, 0, 1024, NULL) == 0);
 		SU_CHECK(tide_port_start(p->tp) == 0);
 	} else {
-		p->mp_be = mempool("be", p->name);
 		SU_CHECK(rte_eth_dev_get_port_by_name("net_vhost0", &p->be) == 0);
 		di_port_up(p->be, p->mp_be);
 	}
@@ -256,29 +278,59 @@ static void pair_down(struct pair *p)
 	unlink(p->sock);
 }
 
+/* Parse "B[+B...]" (B: dpdk | tide | tide:KEYS; "both" = tide+dpdk) into @pairs. Returns the
+ * count, 0 when it is not one; DPDK's net_vhost at most once (the EAL's net_vhost0). */
+static int parse_backends(const char *arg, struct pair *pairs)
+{
+	char buf[256], *save = NULL;
+	int n = 0, dpdk = 0;
+
+	snprintf(buf, sizeof(buf), "%s", strcmp(arg, "both") == 0 ? "tide+dpdk" : arg);
+	for (char *t = strtok_r(buf, "+", &save); t; t = strtok_r(NULL, "+", &save)) {
+		struct pair *p = &pairs[n];
+
+		if (n == MAX_PAIRS || strlen(t) >= sizeof(p->name))
+			return 0;
+		snprintf(p->name, sizeof(p->name), "%s", t);
+		if (strcmp(t, "dpdk") == 0) {
+			if (dpdk++)
+				return 0;
+			p->extra = "";
+		} else if (strcmp(t, "tide") == 0 || strncmp(t, "tide:", 5) == 0) {
+			p->tide = 1;
+			p->extra = t[4] ? p->name + 5 : "";
+		} else {
+			return 0;
+		}
+		n++;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	struct pair pairs[2] = {{.name = "tide", .tide = 1}, {.name = "dpdk", .tide = 0}};
-	struct pair *use[2];
+	static struct pair pairs[MAX_PAIRS];
 	char vb[200];
 	char *eal[64];
-	int ne = 0, tx, packed, n = 0;
+	int ne = 0, tx, packed, n = 0, dpdk = -1;
 	uint64_t total, bursts;
 	unsigned size;
 
-	if (argc < 5 || argc > 56 ||
-	    (strcmp(argv[1], "tide") != 0 && strcmp(argv[1], "dpdk") != 0 &&
-	     strcmp(argv[1], "both") != 0) ||
+	if (argc >= 2)
+		n = parse_backends(argv[1], pairs);
+	if (argc < 5 || argc > 56 || n == 0 ||
 	    (strcmp(argv[2], "rx") != 0 && strcmp(argv[2], "tx") != 0 &&
 	     strcmp(argv[2], "rx-packed") != 0 && strcmp(argv[2], "tx-packed") != 0)) {
-		fprintf(stderr, "usage: %s tide|dpdk|both rx|tx[-packed] PACKETS SIZE EAL-ARGS...\n",
-			argv[0]);
+		fprintf(stderr,
+			"usage: %s BACKENDS rx|tx[-packed] PACKETS SIZE EAL-ARGS...\n"
+			"  BACKENDS: B[+B...], B = dpdk | tide | tide:KEY=V[,KEY=V] (extra vhost spec "
+			"keys); both = tide+dpdk; at most %d, dpdk at most once\n",
+			argv[0], MAX_PAIRS);
 		return 2;
 	}
-	if (strcmp(argv[1], "dpdk") != 0)
-		use[n++] = &pairs[0];
-	if (strcmp(argv[1], "tide") != 0)
-		use[n++] = &pairs[1];
+	for (int i = 0; i < n; i++)
+		if (!pairs[i].tide)
+			dpdk = i;
 	tx = argv[2][0] == 't';
 	packed = strstr(argv[2], "-packed") != NULL;
 	total = strtoull(argv[3], NULL, 0);
@@ -286,38 +338,49 @@ int main(int argc, char **argv)
 	SU_CHECK(size >= 60 && size <= 2048);
 	SU_CHECK(total >= BURST);
 	bursts = total / BURST;
-	snprintf(pairs[1].sock, sizeof(pairs[1].sock), "/tmp/tide-vhost-lockstep-%d-dpdk.sock",
-		 (int)getpid());
-	unlink(pairs[1].sock);
-	snprintf(vb, sizeof(vb), "--vdev=net_vhost0,iface=%s,queues=1", pairs[1].sock);
 	eal[ne++] = argv[0];
 	for (int i = 5; i < argc; i++)
 		eal[ne++] = argv[i];
-	if (use[n - 1] == &pairs[1])
+	if (dpdk >= 0) {
+		struct pair *p = &pairs[dpdk];
+
+		snprintf(p->sock, sizeof(p->sock), "/tmp/tide-vhost-lockstep-%d-%d.sock",
+			 (int)getpid(), dpdk);
+		unlink(p->sock);
+		snprintf(vb, sizeof(vb), "--vdev=net_vhost0,iface=%s,queues=1", p->sock);
 		eal[ne++] = vb;
+	}
 	eal[ne] = NULL;
 	SU_CHECK(rte_eal_init(ne, eal) >= 0);
 	SU_CHECK(tide_thread_register() >= 0);
 	for (int i = 0; i < n; i++)
-		pair_up(use[i], (unsigned)i, packed);
+		pair_pools(&pairs[i], (unsigned)i);
+	/* net_vhost's pair last: its frontend's rings are the last DPDK memory taken (above). */
+	for (int i = 0; i < n; i++)
+		if (i != dpdk)
+			pair_up(&pairs[i], (unsigned)i, packed);
+	if (dpdk >= 0)
+		pair_up(&pairs[dpdk], (unsigned)dpdk, packed);
 	for (int i = 0; i < n; i++) {
-		for (int t = 0; !links_up(use[i]); t++) {
+		struct pair *p = &pairs[i];
+
+		for (int t = 0; !links_up(p); t++) {
 			SU_CHECK(t < 30000); /* 30 s */
 			usleep(1000);
 		}
-		use[i]->feat = backend_features(use[i]);
-		SU_CHECK(!!(use[i]->feat & F_RING_PACKED) == packed);
+		p->feat = backend_features(p);
+		SU_CHECK(!!(p->feat & F_RING_PACKED) == packed);
 	}
-	/* One backend: all its bursts. Both: turns of BLOCK bursts, the first alternating. */
+	/* One backend: all its bursts. Several: turns of BLOCK bursts, the first rotating. */
 	for (uint64_t b = 0, k = 0; b < bursts; k++) {
 		uint64_t m = n == 1 ? bursts : (bursts - b < BLOCK ? bursts - b : BLOCK);
 
 		for (int i = 0; i < n; i++)
-			run(use[(i + k) % (uint64_t)n], tx, size, m);
+			run(&pairs[(i + k) % (uint64_t)n], tx, size, m);
 		b += m;
 	}
 	for (int i = 0; i < n; i++) {
-		struct pair *p = use[i];
+		struct pair *p = &pairs[i];
 		struct tide_pool_mem pm;
 
 		if (p->tide)
@@ -330,7 +393,7 @@ int main(int argc, char **argv)
 		ls_print(p->ns, 2, p->done);
 	}
 	for (int i = 0; i < n; i++)
-		pair_down(use[i]);
+		pair_down(&pairs[i]);
 	rte_eal_cleanup();
 	return 0;
 }

@@ -11,7 +11,8 @@ exe="$1/bench/vhost_lockstep"
 prefix="tidelssmoke$$"
 trap 'rm -rf "/var/run/dpdk/$prefix"' EXIT
 n=0
-for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "tide rx" "dpdk tx"; do
+for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "tide+tide:used_per_pkt=yes rx" \
+	"dpdk tx"; do
 	set -- $run
 	be=$1 d=$2
 	size=64
