@@ -31,11 +31,15 @@ command -v python3 >/dev/null || { echo "skip: python3 not installed (the silent
 dir=$(mktemp -d /tmp/tide-vhost-fwdctl-XXXXXX)
 pids=()
 cleanup() {
+	# tide-fwd runs under strace: killing strace would leave it running, detached. Its
+	# command line names this test's own directory.
+	pkill -9 -f -- "--port vhost:socket=$dir/" 2>/dev/null
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 fail() { echo "FAIL: $*"; echo "--- tide-fwd output:"; tail -n 20 "$dir/fwd.log"; exit 1; }
 
 . "$(dirname "$0")/wait_for.sh"
