@@ -370,11 +370,24 @@ int tide_port_start(struct tide_port *p)
 		return rc;
 	p->started = true;
 	link_hint_ = NULL; /* the driver's first refill ran here: it is not a burst */
-	/* Release: pairs with the acquire load in the burst calls; the queues are ready. */
-	for (unsigned q = 0; q < p->nb_rxq; q++)
-		__atomic_store_n(&p->rxq[q]->call, p->rxq[q]->burst, __ATOMIC_RELEASE);
-	for (unsigned q = 0; q < p->nb_txq; q++)
-		__atomic_store_n(&p->txq[q]->call, p->txq[q]->burst, __ATOMIC_RELEASE);
+	/* Release: pairs with the acquire load in the burst calls; the queues are ready. Only
+	 * where the call is still the stopped no-op: a driver whose control thread runs from
+	 * its start (vhost) may already have published a queue's burst (its choice is stored
+	 * in burst before call, so one read here cannot bring back an older one). */
+	for (unsigned q = 0; q < p->nb_rxq; q++) {
+		tide_rx_burst_fn want = tide_rx_burst_noop;
+
+		__atomic_compare_exchange_n(&p->rxq[q]->call, &want,
+					    __atomic_load_n(&p->rxq[q]->burst, __ATOMIC_RELAXED),
+					    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
+	for (unsigned q = 0; q < p->nb_txq; q++) {
+		tide_tx_burst_fn want = tide_tx_burst_noop;
+
+		__atomic_compare_exchange_n(&p->txq[q]->call, &want,
+					    __atomic_load_n(&p->txq[q]->burst, __ATOMIC_RELAXED),
+					    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
 	return 0;
 }
 

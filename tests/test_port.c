@@ -440,6 +440,64 @@ static void test_knob_names(void **state)
 }
 
 /*
+ * A driver whose control thread runs from its start (vhost) may publish a queue's burst
+ * itself before tide_port_start() returns (a frontend that negotiates packed rings at once).
+ * Port start must keep that call: here the wrapped start publishes a marker call, as the
+ * control thread would, while the queue's burst still holds the driver's default.
+ */
+static const struct tide_driver *orig_drv;
+static uint16_t marker_rx(struct tide_rxq *q, struct tide_mbuf **pk, uint16_t n)
+{
+	(void)q, (void)pk, (void)n;
+	return 0;
+}
+static uint16_t marker_tx(struct tide_txq *q, struct tide_mbuf **pk, uint16_t n)
+{
+	(void)q, (void)pk, (void)n;
+	return 0;
+}
+static int start_publishing(struct tide_port *p)
+{
+	int rc = orig_drv->start(p);
+
+	__atomic_store_n(&p->rxq[0]->call, marker_rx, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->txq[0]->call, marker_tx, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static void test_start_keeps_published_call(void **state)
+{
+	struct tide_driver wrap;
+	struct tide_pool *pool;
+	struct tide_port *p;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("pub", 1024, 0, 0, NULL, &pool), 0);
+	assert_int_equal(tide_port_open("simnic:mode=inline", &p), 0);
+	assert_int_equal(tide_port_configure(p, 1, 1), 0);
+	assert_int_equal(tide_rxq_setup(p, 0, 256, pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(p, 0, 256, NULL), 0);
+	orig_drv = p->drv;
+	wrap = *orig_drv;
+	wrap.start = start_publishing;
+	p->drv = &wrap;
+	assert_int_equal(tide_port_start(p), 0);
+	if (p->rxq[0]->call != marker_rx || p->txq[0]->call != marker_tx)
+		fail_msg("port start replaced the bursts the driver published during its start");
+	assert_int_equal(tide_port_stop(p), 0);
+	assert_ptr_equal(p->rxq[0]->call, tide_rx_burst_noop); /* stopped: no-ops again */
+	/* A start whose driver publishes nothing gets the driver's bursts. */
+	p->drv = orig_drv;
+	assert_int_equal(tide_port_start(p), 0);
+	assert_ptr_equal(p->rxq[0]->call, p->rxq[0]->burst);
+	assert_ptr_equal(p->txq[0]->call, p->txq[0]->burst);
+	assert_int_equal(tide_port_stop(p), 0);
+	tide_port_close(p);
+	assert_int_equal(tide_pool_in_use(pool), 0);
+	tide_pool_free(pool);
+}
+
+/*
  *   test_port                      the port layer's own checks
  *   test_port conformance ROW      one row of the conformance table (exit 77: cannot run)
  */
@@ -448,6 +506,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_knob_names),
+		cmocka_unit_test(test_start_keeps_published_call),
 	};
 	const struct CMUnitTest row_tests[] = {
 		cmocka_unit_test(test_conformance_bad_config),

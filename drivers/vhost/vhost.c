@@ -67,7 +67,6 @@ static void vhost_rxq_release(struct tide_rxq *q)
 static int vhost_start(struct tide_port *p)
 {
 	struct vhost_port *vp = vport(p);
-	int rc;
 
 	vp->fence = quiesce_kind() == 0;
 	if (vp->fence)
@@ -89,14 +88,18 @@ static int vhost_start(struct tide_port *p)
 		q->fs.why = NULL;
 		q->fence = vp->fence;
 	}
-	rc = vhost_ctl_start(vp);
-	if (rc < 0)
-		return rc;
+	/* The split bursts until a frontend negotiates its layout. Set before the control plane
+	 * starts: from then on its thread may start a vring and pick that vring's bursts
+	 * (vhost_burst_select()) before this function has returned, and a default stored after
+	 * it would replace the packed choice for good (a frontend already listening, tide in
+	 * client role, gets there first). */
 	for (unsigned i = 0; i < p->nb_rxq; i++)
-		p->rxq[i]->burst = vhost_rx_fn();
+		__atomic_store_n(&p->rxq[i]->burst, vhost_rx_fn(), __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < p->nb_txq; i++)
-		p->txq[i]->burst = vhost_tx_fn(((struct vhost_txq *)p->txq[i])->free_mode);
-	return 0;
+		__atomic_store_n(&p->txq[i]->burst,
+				 vhost_tx_fn(((struct vhost_txq *)p->txq[i])->free_mode),
+				 __ATOMIC_RELAXED);
+	return vhost_ctl_start(vp);
 }
 
 /*
@@ -113,14 +116,14 @@ void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed)
 		tide_tx_burst_fn fn = packed ? vhost_packed_tx_fn(q->free_mode)
 					     : vhost_tx_fn(q->free_mode);
 
-		q->pub.burst = fn;
+		__atomic_store_n(&q->pub.burst, fn, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
 	} else {
 		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
 		tide_rx_burst_fn fn = packed ? vhost_packed_rx_fn() : vhost_rx_fn();
 
 		q->vq.in_order = vhost_in_order(vport(p)); /* before live is stored */
-		q->pub.burst = fn;
+		__atomic_store_n(&q->pub.burst, fn, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
 	}
 }
