@@ -255,8 +255,7 @@ tide_client_restart() {
 	wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; return; }
 	kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
 	# Let testpmd see the old connection gone (its link goes down) before the new tide
-	# connects: a connection that races virtio-user's own disconnect handling may find no
-	# traffic (seen once in a packed run).
+	# connects, so that the new session's counts start from a quiet port.
 	wait_for 10 link_is r$n down || echo "note: testpmd r$n did not report its link down"
 	tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
 	peer_start "vhost:socket=$sock,role=client" 64 1 1
