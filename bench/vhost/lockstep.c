@@ -144,7 +144,7 @@ static struct rte_mempool *mempool(const char *what, const char *name)
 	char n[RTE_MEMPOOL_NAMESIZE];
 	struct rte_mempool *mp;
 
-	snprintf(n, sizeof(n), "%s-%s", what, name);
+	snprintf(n, sizeof(n), "%.4s-%.8s", what, name);
 	mp = rte_pktmbuf_pool_create(n, 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     rte_socket_id());
 	SU_CHECK(mp != NULL);
