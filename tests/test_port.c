@@ -493,7 +493,7 @@ static void test_start_keeps_published_call(void **state)
 	assert_ptr_equal(p->txq[0]->call, p->txq[0]->burst);
 	assert_int_equal(tide_port_stop(p), 0);
 	tide_port_close(p);
-	assert_int_equal(tide_pool_in_use(pool), 0);
+	assert_pool_full(pool);
 	tide_pool_free(pool);
 }
 
