@@ -3,7 +3,7 @@
 # tide-fwd's command line: --help, bad options and bad spec keys of every driver (a table:
 # input, exit 2, the one line printed naming the value), short real runs that end with a
 # summary and parsable --json, stop by exactly --packets and by SIGINT, and a malformed route
-# file reported as FILE:LINE.
+# file (or one prefix given two ports) reported as FILE:LINE.
 # usage: test_fwd_cli.sh PATH_TO_TIDE_FWD
 set -u
 fwd=$1
@@ -205,6 +205,20 @@ fi
 
 printf '10.0.0.0/16 0\n10.1.0.0/33 1\n' >"$tmp/routes.txt"
 expect_bad "routes.txt:2:" --port $inline --fwd l3fwd --routes "$tmp/routes.txt"
+# One prefix, two ports: refused before the run at the second line; the same route twice
+# runs, with one warning line.
+printf '10.0.0.0/16 0\n10.1.0.0/16 1\n10.0.0.0/16 1\n' >"$tmp/twice.txt"
+expect_bad "twice.txt:3: 10.0.0.0/16 again with port 1 (line 1 gives port 0)" \
+	--port $inline --fwd l3fwd --routes "$tmp/twice.txt"
+printf '10.0.0.0/16 0\n10.1.0.0/16 1\n10.0.0.0/16 0\n' >"$tmp/twice.txt"
+if "$fwd" --port $inline --fwd l3fwd --packets 1000 --quiet --routes "$tmp/twice.txt" \
+	>"$tmp/out" 2>"$tmp/err" &&
+	[ "$(grep -c . "$tmp/err")" -eq 1 ] &&
+	grep -q "warning: --routes: .*twice.txt:3: 10.0.0.0/16 repeats line 1" "$tmp/err"; then
+	echo "ok: an exact repeat runs with a warning: $(cat "$tmp/err")"
+else
+	fail "exact repeat in --routes: $(cat "$tmp/err")"
+fi
 
 # A short real run: exit 0, a summary, JSON that parses and shows no leak.
 if "$fwd" --port $inline --fwd l3fwd --duration 1 --stats-period 0.3 \

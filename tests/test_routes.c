@@ -132,13 +132,13 @@ static void test_parse_text(void **state)
 	char text[256], err[256], want[160];
 
 	(void)state;
-	assert_int_equal(routes_parse("", "t.routes", 15, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(routes_parse("", "t.routes", 15, &v, &n, err, sizeof(err), NULL, 0), 0);
 	assert_null(v);
 	assert_int_equal(n, 0);
 
 	snprintf(text, sizeof(text), "%s  10.1.0.0/16 1\n\n10.2.2.0/24\t2 # two\n1.2.3.4/32 15",
 		 head);
-	assert_int_equal(routes_parse(text, "t.routes", 15, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(routes_parse(text, "t.routes", 15, &v, &n, err, sizeof(err), NULL, 0), 0);
 	assert_int_equal(n, 4);
 	assert_int_equal(v[0].ip, 0x0a000000);
 	assert_int_equal(v[1].ip, 0x0a010000);
@@ -153,7 +153,7 @@ static void test_parse_text(void **state)
 		v = (struct route *)1;
 		n = 77;
 		snprintf(text, sizeof(text), "%s%s\n10.9.0.0/16 1\n", head, bad[i].line);
-		assert_int_equal(routes_parse(text, "t.routes", 15, &v, &n, err, sizeof(err)),
+		assert_int_equal(routes_parse(text, "t.routes", 15, &v, &n, err, sizeof(err), NULL, 0),
 				 -EINVAL);
 		snprintf(want, sizeof(want), "t.routes:4: ");
 		if (strncmp(err, want, strlen(want)) || !strstr(err, bad[i].msg))
@@ -190,7 +190,7 @@ static void test_load_file(void **state)
 		fprintf(f, "\n172.%u.%u.0/24 %u", 16 + i / 256, i % 256, i % 3);
 	fclose(f);
 
-	assert_int_equal(routes_load(path, 2, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(routes_load(path, 2, &v, &n, err, sizeof(err), NULL, 0), 0);
 	assert_int_equal(n, 1003);
 	assert_int_equal(v[1].ip, 0x0a010000);
 	assert_int_equal(v[1].port, 1);
@@ -201,13 +201,13 @@ static void test_load_file(void **state)
 
 	/* Port 2 is out of range with max_port 1: first reported at line 5. */
 	v = NULL;
-	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err), NULL, 0), -EINVAL);
 	assert_null(v);
 	assert_non_null(strstr(err, ":5: port '2' out of range (0..1)"));
 	assert_int_equal(strncmp(err, path, strlen(path)), 0);
 
 	unlink(path);
-	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -ENOENT);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err), NULL, 0), -ENOENT);
 	assert_int_equal(strncmp(err, path, strlen(path)), 0);
 	assert_null(v);
 }
@@ -245,7 +245,7 @@ static void test_load_not_text(void **state)
 	FILE *f;
 
 	(void)state;
-	assert_int_equal(routes_load("/dev/zero", 1, &v, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(routes_load("/dev/zero", 1, &v, &n, err, sizeof(err), NULL, 0), -EINVAL);
 	assert_non_null(strstr(err, "/dev/zero:1: not a text file (NUL byte)"));
 	assert_null(v);
 
@@ -255,7 +255,7 @@ static void test_load_not_text(void **state)
 		fputc(i ? 'x' : '#', f);
 	fputs("\n", f);
 	fclose(f);
-	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err), NULL, 0), -EINVAL);
 	assert_non_null(strstr(err, ":2: line longer than"));
 	assert_null(v);
 
@@ -269,15 +269,57 @@ static void test_load_not_text(void **state)
 	fputc('\0', f);
 	fputc('\n', f);
 	fclose(f);
-	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err), NULL, 0), -EINVAL);
 	assert_non_null(strstr(err, ":4: not a text file (NUL byte)"));
 	assert_int_equal(truncate(path, (off_t)(strlen("10.0.0.0/16 0\n") + ROUTES_LINE_MAX + 1 +
 					       strlen("10.1.0.0/16 1\n"))),
 			 0);
-	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(routes_load(path, 1, &v, &n, err, sizeof(err), NULL, 0), 0);
 	assert_int_equal(n, 2);
 	free(v);
 	unlink(path);
+}
+
+/* One prefix on two lines: different ports are refused at the second line (the earliest such
+ * line when there are several); the same port again is kept, with a warning. */
+static void test_repeated_prefix(void **state)
+{
+	struct route *v = (struct route *)1;
+	unsigned n = 77;
+	char err[256], warn[256];
+	const char *conflict = "10.0.0.0/16 0\n"
+			       "10.1.0.0/16 1\n"
+			       "10.2.0.0/16 2\n"
+			       "10.0.0.0/8 1\n"  /* another length: another prefix */
+			       "10.2.0.0/16 2\n" /* exact repeat of line 3 */
+			       "10.1.0.0/16 0\n" /* line 2 said port 1 */
+			       "10.0.0.0/16 2\n";
+
+	(void)state;
+	assert_int_equal(routes_parse(conflict, "t.routes", 15, &v, &n, err, sizeof(err), warn,
+				      sizeof(warn)),
+			 -EINVAL);
+	assert_string_equal(err, "t.routes:6: 10.1.0.0/16 again with port 0 (line 2 gives port 1)");
+	assert_ptr_equal(v, (struct route *)1);
+	assert_int_equal(n, 77);
+
+	/* Exact repeats only: accepted, every line kept, the first repeat named. */
+	assert_int_equal(routes_parse("10.2.0.0/16 2\n10.1.0.0/16 1\n# x\n10.2.0.0/16 2\n"
+				      "10.1.0.0/16 1\n10.2.0.0/16 2\n",
+				      "t.routes", 15, &v, &n, err, sizeof(err), warn, sizeof(warn)),
+			 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(v[3].line, 5);
+	free(v);
+	assert_string_equal(warn, "t.routes:4: 10.2.0.0/16 repeats line 1 (same port 2); "
+				  "3 repeated lines in all");
+
+	/* No repeats: no warning left over from an earlier call. */
+	assert_int_equal(routes_parse("10.2.0.0/16 2\n10.2.0.0/24 2\n", "t.routes", 15, &v, &n,
+				      err, sizeof(err), warn, sizeof(warn)),
+			 0);
+	assert_string_equal(warn, "");
+	free(v);
 }
 
 int main(void)
@@ -287,6 +329,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_lines),  cmocka_unit_test(test_port_range),
 	    cmocka_unit_test(test_parse_text), cmocka_unit_test(test_load_file),
 	    cmocka_unit_test(test_default),	   cmocka_unit_test(test_load_not_text),
+	    cmocka_unit_test(test_repeated_prefix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

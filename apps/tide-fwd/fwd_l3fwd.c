@@ -81,9 +81,14 @@ static int l3fwd_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	struct lpm *lpm;
 	int rc;
 
-	if (ctx->cfg->routes != NULL)
-		rc = routes_load(ctx->cfg->routes, ctx->nports - 1, &routes, &n, err, errlen);
-	else
+	if (ctx->cfg->routes != NULL) {
+		char warn[256];
+
+		rc = routes_load(ctx->cfg->routes, ctx->nports - 1, &routes, &n, err, errlen, warn,
+				 sizeof(warn));
+		if (rc == 0 && warn[0] != '\0')
+			fprintf(stderr, "tide-fwd: warning: --routes: %s\n", warn);
+	} else
 		rc = routes_default(ctx->nports, &routes, &n);
 	if (rc < 0) {
 		if (ctx->cfg->routes == NULL) {

@@ -185,6 +185,81 @@ struct route_vec {
 	unsigned n, cap;
 };
 
+/* Order by prefix, then by line: the entries of one prefix end up side by side, first line
+ * first. */
+static int route_cmp(const void *a, const void *b)
+{
+	const struct route *x = a, *y = b;
+
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static void format_prefix(char *buf, size_t len, const struct route *r)
+{
+	snprintf(buf, len, "%u.%u.%u.%u/%u", r->ip >> 24, (r->ip >> 16) & 0xff,
+		 (r->ip >> 8) & 0xff, r->ip & 0xff, r->depth);
+}
+
+/*
+ * A prefix named on two lines with different ports is ambiguous: -EINVAL, naming the second
+ * of the earliest such pair. The same prefix and port again is harmless: counted and the first
+ * repeat quoted in @warn. Sorting a copy keeps this O(n log n) for big tables.
+ */
+static int check_repeats(const struct route_vec *rv, const char *name, char *err, size_t errlen,
+			 char *warn, size_t warnlen)
+{
+	const struct route *conflict = NULL, *conflict_first = NULL;
+	const struct route *repeat = NULL, *repeat_first = NULL;
+	unsigned repeats = 0;
+	struct route *s;
+	char pfx[24];
+
+	if (rv->n < 2)
+		return 0;
+	s = malloc(rv->n * sizeof(*s));
+	if (s == NULL) {
+		set_err(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	memcpy(s, rv->v, rv->n * sizeof(*s));
+	qsort(s, rv->n, sizeof(*s), route_cmp);
+	for (unsigned i = 1, first = 0; i < rv->n; i++) {
+		if (s[i].ip != s[first].ip || s[i].depth != s[first].depth) {
+			first = i;
+			continue;
+		}
+		if (s[i].port != s[first].port) {
+			if (conflict == NULL || s[i].line < conflict->line) {
+				conflict = &s[i];
+				conflict_first = &s[first];
+			}
+		} else {
+			repeats++;
+			if (repeat == NULL || s[i].line < repeat->line) {
+				repeat = &s[i];
+				repeat_first = &s[first];
+			}
+		}
+	}
+	if (conflict != NULL) {
+		format_prefix(pfx, sizeof(pfx), conflict);
+		set_err(err, errlen, "%s:%u: %s again with port %u (line %u gives port %u)", name,
+			conflict->line, pfx, conflict->port, conflict_first->line,
+			conflict_first->port);
+	} else if (repeat != NULL) {
+		format_prefix(pfx, sizeof(pfx), repeat);
+		set_err(warn, warnlen, "%s:%u: %s repeats line %u (same port %u); %u repeated %s",
+			name, repeat->line, pfx, repeat_first->line, repeat->port, repeats,
+			repeats == 1 ? "line" : "lines in all");
+	}
+	free(s);
+	return conflict != NULL ? -EINVAL : 0;
+}
+
 /* Parse line @lineno of @name into @rv. 0, -EINVAL with a located message, or -ENOMEM. */
 static int vec_add_line(struct route_vec *rv, const char *line, const char *name, unsigned lineno,
 			unsigned max_port, char *err, size_t errlen)
@@ -199,6 +274,7 @@ static int vec_add_line(struct route_vec *rv, const char *line, const char *name
 	}
 	if (ret == 0)
 		return 0;
+	r.line = lineno;
 	if (rv->n == rv->cap) {
 		unsigned cap = rv->cap ? rv->cap * 2 : 64;
 		struct route *v = realloc(rv->v, cap * sizeof(*v));
@@ -214,8 +290,12 @@ static int vec_add_line(struct route_vec *rv, const char *line, const char *name
 	return 0;
 }
 
-static int vec_finish(struct route_vec *rv, int ret, struct route **out, unsigned *n)
+static int vec_finish(struct route_vec *rv, int ret, const char *name, struct route **out,
+		      unsigned *n, char *err, size_t errlen, char *warn, size_t warnlen)
 {
+	set_err(warn, warnlen, "%s", "");
+	if (ret == 0)
+		ret = check_repeats(rv, name, err, errlen, warn, warnlen);
 	if (ret < 0) {
 		free(rv->v);
 		return ret;
@@ -230,7 +310,7 @@ static int vec_finish(struct route_vec *rv, int ret, struct route **out, unsigne
 }
 
 int routes_parse(const char *text, const char *name, unsigned max_port, struct route **out,
-		 unsigned *n, char *err, size_t errlen)
+		 unsigned *n, char *err, size_t errlen, char *warn, size_t warnlen)
 {
 	struct route_vec rv = {0};
 	char *line = NULL;
@@ -260,11 +340,11 @@ int routes_parse(const char *text, const char *name, unsigned max_port, struct r
 		text += len + (nl != NULL);
 	}
 	free(line);
-	return vec_finish(&rv, ret, out, n);
+	return vec_finish(&rv, ret, name, out, n, err, errlen, warn, warnlen);
 }
 
 int routes_load(const char *path, unsigned max_port, struct route **out, unsigned *n, char *err,
-		size_t errlen)
+		size_t errlen, char *warn, size_t warnlen)
 {
 	struct route_vec rv = {0};
 	char line[ROUTES_LINE_MAX + 1];
@@ -308,7 +388,7 @@ int routes_load(const char *path, unsigned max_port, struct route **out, unsigne
 		set_err(err, errlen, "%s: %s", path, strerror(-ret));
 	}
 	fclose(f);
-	return vec_finish(&rv, ret, out, n);
+	return vec_finish(&rv, ret, path, out, n, err, errlen, warn, warnlen);
 }
 
 int routes_default(unsigned nports, struct route **out, unsigned *n)

@@ -13,7 +13,9 @@
  * LEN is 0..32, written right after the '/'; PORT is a decimal port number 0..max_port. Blank
  * lines, comment lines, and any whitespace (spaces, tabs, a trailing CR) before, between and
  * after the two fields are allowed.
- * A prefix listed twice is not an error: the later line wins, as with lpm_add.
+ * A prefix listed twice with different ports is an error (which one was meant cannot be
+ * told), reported at the later line; listed twice with the same port, it is accepted with a
+ * warning.
  *
  * Messages name the problem and quote the offending text; file-level calls prefix them with
  * "FILE:LINE: ". Nothing is printed.
@@ -28,6 +30,7 @@ struct route {
 	uint32_t ip;   /* host byte order, bits beyond depth are zero */
 	uint8_t depth; /* 0..32 */
 	uint16_t port;
+	uint32_t line; /* line of the route file, 1-based; 0 in the default table */
 };
 
 /* Ports above this cannot be named (the LPM's next-hop range is narrower still). */
@@ -46,11 +49,14 @@ int routes_parse_line(const char *line, unsigned max_port, struct route *r, char
 /*
  * Parse a whole route file held in memory, NUL-terminated; @name is used in messages only.
  * On success returns 0, a malloc'd array in *@out (release with free(); NULL when *@n is 0) and
- * the number of routes in *@n, in file order. Returns -EINVAL with "NAME:LINE: what is wrong"
- * in @err at the first malformed line, or -ENOMEM; then *@out and *@n are untouched.
+ * the number of routes in *@n, in file order; @warn (may be NULL when @warnlen is 0) is then
+ * empty, or "NAME:LINE: ..." naming the first line that repeats a route exactly (kept: adding
+ * it again changes nothing). Returns -EINVAL with "NAME:LINE: what is wrong" in @err at the
+ * first malformed line, or at the second of two lines that give one prefix different ports;
+ * or -ENOMEM; then *@out and *@n are untouched.
  */
 int routes_parse(const char *text, const char *name, unsigned max_port, struct route **out,
-		 unsigned *n, char *err, size_t errlen);
+		 unsigned *n, char *err, size_t errlen, char *warn, size_t warnlen);
 
 #define ROUTES_LINE_MAX 1024 /* characters per line of a route file */
 
@@ -60,7 +66,7 @@ int routes_parse(const char *text, const char *name, unsigned max_port, struct r
  * ROUTES_LINE_MAX or holding a NUL byte ("PATH:LINE: reason").
  */
 int routes_load(const char *path, unsigned max_port, struct route **out, unsigned *n, char *err,
-		size_t errlen);
+		size_t errlen, char *warn, size_t warnlen);
 
 /*
  * The demo table for @nports ports (1..256): 10.p.0.0/16 -> port p for each port p, and
