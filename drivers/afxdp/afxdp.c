@@ -732,7 +732,7 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.min_desc = 64;
 	p->info.max_desc = 8192;
 	/* DPDK's net_af_xdp depths: at 1024 a full-speed burst into veth finds the fill ring
-	 * empty (docs/afxdp.md, the kept group), and l2fwd gains from the deeper Rx ring. */
+	 * empty (docs/drivers/afxdp.md, the kept group), and l2fwd gains from the deeper Rx ring. */
 	p->info.rx_desc_pref = 2048;
 	p->info.tx_desc_pref = 2048;
 	p->info.count_completion = 1;
