@@ -173,6 +173,32 @@ int tide_port_open(const char *spec, struct tide_port **out)
 	return 0;
 }
 
+int tide_port_id(const struct tide_port *p)
+{
+	return p->id;
+}
+
+struct tide_port *tide_port_by_id(unsigned id)
+{
+	return id < TIDE_MAX_PORTS ? registry[id] : NULL;
+}
+
+struct tide_port *tide_port_by_name(const char *name)
+{
+	for (unsigned i = 0; name != NULL && i < TIDE_MAX_PORTS; i++)
+		if (registry[i] != NULL && strcmp(registry[i]->name, name) == 0)
+			return registry[i];
+	return NULL;
+}
+
+struct tide_port *tide_port_next(const struct tide_port *prev)
+{
+	for (unsigned i = prev != NULL ? (unsigned)prev->id + 1 : 0; i < TIDE_MAX_PORTS; i++)
+		if (registry[i] != NULL)
+			return registry[i];
+	return NULL;
+}
+
 static int check_stopped(const struct tide_port *p, const char *what)
 {
 	if (p->started) {

@@ -281,8 +281,13 @@ static void test_conformance(void **state)
 				echo(&b);
 			n = tide_rx_burst(a.rxq, pkts, 32);
 			rx += n;
-			for (unsigned j = 0; j < n; j++)
+			for (unsigned j = 0; j < n; j++) {
 				tx_bytes += pkts[j]->pkt_len;
+				/* Every driver marks what it receives with its port's id. */
+				if (tide_port_by_id(pkts[j]->port) != a.p)
+					fail_msg("%s: received mbuf port %u, the port's id is %d",
+						 row->name, pkts[j]->port, tide_port_id(a.p));
+			}
 			k = tide_tx_burst(a.txq, pkts, n);
 			for (unsigned j = k; j < n; j++) {
 				tx_bytes -= pkts[j]->pkt_len;
@@ -497,6 +502,46 @@ static void test_start_keeps_published_call(void **state)
 	tide_pool_free(pool);
 }
 
+/* Port identity: ids, lookup by id and name, iteration; a closed port's id is free again. */
+static void test_identity(void **state)
+{
+	struct tide_port *a, *b, *n, *seen[TIDE_MAX_PORTS];
+	unsigned count = 0;
+	int prev = -1, id_b;
+
+	(void)state;
+	assert_null(tide_port_next(NULL)); /* nothing open between tests */
+	assert_int_equal(tide_port_open("ring:name=ident", &a), 0);
+	assert_int_equal(tide_port_open("ring:name=ident,peer=1", &b), 0);
+	assert_int_equal(tide_port_open("null:size=64", &n), 0);
+	assert_int_not_equal(tide_port_id(a), tide_port_id(b));
+	for (struct tide_port *p = tide_port_next(NULL); p != NULL; p = tide_port_next(p)) {
+		assert_true(tide_port_id(p) > prev); /* id order */
+		assert_ptr_equal(tide_port_by_id((unsigned)tide_port_id(p)), p);
+		assert_ptr_equal(tide_port_by_name(tide_port_name(p)), p);
+		prev = tide_port_id(p);
+		seen[count++] = p;
+	}
+	assert_int_equal(count, 3);
+	assert_true((seen[0] == a || seen[1] == a || seen[2] == a) &&
+		    (seen[0] == n || seen[1] == n || seen[2] == n));
+	assert_null(tide_port_by_name("no-such-port"));
+	assert_null(tide_port_by_name(NULL));
+	assert_null(tide_port_by_id(TIDE_MAX_PORTS));
+	id_b = tide_port_id(b);
+	tide_port_close(b);
+	assert_null(tide_port_by_id((unsigned)id_b));
+	assert_null(tide_port_by_name("ring_ident.1"));
+	assert_ptr_equal(tide_port_by_name("ring_ident.0"), a);
+	count = 0;
+	for (struct tide_port *p = tide_port_next(NULL); p != NULL; p = tide_port_next(p))
+		count++;
+	assert_int_equal(count, 2);
+	tide_port_close(a);
+	tide_port_close(n);
+	assert_null(tide_port_next(NULL));
+}
+
 /*
  *   test_port                      the port layer's own checks
  *   test_port conformance ROW      one row of the conformance table (exit 77: cannot run)
@@ -507,6 +552,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_knob_names),
 		cmocka_unit_test(test_start_keeps_published_call),
+		cmocka_unit_test(test_identity),
 	};
 	const struct CMUnitTest row_tests[] = {
 		cmocka_unit_test(test_conformance_bad_config),

@@ -142,6 +142,21 @@ TIDE_EXPORT int tide_ports_open(const char *spec, struct tide_port **ports, unsi
 /* Open exactly one port; -EINVAL when the spec describes several. */
 TIDE_EXPORT int tide_port_open(const char *spec, struct tide_port **out);
 
+/*
+ * Port identity. Every open port has an id, 0..TIDE_MAX_PORTS-1, unique among the ports open
+ * at the same time (an id is reused after its port is closed): the value the drivers store
+ * in the mbuf's `port` field of every packet they receive, so tide_port_by_id(m->port) is
+ * the port a packet came in on. tide_port_by_name() finds an open port by the name
+ * tide_port_name() gives (NULL when none has it); tide_port_next() iterates over the open
+ * ports in id order, from tide_port_next(NULL) until it returns NULL.
+ * These read the table of open ports, which open and close change: call them on the
+ * control thread, or on any thread while no port is being opened or closed.
+ */
+TIDE_EXPORT int tide_port_id(const struct tide_port *p);
+TIDE_EXPORT struct tide_port *tide_port_by_id(unsigned id);
+TIDE_EXPORT struct tide_port *tide_port_by_name(const char *name);
+TIDE_EXPORT struct tide_port *tide_port_next(const struct tide_port *prev);
+
 /* Set the number of Rx and Tx queues (port stopped). -EINVAL beyond the driver's limits. */
 TIDE_EXPORT int tide_port_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq);
 
