@@ -92,6 +92,8 @@ done <<EOF
 --routes $tmp/empty.txt: no routes|--port $inline --fwd l3fwd --routes $tmp/empty.txt
 --routes: /dev/zero:1: not a text file|--port $inline --fwd l3fwd --routes /dev/zero
 --routes: $tmp/nofile: No such file|--port $inline --fwd l3fwd --routes $tmp/nofile
+--telemetry $tmp/no/t.sock: No such file|--port $inline --telemetry $tmp/no/t.sock
+--prom $tmp/no/x.prom: No such file|--port $inline --prom $tmp/no/x.prom
 --txonly-size '41'|--port $inline --fwd txonly --txonly-size 41
 --txonly-size 3000: must be 42..2048|--port $inline --fwd txonly --txonly-size 3000
 --flows '65537'|--port $inline --fwd txonly --flows 65537

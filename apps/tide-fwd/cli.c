@@ -69,6 +69,11 @@ void fwd_cli_usage(FILE *f)
 	    "      --stats-period S    live statistics every S seconds; 0 = none (default 1)\n"
 	    "      --json FILE         also write the summary as JSON (docs/json.md); FILE is\n"
 	    "                          created before the run, so a bad path fails at once\n"
+	    "      --telemetry PATH    serve the ports' counters, info and link state on a UNIX\n"
+	    "                          socket (JSON; scripts/tide-telemetry is a client)\n"
+	    "      --prom FILE         rewrite FILE with every port's counters each stats\n"
+	    "                          period (1 s when 0), in the Prometheus text format\n"
+	    "                          (node_exporter's textfile collector)\n"
 	    "  -q, --quiet             no live statistics\n"
 	    "      --rx-mode MODE      poll (default) | interrupt: an idle lcore sleeps on its\n"
 	    "                          Rx queues' interrupt fds (ports that have them)\n"
@@ -280,6 +285,8 @@ enum {
 	OPT_FLOWS,
 	OPT_STATS_PERIOD,
 	OPT_JSON,
+	OPT_TELEMETRY,
+	OPT_PROM,
 	OPT_RX_MODE,
 	OPT_MBUF_SIZE,
 	OPT_RATE,
@@ -310,6 +317,8 @@ static const struct option long_opts[] = {
     {"packets", required_argument, NULL, 'n'},
     {"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
     {"json", required_argument, NULL, OPT_JSON},
+    {"telemetry", required_argument, NULL, OPT_TELEMETRY},
+    {"prom", required_argument, NULL, OPT_PROM},
     {"rx-mode", required_argument, NULL, OPT_RX_MODE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -432,6 +441,12 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			break;
 		case OPT_JSON:
 			cfg->json = optarg;
+			break;
+		case OPT_TELEMETRY:
+			cfg->telemetry = optarg;
+			break;
+		case OPT_PROM:
+			cfg->prom = optarg;
 			break;
 		case OPT_RX_MODE:
 			if (strcmp(optarg, "poll") != 0 && strcmp(optarg, "interrupt") != 0)

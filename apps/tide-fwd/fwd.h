@@ -85,6 +85,8 @@ struct fwd_config {
 	uint64_t packets;    /* stop after this many packets (Rx, or Tx for txonly); 0: no limit */
 	double stats_period; /* seconds; 0: no live statistics */
 	const char *json;    /* --json FILE (opened before the run: see main.c) */
+	const char *telemetry; /* --telemetry PATH: serve tide/telemetry.h on it */
+	const char *prom;    /* --prom FILE: Prometheus textfile, rewritten every period */
 	bool quiet;
 	bool rx_intr; /* --rx-mode interrupt: sleep on the Rx interrupt fds when idle */
 };

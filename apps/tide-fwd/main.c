@@ -15,9 +15,11 @@
 
 #include <tide/log.h>
 #include <tide/pcap.h>
+#include <tide/telemetry.h>
 
 #include "cli.h"
 #include "fwd.h"
+#include "prom.h"
 #include "stats.h"
 
 #define TICK_NS (10 * 1000 * 1000) /* main loop period: stop checks, control planes */
@@ -119,8 +121,49 @@ static double progress(const struct fwd_ctx *ctx, const struct fwd_snap *start,
 	return f;
 }
 
+/* --telemetry and --prom: served and written from the main loop (the control thread). */
+struct monitor {
+	struct tide_telemetry *tm;
+	const char *prom;
+	double prom_period, next_prom;
+	unsigned prom_writes, prom_failures;
+	int prom_err; /* the last failure's -errno */
+};
+
+static void monitor_prom(struct monitor *mon)
+{
+	int rc = fwd_prom_write(mon->prom);
+
+	mon->prom_writes++;
+	if (rc < 0) {
+		if (mon->prom_failures++ == 0 || rc != mon->prom_err)
+			fprintf(stderr, "tide-fwd: --prom %s: %s\n", mon->prom, strerror(-rc));
+		mon->prom_err = rc;
+	}
+}
+
+static void monitor_tick(struct monitor *mon, double now)
+{
+	if (mon->tm != NULL) {
+		int rc = tide_telemetry_poll(mon->tm);
+
+		if (rc < 0) {
+			fprintf(stderr, "tide-fwd: --telemetry: %s; no longer served\n",
+				strerror(-rc));
+			tide_telemetry_close(mon->tm);
+			mon->tm = NULL;
+		}
+	}
+	if (mon->prom != NULL && now >= mon->next_prom) {
+		monitor_prom(mon);
+		mon->next_prom += mon->prom_period;
+		if (mon->next_prom < now)
+			mon->next_prom = now + mon->prom_period;
+	}
+}
+
 /* Wait for the end, printing live statistics. Returns what stopped the run. */
-static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
+static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start, struct monitor *mon)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	bool live = !cfg->quiet && cfg->stats_period > 0;
@@ -152,6 +195,7 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start)
 		for (unsigned p = 0; p < nctl; p++)
 			tide_port_poll_ctl(ctl[p]);
 		now = fwd_now();
+		monitor_tick(mon, now);
 		if (cfg->duration > 0 && now - start->t >= cfg->duration)
 			return "duration";
 		/* Every input is a replay that has ended: the lcores finish the burst in hand
@@ -204,6 +248,7 @@ int main(int argc, char **argv)
 	static struct fwd_config cfg;
 	static struct fwd_ctx ctx;
 	static struct fwd_snap start, end;
+	struct monitor mon = {0};
 	struct fwd_result res;
 	struct sigaction sa;
 	sigset_t sigs, old;
@@ -242,6 +287,34 @@ int main(int argc, char **argv)
 		json_abandon(json, cfg.json, json_created);
 		return rc == -EINVAL ? 2 : 1;
 	}
+	/* Monitoring is checked before anything runs: a path in use or a file that cannot be
+	 * written is a bad option. */
+	if (cfg.telemetry != NULL) {
+		rc = tide_telemetry_open(cfg.telemetry, &mon.tm);
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "--telemetry %s: %s", cfg.telemetry,
+				 strerror(-rc));
+			report("setup", err);
+			fwd_teardown(&ctx);
+			tide_log_set_handler(NULL, NULL);
+			json_abandon(json, cfg.json, json_created);
+			return 2;
+		}
+	}
+	if (cfg.prom != NULL) {
+		mon.prom = cfg.prom;
+		mon.prom_period = cfg.stats_period > 0 ? cfg.stats_period : 1.0;
+		rc = fwd_prom_write(cfg.prom);
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "--prom %s: %s", cfg.prom, strerror(-rc));
+			report("setup", err);
+			tide_telemetry_close(mon.tm);
+			fwd_teardown(&ctx);
+			tide_log_set_handler(NULL, NULL);
+			json_abandon(json, cfg.json, json_created);
+			return 2;
+		}
+	}
 	/* The lcores inherit a mask with the stop signals blocked: only this thread sees them. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -253,6 +326,7 @@ int main(int argc, char **argv)
 	rc = fwd_start(&ctx, err, sizeof(err));
 	if (rc < 0) {
 		report("start", err);
+		tide_telemetry_close(mon.tm);
 		fwd_teardown(&ctx);
 		tide_log_set_handler(NULL, NULL);
 		json_abandon(json, cfg.json, json_created);
@@ -271,7 +345,8 @@ int main(int argc, char **argv)
 		       ctx.nports, ctx.nports == 1 ? "" : "s", ctx.nlcores,
 		       ctx.nlcores == 1 ? "" : "s");
 	start.t = ctx.t_launch; /* rates count from the start of forwarding */
-	res.stopped_by = run(&ctx, &start);
+	mon.next_prom = start.t + mon.prom_period;
+	res.stopped_by = run(&ctx, &start, &mon);
 	fwd_stop(&ctx);
 	fwd_snap_take(&ctx, &end);
 	end.t = ctx.t_stopped; /* rates over the forwarding time, not the port shutdown */
@@ -300,6 +375,16 @@ int main(int argc, char **argv)
 			res.outstanding);
 		status = 1;
 	}
+	if (mon.prom != NULL) {
+		monitor_prom(&mon); /* the final counters */
+		if (mon.prom_failures != 0) {
+			fprintf(stderr, "tide-fwd: --prom %s: %u of %u writes failed (last: %s)\n",
+				mon.prom, mon.prom_failures, mon.prom_writes,
+				strerror(-mon.prom_err));
+			status = 1;
+		}
+	}
+	tide_telemetry_close(mon.tm);
 	fwd_teardown(&ctx);
 	return status;
 }
