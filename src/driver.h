@@ -73,7 +73,14 @@ struct tide_driver {
 	int (*rxq_intr_set)(struct tide_port *p, unsigned qid, int enable);
 	/* Device counters not kept per queue (rx_missed, tx_hangs, ...). */
 	void (*stats_add)(const struct tide_port *p, struct tide_port_stats *st);
+	/* Zero the driver's counters: those of stats_add and those of xstats. */
 	void (*stats_reset)(struct tide_port *p);
+	/*
+	 * Optional: the driver's own counters for tide_xstats_*(), up to @max of them, in the
+	 * same order every call while the port is open: names are static strings without the
+	 * driver's prefix (xstats.c adds "DRIVER_"). Returns how many the port has.
+	 */
+	unsigned (*xstats)(struct tide_port *p, const char **names, uint64_t *values, unsigned max);
 };
 
 struct tide_port {

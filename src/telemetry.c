@@ -191,6 +191,24 @@ static void cmd_port_link(struct tide_telemetry *t, struct tide_port *p)
 		put(t, "{\"up\":%s,\"speed_mbps\":%u}", l.up ? "true" : "false", l.speed_mbps);
 }
 
+static void cmd_port_xstats(struct tide_telemetry *t, struct tide_port *p)
+{
+	struct tide_xstat_name names[256];
+	uint64_t vals[256];
+	int n = tide_xstats_names_get(p, names, 256);
+
+	if (n > 256)
+		n = 256;
+	tide_xstats_get(p, vals, (unsigned)n);
+	put(t, "{");
+	for (int i = 0; i < n; i++) {
+		put(t, "%s", i ? "," : "");
+		put_str(t, names[i].name);
+		put(t, ":%llu", (unsigned long long)vals[i]);
+	}
+	put(t, "}");
+}
+
 struct command {
 	const char *name;
 	void (*global)(struct tide_telemetry *t, const char *arg);
@@ -206,6 +224,7 @@ static const struct command commands[] = {
 	{"/ports/list", cmd_list, NULL, "the ids of the open ports"},
 	{"/ports/info", NULL, cmd_port_info, "PORT: driver, name, queues, limits, MAC"},
 	{"/ports/stats", NULL, cmd_port_stats, "PORT: the port's counters, per queue too"},
+	{"/ports/xstats", NULL, cmd_port_xstats, "PORT: every extended statistic, by name"},
 	{"/ports/link", NULL, cmd_port_link, "PORT: link state"},
 };
 

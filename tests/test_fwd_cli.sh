@@ -223,8 +223,9 @@ else
 fi
 
 # A short real run: exit 0, a summary, JSON that parses and shows no leak.
-if "$fwd" --port $inline --fwd l3fwd --duration 1 --stats-period 0.3 \
+if "$fwd" --port $inline --fwd l3fwd --duration 1 --stats-period 0.3 --xstats \
 	--json "$tmp/run.json" >"$tmp/run.out" 2>"$tmp/run.err"; then
+	grep -Eq "^  simnic_gen_packets +[1-9]" "$tmp/run.out" || fail "--xstats: no simnic counters"
 	grep -q "tide-fwd summary" "$tmp/run.out" || fail "no summary: $(cat "$tmp/run.out")"
 	grep -q "buffers outstanding after stop: 0" "$tmp/run.out" || fail "outstanding buffers"
 	grep -q "cyc/pkt" "$tmp/run.out" || fail "no live statistics"
@@ -238,6 +239,9 @@ assert d["total"]["rx_packets"] > 0, d
 assert d["total"]["tx_packets"] > 0, d
 assert d["config"]["fwd"] == "l3fwd", d
 assert set(d["total"]["drops"]) >= {"not_ipv4", "bad_header", "bad_checksum", "ttl_expired", "no_route", "same_port"}
+x = d["ports"][0]["xstats"]
+assert x["rx_good_packets"] >= d["ports"][0]["rx_packets"] > 0, x
+assert x["simnic_gen_packets"] > 0, x
 ' "$tmp/run.json" || fail "--json content"
 	echo "ok: 1 s l3fwd run"
 else

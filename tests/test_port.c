@@ -234,6 +234,41 @@ static void echo(struct end *e)
 	tide_mbuf_free_bulk(pkts + k, (unsigned)(n - k));
 }
 
+/*
+ * Extended statistics of a stopped port: names and values agree in number, names are
+ * unique and non-empty, the generic ones equal the port's stats (received @rx, sent @tx),
+ * and a name can be looked up.
+ */
+static void check_xstats(const char *what, struct tide_port *p, uint64_t rx, uint64_t tx)
+{
+	struct tide_xstat_name names[256];
+	uint64_t vals[256], v;
+	int n = tide_xstats_names_get(p, names, 256);
+
+	if (n < 20 || n > 256 || tide_xstats_get(p, vals, 256) != n)
+		fail_msg("%s: %d xstat names, %d values", what, n, tide_xstats_get(p, vals, 256));
+	for (int i = 0; i < n; i++) {
+		if (names[i].name[0] == '\0')
+			fail_msg("%s: xstat %d has no name", what, i);
+		for (int j = 0; j < i; j++)
+			if (strcmp(names[i].name, names[j].name) == 0)
+				fail_msg("%s: xstat %s twice", what, names[i].name);
+		assert_int_equal(tide_xstats_get_by_name(p, names[i].name, &v), 0);
+		if (v != vals[i])
+			fail_msg("%s: %s by name %llu, by index %llu", what, names[i].name,
+				 (unsigned long long)v, (unsigned long long)vals[i]);
+	}
+	if (strcmp(names[0].name, "rx_good_packets") != 0 || vals[0] != rx ||
+	    strcmp(names[5].name, "tx_good_packets") != 0 || vals[5] != tx)
+		fail_msg("%s: xstats %s=%llu %s=%llu, want %llu and %llu", what, names[0].name,
+			 (unsigned long long)vals[0], names[5].name, (unsigned long long)vals[5],
+			 (unsigned long long)rx, (unsigned long long)tx);
+	assert_int_equal(tide_xstats_get_by_name(p, "rx_q0_packets", &v), 0);
+	assert_int_equal(v, rx);
+	assert_int_equal(tide_xstats_get_by_name(p, "no_such_counter", &v), -ENOENT);
+	assert_int_equal(tide_xstats_names_get(NULL, names, 256), -EINVAL);
+}
+
 /* open -> configure -> setup -> start -> bursts -> stop -> start again -> close. */
 static void test_conformance(void **state)
 {
@@ -309,9 +344,11 @@ static void test_conformance(void **state)
 			assert_pool_full(b.pool);
 		}
 		assert_pool_full(a.pool);
-		tide_port_stats_reset(a.p);
+		check_xstats(row->name, a.p, rx, tx);
+		tide_xstats_reset(a.p);
 		assert_int_equal(tide_port_stats_get(a.p, &st), 0);
 		assert_int_equal(st.ipackets + st.opackets + st.obytes + st.ibytes, 0);
+		check_xstats(row->name, a.p, 0, 0);
 		rx = tx = tx_bytes = 0;
 	}
 	/* Close while started gives everything back too. */

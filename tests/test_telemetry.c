@@ -117,6 +117,10 @@ static void test_commands(void **state)
 	snprintf(cmd, sizeof(cmd), "/ports/stats,%d", tide_port_id(a));
 	ask(t, fd, cmd, strlen(cmd), buf, sizeof(buf));
 	expect(buf, "\"opackets\":7,\"obytes\":700,");
+	snprintf(cmd, sizeof(cmd), "/ports/xstats,%s", tide_port_name(b));
+	ask(t, fd, cmd, strlen(cmd), buf, sizeof(buf));
+	expect(buf, "{\"/ports/xstats\":{\"rx_good_packets\":7,\"rx_good_bytes\":700,");
+	expect(buf, "\"rx_q0_packets\":7,");
 	snprintf(cmd, sizeof(cmd), "/ports/info,%d", tide_port_id(a));
 	ask(t, fd, cmd, strlen(cmd), buf, sizeof(buf));
 	snprintf(want, sizeof(want), "\"name\":\"%s\",\"driver\":\"ring\"", tide_port_name(a));
@@ -145,7 +149,7 @@ static void test_commands(void **state)
 	expect(buf, "{\"/info\":{\"version\":");
 	tide_telemetry_stats_get(t, &st);
 	assert_int_equal(st.clients, 1);
-	assert_int_equal(st.commands, 15);
+	assert_int_equal(st.commands, 16);
 	assert_int_equal(st.errors, 7);
 	assert_int_equal(st.dropped, 0);
 	close(fd);

@@ -69,6 +69,7 @@ void fwd_cli_usage(FILE *f)
 	    "      --stats-period S    live statistics every S seconds; 0 = none (default 1)\n"
 	    "      --json FILE         also write the summary as JSON (docs/json.md); FILE is\n"
 	    "                          created before the run, so a bad path fails at once\n"
+	    "      --xstats            print every port's extended statistics after the summary\n"
 	    "      --telemetry PATH    serve the ports' counters, info and link state on a UNIX\n"
 	    "                          socket (JSON; scripts/tide-telemetry is a client)\n"
 	    "      --prom FILE         rewrite FILE with every port's counters each stats\n"
@@ -286,6 +287,7 @@ enum {
 	OPT_STATS_PERIOD,
 	OPT_JSON,
 	OPT_TELEMETRY,
+	OPT_XSTATS,
 	OPT_PROM,
 	OPT_RX_MODE,
 	OPT_MBUF_SIZE,
@@ -318,6 +320,7 @@ static const struct option long_opts[] = {
     {"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
     {"json", required_argument, NULL, OPT_JSON},
     {"telemetry", required_argument, NULL, OPT_TELEMETRY},
+    {"xstats", no_argument, NULL, OPT_XSTATS},
     {"prom", required_argument, NULL, OPT_PROM},
     {"rx-mode", required_argument, NULL, OPT_RX_MODE},
     {"quiet", no_argument, NULL, 'q'},
@@ -441,6 +444,9 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			break;
 		case OPT_JSON:
 			cfg->json = optarg;
+			break;
+		case OPT_XSTATS:
+			cfg->xstats = true;
 			break;
 		case OPT_TELEMETRY:
 			cfg->telemetry = optarg;

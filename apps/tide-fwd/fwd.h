@@ -87,6 +87,7 @@ struct fwd_config {
 	const char *json;    /* --json FILE (opened before the run: see main.c) */
 	const char *telemetry; /* --telemetry PATH: serve tide/telemetry.h on it */
 	const char *prom;    /* --prom FILE: Prometheus textfile, rewritten every period */
+	bool xstats;         /* --xstats: print every port's extended statistics at the end */
 	bool quiet;
 	bool rx_intr; /* --rx-mode interrupt: sleep on the Rx interrupt fds when idle */
 };

@@ -355,6 +355,8 @@ int main(int argc, char **argv)
 	res.outstanding = tide_pool_in_use(ctx.pool);
 	fwd_summary_print(stdout, &ctx, &res);
 	fwd_memif_print(&ctx);
+	if (cfg.xstats)
+		fwd_xstats_print(stdout, &ctx);
 	if (json != NULL) {
 		rc = fwd_summary_json(json, &ctx, &res);
 		if (fclose(json) != 0 && rc == 0)

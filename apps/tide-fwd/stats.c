@@ -8,10 +8,10 @@
  * from FWD_CYC_MIN_PKTS packets up: below that they measure the waiting, not the packets.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <tide/simnic.h>
 
 #include "cli.h"
 #include "stats.h"
@@ -55,7 +55,6 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		struct fwd_port_snap *ps = &s->port[p];
 		struct tide_port_stats st;
-		struct tide_simnic_stats ss;
 
 		for (unsigned i = 0; i < ctx->nlcores; i++) {
 			const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];
@@ -79,11 +78,10 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 			ps->tx_polls = st.tx_polls;
 			ps->tx_idle_polls = st.tx_idle_polls;
 		}
-		/* A simulated NIC's device thread: is it, or the forwarding core, the limit? */
-		if (tide_simnic_stats_get(ctx->ports[p], &ss) == 0) {
-			ps->dev_polls = ss.device_polls;
-			ps->dev_idle = ss.device_idle;
-		}
+		/* A simulated NIC's device thread: is it, or the forwarding core, the limit?
+		 * (Other drivers have no such counters: both stay 0.) */
+		tide_xstats_get_by_name(ctx->ports[p], "simnic_device_polls", &ps->dev_polls);
+		tide_xstats_get_by_name(ctx->ports[p], "simnic_device_idle", &ps->dev_idle);
 		add_snap(&s->total, ps);
 	}
 }
@@ -312,6 +310,62 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 		fprintf(f, "null");
 }
 
+/* Every extended statistic of @p: arrays (free both) and their length, or -errno. */
+static int xstats_read(struct tide_port *p, struct tide_xstat_name **names, uint64_t **vals)
+{
+	int n = tide_xstats_names_get(p, NULL, 0);
+
+	if (n < 0)
+		return n;
+	*names = calloc((size_t)n + 1, sizeof(**names));
+	*vals = calloc((size_t)n + 1, sizeof(**vals));
+	if (*names == NULL || *vals == NULL) {
+		free(*names);
+		free(*vals);
+		return -ENOMEM;
+	}
+	/* The count cannot change between the calls: the main thread owns the ports. */
+	tide_xstats_names_get(p, *names, (unsigned)n);
+	tide_xstats_get(p, *vals, (unsigned)n);
+	return n;
+}
+
+void fwd_xstats_print(FILE *f, const struct fwd_ctx *ctx)
+{
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		struct tide_xstat_name *names;
+		uint64_t *vals;
+		int n = xstats_read(ctx->ports[p], &names, &vals);
+
+		if (n < 0)
+			continue;
+		fprintf(f, "xstats of port %u (%s), since it was opened:\n", p, ctx->info[p].name);
+		for (int i = 0; i < n; i++)
+			fprintf(f, "  %-32s %20llu\n", names[i].name, (unsigned long long)vals[i]);
+		free(names);
+		free(vals);
+	}
+}
+
+static void json_xstats(FILE *f, struct tide_port *p)
+{
+	struct tide_xstat_name *names;
+	uint64_t *vals;
+	int n = xstats_read(p, &names, &vals);
+
+	fprintf(f, ", \"xstats\": {");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, names[i].name);
+		fprintf(f, ": %llu", (unsigned long long)vals[i]);
+	}
+	fprintf(f, "}");
+	if (n >= 0) {
+		free(names);
+		free(vals);
+	}
+}
+
 int fwd_summary_json(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result *r)
 {
 	const struct fwd_config *cfg = ctx->cfg;
@@ -363,6 +417,7 @@ int fwd_summary_json(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result
 			ctx->info[p].mac[1], ctx->info[p].mac[2], ctx->info[p].mac[3],
 			ctx->info[p].mac[4], ctx->info[p].mac[5]);
 		json_port(f, ctx, &d, dt);
+		json_xstats(f, ctx->ports[p]);
 		fprintf(f, "}%s\n", p + 1 < ctx->nports ? "," : "");
 	}
 	sub_snap(&d, &r->end->total, &r->start->total);

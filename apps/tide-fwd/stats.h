@@ -47,6 +47,9 @@ struct fwd_result {
 
 void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result *r);
 
+/* --xstats: every port's extended statistics (tide_xstats_*), a line each. */
+void fwd_xstats_print(FILE *f, const struct fwd_ctx *ctx);
+
 /* The "version" of the JSON document (docs/json.md): bumped when a field changes meaning or
  * goes away; new fields do not bump it. */
 #define FWD_JSON_VERSION 1

@@ -257,6 +257,32 @@ struct tide_port_stats {
 TIDE_EXPORT int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *out);
 TIDE_EXPORT void tide_port_stats_reset(struct tide_port *p);
 
+/*
+ * Extended statistics, by name: every counter of tide_port_stats_get() ("rx_good_packets",
+ * "tx_good_bytes", "tx_recycled", ...), the per-queue ones ("rx_q0_packets", "tx_q1_bytes",
+ * ...), then the driver's own, prefixed with the driver's name ("memif_disconnects",
+ * "vhost_call_errors", ...). The order is the same in every call while the port's queue
+ * counts stay: names_get() once, then get() as often as needed, index for index.
+ *
+ * tide_xstats_names_get() fills up to @n names and returns how many the port has (call it
+ * with NULL, 0 for the count); tide_xstats_get() the same for the values. Both: -EINVAL for
+ * a NULL port. tide_xstats_get_by_name(): 0 and the value, -ENOENT for a name the port
+ * does not have. tide_xstats_reset() zeroes them all (as tide_port_stats_reset()).
+ * Control calls; counters are read while bursts run, each one atomically.
+ */
+#define TIDE_XSTAT_NAME_SIZE 64
+
+struct tide_xstat_name {
+	char name[TIDE_XSTAT_NAME_SIZE];
+};
+
+TIDE_EXPORT int tide_xstats_names_get(struct tide_port *p, struct tide_xstat_name *names,
+				      unsigned n);
+TIDE_EXPORT int tide_xstats_get(struct tide_port *p, uint64_t *values, unsigned n);
+TIDE_EXPORT int tide_xstats_get_by_name(struct tide_port *p, const char *name,
+					uint64_t *value);
+TIDE_EXPORT int tide_xstats_reset(struct tide_port *p);
+
 /* ---- Tx completion and recycling ---- */
 
 /*

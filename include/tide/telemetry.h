@@ -14,6 +14,7 @@
  *	/ports/list          the ids of the open ports
  *	/ports/info,PORT     driver, name, queues, descriptor limits, MAC, ...
  *	/ports/stats,PORT    the counters of tide_port_stats_get()
+ *	/ports/xstats,PORT   every extended statistic (tide_xstats_*), by name
  *	/ports/link,PORT     {"up", "speed_mbps"}
  *
  * PORT is a port id (tide_port_id()) or a port name. A bad command, a bad port, a message
