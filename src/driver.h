@@ -90,6 +90,7 @@ struct tide_port {
 	unsigned nb_rxq, nb_txq;
 	bool started;
 	int id; /* slot in the port registry */
+	int link_efd; /* tide_port_link_event_fd(): -1 until asked for (written by any thread) */
 	struct tide_rxq *rxq[TIDE_MAX_QUEUES];
 	struct tide_txq *txq[TIDE_MAX_QUEUES];
 	void *priv;
@@ -104,6 +105,12 @@ int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv
 
 /* Free a port that tide_port_alloc() made but that was never handed to the application. */
 void tide_port_free_unregistered(struct tide_port *p);
+
+/*
+ * The port's link went up or down: signal tide_port_link_event_fd(). Any thread (a driver's
+ * control thread too); never blocks; a no-op until the application asked for the fd.
+ */
+void tide_port_link_changed(struct tide_port *p);
 
 /* Burst functions for stopped queues. */
 uint16_t tide_rx_burst_noop(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver.h"
 #include "link.h"
@@ -88,6 +89,7 @@ int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv
 	}
 	p->drv = drv;
 	p->id = -1;
+	p->link_efd = -1;
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->info.driver = drv->name;
 	p->info.name = p->name;
@@ -105,6 +107,8 @@ void tide_port_free_unregistered(struct tide_port *p)
 {
 	if (p->drv->close)
 		p->drv->close(p);
+	if (p->link_efd >= 0)
+		close(p->link_efd); /* after the driver's close: no thread of it signals now */
 	free(p->priv);
 	free(p);
 }

@@ -4,6 +4,7 @@
  * the configuration checks every port must make.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,6 +580,31 @@ static void test_identity(void **state)
 	assert_null(tide_port_next(NULL));
 }
 
+/* Link events: nothing until a change, one readable event for changes close together, the
+ * same fd on every call, and a change before anybody asked is no error. */
+static void test_link_events(void **state)
+{
+	struct tide_port *p;
+	uint64_t v;
+	int fd;
+
+	(void)state;
+	assert_int_equal(tide_port_open("null:size=64", &p), 0);
+	tide_port_link_changed(p); /* no fd yet: nothing to signal, nothing breaks */
+	fd = tide_port_link_event_fd(p);
+	assert_true(fd >= 0);
+	assert_int_equal(tide_port_link_event_fd(p), fd);
+	assert_int_equal(read(fd, &v, sizeof(v)), -1); /* nothing happened since */
+	assert_int_equal(errno, EAGAIN);
+	tide_port_link_changed(p);
+	tide_port_link_changed(p);
+	assert_int_equal(read(fd, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 2);
+	assert_int_equal(read(fd, &v, sizeof(v)), -1);
+	tide_port_close(p); /* closes the fd */
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+}
+
 /*
  *   test_port                      the port layer's own checks
  *   test_port conformance ROW      one row of the conformance table (exit 77: cannot run)
@@ -590,6 +616,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_knob_names),
 		cmocka_unit_test(test_start_keeps_published_call),
 		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_link_events),
 	};
 	const struct CMUnitTest row_tests[] = {
 		cmocka_unit_test(test_conformance_bad_config),

@@ -123,6 +123,7 @@ static double progress(const struct fwd_ctx *ctx, const struct fwd_snap *start,
 
 /* --telemetry and --prom: served and written from the main loop (the control thread). */
 struct monitor {
+	int link_fd[TIDE_MAX_PORTS]; /* tide_port_link_event_fd() of each port, or -1 */
 	struct tide_telemetry *tm;
 	const char *prom;
 	double prom_period, next_prom;
@@ -142,8 +143,31 @@ static void monitor_prom(struct monitor *mon)
 	}
 }
 
-static void monitor_tick(struct monitor *mon, double now)
+/* A port's link went up or down: one line with the time of day. */
+static void monitor_links(struct monitor *mon, struct fwd_ctx *ctx)
 {
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		struct tide_link l;
+		struct timespec ts;
+		struct tm tm;
+		uint64_t n;
+		char when[32];
+
+		if (mon->link_fd[p] < 0 || read(mon->link_fd[p], &n, sizeof(n)) != sizeof(n))
+			continue;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		if (tide_port_link_get(ctx->ports[p], &l) < 0)
+			l.up = -1;
+		printf("tide-fwd: %s.%03ld port %u (%s): link %s\n", when, ts.tv_nsec / 1000000, p,
+		       ctx->info[p].name, l.up < 0 ? "changed" : l.up ? "up" : "down");
+	}
+}
+
+static void monitor_tick(struct monitor *mon, struct fwd_ctx *ctx, double now)
+{
+	monitor_links(mon, ctx);
 	if (mon->tm != NULL) {
 		int rc = tide_telemetry_poll(mon->tm);
 
@@ -195,7 +219,7 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start, struct
 		for (unsigned p = 0; p < nctl; p++)
 			tide_port_poll_ctl(ctl[p]);
 		now = fwd_now();
-		monitor_tick(mon, now);
+		monitor_tick(mon, ctx, now);
 		if (cfg->duration > 0 && now - start->t >= cfg->duration)
 			return "duration";
 		/* Every input is a replay that has ended: the lcores finish the burst in hand
@@ -315,6 +339,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* Link changes from now on, the ones during start included. */
+	for (unsigned p = 0; p < ctx.nports; p++)
+		mon.link_fd[p] = tide_port_link_event_fd(ctx.ports[p]);
 	/* The lcores inherit a mask with the stop signals blocked: only this thread sees them. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);

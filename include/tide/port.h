@@ -220,6 +220,15 @@ struct tide_link {
 TIDE_EXPORT int tide_port_link_get(struct tide_port *p, struct tide_link *out);
 
 /*
+ * Link events: an eventfd that becomes readable when the port's link goes up or down (a
+ * memif or vhost-user peer connects or leaves, ...). Read its 8-byte counter to clear it
+ * (the fd is non-blocking), then tide_port_link_get() for the state now: events that come
+ * close together read as one. Made on the first call, the same fd afterwards; closed with
+ * the port. Returns the fd or -errno (eventfd() failed). Control thread.
+ */
+TIDE_EXPORT int tide_port_link_event_fd(struct tide_port *p);
+
+/*
  * Drive the port's control plane (connection handshakes of memif, for example). Call it
  * from the control thread now and then on every port whose info has needs_poll_ctl set; on
  * the others it is optional (a no-op for drivers without a control plane; vhost: handles
