@@ -10,7 +10,8 @@
 #  - man/meson.build installs every file;
 #  - every long option of 'tide-fwd --help' appears in tide-fwd(1);
 #  - every page renders with man(1) without a warning (undefined macros, bad escapes,
-#    lines that cannot be broken or adjusted at 80 columns).
+#    lines that cannot be broken or adjusted at 80 columns) and without a line wider than
+#    80 columns.
 # usage: test_man.sh LIBTIDE_SO INCLUDE_TIDE_DIR MAN_DIR [TIDE_FWD]
 set -u
 lib=$1
@@ -126,6 +127,12 @@ for f in "$mandir"/man*/*.[0-9]; do
 		sed 's/^/    /' "$tmp/err"
 	elif [ ! -s "$tmp/out" ]; then
 		fail "$rel renders to nothing"
+	else
+		# groff does not warn about no-fill lines (prototypes, examples) that overflow.
+		LC_ALL=C.UTF-8 sed 's/[^ -~]/?/g' "$tmp/out" |
+			awk 'length($0) > 80 { print length($0) ": " $0 }' >"$tmp/wide"
+		[ -s "$tmp/wide" ] && fail "$rel has lines wider than 80 columns:" &&
+			sed 's/^/    /' "$tmp/wide"
 	fi
 	rendered=$((rendered + 1))
 done
@@ -134,5 +141,5 @@ if [ $fails -ne 0 ]; then
 	echo "$fails failure(s)"
 	exit 1
 fi
-echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $rendered files render without warnings"
+echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $rendered files render without warnings at 80 columns"
 exit 0
