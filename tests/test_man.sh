@@ -141,5 +141,7 @@ if [ $fails -ne 0 ]; then
 	echo "$fails failure(s)"
 	exit 1
 fi
-echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $rendered files render without warnings at 80 columns"
+[ -n "$fwd" ] && checked="tide-fwd(1) names every option of --help" ||
+	checked="tide-fwd(1) not compared with --help (no tide-fwd given)"
+echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $checked; $rendered files render without warnings at 80 columns"
 exit 0
