@@ -9,6 +9,7 @@
 #    every name a page lists under NAME has a file of its own;
 #  - man/meson.build installs every file;
 #  - every long option of 'tide-fwd --help' appears in tide-fwd(1);
+#  - every prototype in a SYNOPSIS matches its declaration in include/tide;
 #  - every page renders with man(1) without a warning (undefined macros, bad escapes,
 #    lines that cannot be broken or adjusted at 80 columns) and without a line wider than
 #    80 columns.
@@ -113,7 +114,53 @@ if [ -n "$fwd" ]; then
 	done
 fi
 
-# (5) every page and link renders without a warning. man resolves '.so man3/X.3' from the
+# (5) every prototype in a SYNOPSIS is the one the headers declare (the same words and
+# types, spacing aside), so that a changed signature shows up here.
+protos="prototypes not compared (no python3)"
+if command -v python3 >/dev/null; then
+	python3 - "$inc" "$mandir" >"$tmp/proto" <<'PY' || fails=$((fails + 1))
+import glob, os, re, subprocess, sys
+inc, mandir = sys.argv[1:3]
+hdr = "".join(open(f).read() + "\n" for f in sorted(glob.glob(inc + "/*.h")))
+hdr = re.sub(r"/\*.*?\*/", " ", hdr, flags=re.S)
+hdr = re.sub(r"^\s*#.*$", " ", hdr, flags=re.M)
+
+
+def norm(s):
+    return re.sub(r"\s*([(),*])\s*", r"\1", re.sub(r"\s+", " ", s)).strip()
+
+
+decl = {}
+for m in re.finditer(r"((?:TIDE_EXPORT|static inline)[^;{}]*?\b(tide_\w+)\s*\([^;{}]*?\))\s*[;{]", hdr):
+    decl[m.group(2)] = norm(m.group(1).replace("TIDE_EXPORT ", ""))
+for m in re.finditer(r"(typedef[^;{}]*?\(\*\s*(tide_\w+)\)\s*\([^;{}]*?\))\s*;", hdr):
+    decl[m.group(2)] = norm(m.group(1))
+env = dict(os.environ, LC_ALL="C", MANWIDTH="200")
+bad = n = 0
+for f in sorted(glob.glob(mandir + "/man3/*.3")):
+    if open(f).read().startswith(".so"):
+        continue
+    out = subprocess.run(["man", "-E", "ascii", "-l", f], capture_output=True, text=True,
+                         env=env).stdout
+    syn = re.sub(r"\s+", " ", out.split("SYNOPSIS", 1)[-1].split("DESCRIPTION", 1)[0])
+    for m in re.finditer(r"((?:static inline |typedef )?[a-z][\w ]*?[ *(]*(tide_\w+)\)?\s*\([^;]*?\));", syn):
+        name, got = m.group(2), norm(m.group(1))
+        if name not in decl:
+            continue  # a macro (stale pages are caught above)
+        n += 1
+        if got != decl[name]:
+            bad += 1
+            print("FAIL: %s: the SYNOPSIS prototype of %s differs from include/tide:\n"
+                  "    page:   %s\n    header: %s"
+                  % (os.path.relpath(f, mandir), name, got, decl[name]))
+print("%d SYNOPSIS prototypes match the headers" % n)
+sys.exit(1 if bad or n == 0 else 0)
+PY
+	sed '$d' "$tmp/proto"
+	protos=$(tail -n 1 "$tmp/proto")
+fi
+
+# (6) every page and link renders without a warning. man resolves '.so man3/X.3' from the
 # directory it runs in, so it runs in man/.
 rendered=0
 for f in "$mandir"/man*/*.[0-9]; do
@@ -143,5 +190,5 @@ if [ $fails -ne 0 ]; then
 fi
 [ -n "$fwd" ] && checked="tide-fwd(1) names every option of --help" ||
 	checked="tide-fwd(1) not compared with --help (no tide-fwd given)"
-echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $checked; $rendered files render without warnings at 80 columns"
+echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $protos; $checked; $rendered files render without warnings at 80 columns"
 exit 0
