@@ -12,7 +12,7 @@
 #  - every prototype in a SYNOPSIS matches its declaration in include/tide;
 #  - every page renders with man(1) without a warning (undefined macros, bad escapes,
 #    lines that cannot be broken or adjusted at 80 columns) and without a line wider than
-#    80 columns.
+#    80 columns; every link resolves from the manual's root, as man resolves it.
 # usage: test_man.sh LIBTIDE_SO INCLUDE_TIDE_DIR MAN_DIR [TIDE_FWD]
 set -u
 lib=$1
@@ -160,12 +160,23 @@ PY
 	protos=$(tail -n 1 "$tmp/proto")
 fi
 
-# (6) every page and link renders without a warning. man resolves '.so man3/X.3' from the
-# directory it runs in, so it runs in man/.
+# (6) every page renders without a warning. A link is resolved the way man resolves it,
+# relative to the manual's root (so from man/): its text must be its target's, with no
+# complaint (the target's rendering is checked as a page).
 rendered=0
+resolved=0
 for f in "$mandir"/man*/*.[0-9]; do
 	[ -f "$f" ] || continue
 	rel=${f#"$mandir"/}
+	if head -n 1 "$f" | grep -q '^\.so'; then
+		t=$(target "$f")
+		(cd "$mandir" && soelim "$rel" 2>"$tmp/err" | grep -v '^\.lf ' >"$tmp/out")
+		if [ -s "$tmp/err" ] || ! grep -v '^\.lf ' "$mandir/man3/$t.3" | cmp -s - "$tmp/out"; then
+			fail "$rel: '.so man3/$t.3' does not resolve from $mandir: $(head -n 1 "$tmp/err")"
+		fi
+		resolved=$((resolved + 1))
+		continue
+	fi
 	if ! (cd "$mandir" && LC_ALL=C.UTF-8 MANWIDTH=80 MAN_KEEP_STDERR=1 \
 		man --warnings=w -E UTF-8 -l "$rel" >"$tmp/out" 2>"$tmp/err"); then
 		fail "$rel: man exited non-zero: $(head -n 3 "$tmp/err")"
@@ -190,5 +201,5 @@ if [ $fails -ne 0 ]; then
 fi
 [ -n "$fwd" ] && checked="tide-fwd(1) names every option of --help" ||
 	checked="tide-fwd(1) not compared with --help (no tide-fwd given)"
-echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $protos; $checked; $rendered files render without warnings at 80 columns"
+echo "$n exported functions, each with a page; $pages pages and $links links, all declared; $protos; $checked; $rendered pages render without warnings at 80 columns, $resolved links resolve"
 exit 0
