@@ -7,6 +7,7 @@
 #    no page outlives its function;
 #  - a '.so' link points at a page that exists and lists the linked name under NAME, and
 #    every name a page lists under NAME has a file of its own;
+#  - every reference to a tide page (SEE ALSO and the text) leads to a file;
 #  - man/meson.build installs every file;
 #  - every long option of 'tide-fwd --help' appears in tide-fwd(1);
 #  - every prototype in a SYNOPSIS matches its declaration in include/tide;
@@ -94,6 +95,26 @@ for f in "$mandir"/man3/*.3; do
 		done
 	fi
 done
+
+# (2b) every reference to a tide page (.BR tide_x (3), \fBtide_x\fP(3), tide(7)...) leads
+# to a file.
+for f in "$mandir"/man*/*.[0-9]; do
+	[ -f "$f" ] || continue
+	sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' "$f" |
+		grep -oE '(^|[ (])tide[a-z0-9_-]*[[:space:]]*\([1-9]\)' |
+		sed -e 's/^[ (]//' -e 's/[[:space:]]//g' | sort -u |
+		while read -r ref; do
+			name=${ref%(*}
+			sec=${ref#*(}
+			sec=${sec%)}
+			[ -f "$mandir/man$sec/$name.$sec" ] ||
+				echo "FAIL: ${f#"$mandir"/} refers to $ref, which has no page"
+		done
+done >"$tmp/refs"
+if [ -s "$tmp/refs" ]; then
+	cat "$tmp/refs"
+	fails=$((fails + $(wc -l <"$tmp/refs")))
+fi
 
 # (3) meson install installs every file: each is listed in man/meson.build.
 for f in "$mandir"/man*/*.[0-9]; do
