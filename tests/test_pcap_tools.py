@@ -185,10 +185,14 @@ def test_replay_ends(tmp):
             continue
         d = load(js) if r.returncode == 0 else {}
         _, n, _ = tcpdump(out)
+        x = d["ports"][0]["xstats"] if d else {}
         if (r.returncode != 0 or d["stopped_by"] != "input end" or
                 d["total"]["tx_packets"] != 37 * loops or n != 37 * loops):
             fail("loop=%d: rc %d, %s, %d in the file" % (loops, r.returncode,
                                                          d.get("stopped_by"), n))
+        elif (x.get("pcap_rx_records") != 37 * loops or x.get("pcap_rx_passes") != loops or
+              x.get("pcap_tx_unwritten") != 0):
+            fail("loop=%d: xstats %s" % (loops, {k: v for k, v in x.items() if "pcap" in k}))
         else:
             ok("loop=%d: the run ended by itself ('input end'), %d packets written" %
                (loops, n))
@@ -345,7 +349,8 @@ def test_write_errors(tmp):
     if p.returncode != 1 or "Broken pipe" not in err or d is None:
         fail("pipe: rc %d: %s" % (p.returncode, err))
     elif (d["ports"][1]["tx_errors"] == 0 or
-          d["ports"][1]["tx_packets"] + d["ports"][1]["tx_errors"] != 20000):
+          d["ports"][1]["tx_packets"] + d["ports"][1]["tx_errors"] != 20000 or
+          d["ports"][1]["xstats"]["pcap_tx_unwritten"] != d["ports"][1]["tx_errors"]):
         fail("pipe: counts %s" % d["ports"][1])
     else:
         ok("pipe reader gone: exit 1, '%s', %d Tx errors" %

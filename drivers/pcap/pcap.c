@@ -113,7 +113,7 @@ struct pcap_rxq {
 	bool eof;               /* the replay is over (written by the Rx thread, relaxed) */
 	bool big_logged;        /* the first packet too long for the data room was logged */
 	uint64_t records;       /* records read since start (written by the Rx thread, relaxed) */
-	uint64_t passes;        /* passes finished */
+	uint64_t passes;        /* passes finished (Rx thread writes, relaxed: xstats read it) */
 	uint64_t pass_pkts;     /* records read in this pass */
 	/* A record read but not handed out yet (not due, or no mbuf); valid until the next
 	 * pcap_next_ex() on h, which is not called while it is pending. */
@@ -130,7 +130,7 @@ struct pcap_txq {
 	struct pcap_port *pp;
 	uint8_t *buf;           /* records of the burst, written with one write(2) */
 	uint32_t *rec_bytes;    /* pkt_len of each record in buf (bytes of what got in) */
-	uint64_t unwritten;     /* packets not written since start */
+	uint64_t unwritten;     /* packets not written since start (Tx thread writes, relaxed) */
 	int first_err;          /* errno of the first failed write since start, 0: none */
 	bool mixed_logged;
 };
@@ -316,7 +316,7 @@ static bool rx_next_pass(struct pcap_rxq *q, int rc)
 		rx_set_eof(q);
 		return false;
 	}
-	q->passes++;
+	__atomic_store_n(&q->passes, q->passes + 1, __ATOMIC_RELAXED); /* xstats read it */
 	if (q->pass_pkts == 0 || (q->pp->loops != 0 && q->passes >= q->pp->loops)) {
 		rx_set_eof(q);
 		return false;
@@ -589,7 +589,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	txc_commit_done(t, n);
 	txc_reclaim(t, n);
 	if (tide_unlikely(written != n)) {
-		q->unwritten += n - written;
+		__atomic_store_n(&q->unwritten, q->unwritten + n - written, __ATOMIC_RELAXED);
 		tide_stat_add(&pub->stats.errors, n - written);
 	}
 	tide_stat_burst(&pub->stats, written, bytes);
@@ -832,6 +832,29 @@ static int pcapd_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	return 1;
 }
 
+/*
+ * The replay's and the writer's own counters for tide_xstats_*(), since the last start:
+ * records read, passes over the capture finished, packets that could not be written.
+ */
+static unsigned pcapd_xstats(struct tide_port *p, const char **names, uint64_t *values,
+			     unsigned max)
+{
+	const struct pcap_rxq *rq = (const struct pcap_rxq *)p->rxq[0];
+	const struct pcap_txq *tq = (const struct pcap_txq *)p->txq[0];
+	uint64_t v[3] = {
+	    rq ? __atomic_load_n(&rq->records, __ATOMIC_RELAXED) : 0,
+	    rq ? __atomic_load_n(&rq->passes, __ATOMIC_RELAXED) : 0,
+	    tq ? __atomic_load_n(&tq->unwritten, __ATOMIC_RELAXED) : 0,
+	};
+	static const char *const n[3] = {"rx_records", "rx_passes", "tx_unwritten"};
+
+	for (unsigned i = 0; i < 3 && i < max; i++) {
+		names[i] = n[i];
+		values[i] = v[i];
+	}
+	return 3;
+}
+
 const struct tide_driver tide_driver_pcap = {
 	.name = "pcap",
 	.keys = "rx, tx, loop, pace",
@@ -844,4 +867,5 @@ const struct tide_driver tide_driver_pcap = {
 	.stop = pcapd_stop,
 	.close = pcapd_close,
 	.link_get = pcapd_link_get,
+	.xstats = pcapd_xstats,
 };
