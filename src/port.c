@@ -370,6 +370,14 @@ int tide_port_start(struct tide_port *p)
 		return rc;
 	p->started = true;
 	link_hint_ = NULL; /* the driver's first refill ran here: it is not a burst */
+	/* The Tx engines may be taken again (by the first thread that polls each). Release:
+	 * pairs with the acquire load in txc__adopt(); the engine is set up for its owner. */
+	for (unsigned q = 0; q < p->nb_txq; q++) {
+		struct txc *t = p->txq[q]->txc;
+
+		if (t)
+			__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELEASE);
+	}
 	/* Release: pairs with the acquire load in the burst calls; the queues are ready. Only
 	 * where the call is still the stopped no-op: a driver whose control thread runs from
 	 * its start (vhost) may already have published a queue's burst (its choice is stored
@@ -396,9 +404,11 @@ int tide_port_stop(struct tide_port *p)
 	if (!p->started)
 		return 0;
 	/* Bursts become no-ops (the driver's own choice is kept for the next start, which
-	 * sets it again) and the Tx engines belong to no thread, so no refill recycles
-	 * from them; after the grace period no burst that saw the queue running is still in
-	 * it, and the driver may take its buffers back. */
+	 * sets it again) and the Tx engines are STOPPED: no refill recycles from them and no
+	 * thread can take them (a Tx burst that loaded its call before this, tide_recycle(),
+	 * tide_txq_done_cleanup() all find the owner word changed). After the grace period no
+	 * entry that saw the queue running is still in it, and the driver may take its
+	 * buffers back; the engines stay the driver's until the next start. */
 	for (unsigned q = 0; q < p->nb_rxq; q++)
 		__atomic_store_n(&p->rxq[q]->call, tide_rx_burst_noop, __ATOMIC_RELAXED);
 	for (unsigned q = 0; q < p->nb_txq; q++) {
@@ -406,7 +416,7 @@ int tide_port_stop(struct tide_port *p)
 
 		__atomic_store_n(&p->txq[q]->call, tide_tx_burst_noop, __ATOMIC_RELAXED);
 		if (t)
-			__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->owner, TXC_OWNER_STOPPED, __ATOMIC_RELAXED);
 	}
 	qs_synchronize(); /* stop: no burst of this port runs past this point */
 	p->drv->stop(p);
@@ -581,7 +591,9 @@ unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
 	struct txc *t = q->txc;
 	unsigned total = 0;
 
-	if (t == NULL || !q->port->started || !txc_own(t))
+	/* The owner word is the whole check: STOPPED from before stop's grace period until
+	 * the next start (port->started changes only after the driver's stop). */
+	if (t == NULL || !txc_own(t))
 		return 0;
 	if (max == 0)
 		max = UINT32_MAX;
@@ -592,6 +604,12 @@ unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
 	return total;
 }
 
+/* Acquire: pairs with the release in tide_port_start(), like the burst calls' load. */
+static bool rxq_stopped(struct tide_rxq *q)
+{
+	return __atomic_load_n(&q->call, __ATOMIC_ACQUIRE) == tide_rx_burst_noop;
+}
+
 unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
 {
 	struct link_rx *l = rxq->refill;
@@ -599,8 +617,9 @@ unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
 	struct txc *t = txq->txc;
 	unsigned n;
 
-	if (l == NULL || l->kind != LINK_SLOTS || t == NULL || !rxq->port->started ||
-	    !txq->port->started || !txc_own(t))
+	/* The Rx queue's live word is its call (the no-op from before stop's grace period until
+	 * the next start); the Tx queue's is its engine's owner (txc_own). */
+	if (l == NULL || l->kind != LINK_SLOTS || t == NULL || rxq_stopped(rxq) || !txc_own(t))
 		return 0;
 	n = t->rs_thresh;
 	/* Room for one bucket at `refill` without wrapping the Rx ring, and whole refill

@@ -39,10 +39,20 @@
 
 struct txc;
 
-/* txc.owner when no thread polls the queue (set up or stopped), and while a thread adopts
- * a queue another thread polled (txc__adopt). Neither matches a thread index. */
+/*
+ * txc.owner besides a thread index (none of them matches one):
+ *   STOPPED  set up and not started, or stopped: no thread may enter the engine, and none
+ *            can take it (txc__adopt refuses), so the driver's start and stop own it alone.
+ *            Written only by the control thread (tide_port_stop, before its grace period);
+ *            tide_port_start() re-arms it to FREE.
+ *   FREE     started and not polled since: the first thread that asks takes it at once.
+ *   BUSY     a thread adopts a queue another thread polled (txc__adopt).
+ * Threads move the word only by compare-and-swap from the value they read, so a STOPPED
+ * stored meanwhile is never overwritten by a data-path thread.
+ */
 #define TXC_OWNER_FREE 0xfffffffeu
 #define TXC_OWNER_BUSY 0xfffffffdu
+#define TXC_OWNER_STOPPED 0xfffffffcu
 
 typedef void (*txc_release_fn)(struct txc *t, struct tide_mbuf **m, unsigned n);
 typedef unsigned (*txc_advance_fn)(struct txc *t);
@@ -111,7 +121,8 @@ void txc_fini(struct txc *t);
  * the engine inside: frees both. */
 void txc_txq_release(struct tide_txq *q);
 
-/* Release every buffer still held (in flight or completed): the device is stopped. */
+/* Release every buffer still held (in flight or completed): the device is stopped. The
+ * owner word is left as it is (STOPPED when the port stops). */
 unsigned txc_release_all(struct txc *t);
 
 /* Fill in defaults and check a Tx configuration against a ring size and the device's max
@@ -126,13 +137,17 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 			  const struct tide_pool *pool);
 
 /* Out of line: the calling thread is not the queue's owner; take it over if the old owner
- * cannot be using it any more. Returns whether the caller owns the queue now. */
+ * cannot be using it any more and the queue is not stopped. Returns whether the caller owns
+ * the queue now. */
 bool txc__adopt(struct txc *t);
 
 /*
  * Every entry to a Tx queue's state from its polling thread goes through this: does the
  * calling thread own the engine? (Another thread's refill may be recycling from it until
- * that thread passed a quiescent point.) One load and a compare when it does.
+ * that thread passed a quiescent point; a stopped queue belongs to its driver.) One load
+ * and a compare when it does. The caller is between two quiescent points (a burst, or a
+ * public call such as tide_recycle() made between bursts): a stop that stores STOPPED
+ * waits for it before the driver takes the engine's buffers back.
  */
 TXC_INLINE bool txc_own(struct txc *t)
 {

@@ -21,6 +21,14 @@
  * unpublishes them and waits for its threads first). A thread that polls queues and then
  * blocks calls tide_thread_offline() first, or control calls wait for it.
  *
+ * The same holds for every data-path call, not only the bursts: tide_rx_burst() and
+ * tide_tx_burst() are quiescent points, and tide_recycle() and tide_txq_done_cleanup(),
+ * made between them, check the queue's live state (a stopped Rx queue's burst is the
+ * no-op; a stopped Tx queue's completion state belongs to no thread) before they touch
+ * it. Called on a queue that is stopping, stopped or not yet started, they return 0; a Tx
+ * burst that began while the port ran and reaches the queue after stop began takes
+ * nothing. From tide_port_start() on, the first thread that polls a Tx queue owns it.
+ *
  * Moving a queue to another thread: the application hands it over (the old thread stops
  * polling it before the new one starts). Recycling follows: a pairing between queues of
  * different threads is never used, a moved Rx queue is re-paired by its new thread, and a
@@ -161,10 +169,14 @@ TIDE_EXPORT int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_de
 TIDE_EXPORT int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			       const struct tide_txq_conf *conf);
 
-/* Start every set-up queue; -EINVAL if a configured queue was not set up. */
+/* Start every set-up queue; -EINVAL if a configured queue was not set up. Each Tx queue
+ * then belongs to the first thread that polls it (a burst, tide_recycle() or
+ * tide_txq_done_cleanup()). */
 TIDE_EXPORT int tide_port_start(struct tide_port *p);
 
-/* Stop: bursts become no-ops, every buffer the port holds goes back to its pool. */
+/* Stop: bursts become no-ops, every buffer the port holds goes back to its pool. Waits for
+ * every data-path call on the port that began while it ran (one grace period); afterwards
+ * none reaches its queues until the next start. */
 TIDE_EXPORT int tide_port_stop(struct tide_port *p);
 
 /* Stop if needed and free the port (NULL allowed). Queue handles become invalid. */
@@ -246,7 +258,8 @@ TIDE_EXPORT void tide_port_stats_reset(struct tide_port *p);
 
 /*
  * Reclaim buffers the device has completed on an idle Tx queue, up to @max (0 = no limit).
- * Returns how many were released. Same thread rules as tide_tx_burst().
+ * Returns how many were released: 0 on a stopped (or never started) queue, and while the
+ * queue is being handed over from another thread. Same thread rules as tide_tx_burst().
  */
 TIDE_EXPORT unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max);
 
@@ -255,8 +268,8 @@ TIDE_EXPORT unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max);
  * Done only when the Rx refill has room for the bucket without wrapping, the buffers come
  * from the Rx queue's pool, and the fast-free contract is asserted or every buffer has
  * refcnt 1 and one segment; otherwise the bucket is released the normal way. Returns the
- * number of buffers recycled (0 when nothing was, or when the calling thread does not poll
- * @txq). Both queues on the calling thread.
+ * number of buffers recycled (0 when nothing was, when the calling thread does not poll
+ * @txq, or when either queue is stopped). Both queues on the calling thread.
  */
 TIDE_EXPORT unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq);
 
