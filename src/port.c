@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Port life cycle, checks common to every driver, stats, and the recycle entry points. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,21 +183,6 @@ static int check_stopped(const struct tide_port *p, const char *what)
 	return 0;
 }
 
-/*
- * Queue teardown (the port is stopped, so no burst of it runs and no refill recycles from
- * its Tx queues: tide_port_stop ran a grace period). An Rx queue: hints naming it are
- * stale once the grace period below ran (link.h). A Tx queue: clear every pairing that
- * names it, then a grace period, so that no refill still holds the pointer it read.
- */
-static void release_rxq(struct tide_port *p, unsigned qid)
-{
-	if (p->rxq[qid]) {
-		qs_synchronize(); /* rxq release: stale hints are not followed */
-		p->drv->rxq_release(p->rxq[qid]);
-		p->rxq[qid] = NULL;
-	}
-}
-
 void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg)
 {
 	for (unsigned i = 0; i < TIDE_MAX_PORTS; i++) {
@@ -210,16 +196,43 @@ void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg)
 	}
 }
 
-static void release_txq(struct tide_port *p, unsigned qid)
-{
-	struct tide_txq *q = p->txq[qid];
+/* Queue sets for release_queues(): bit q is queue q. */
+static_assert(TIDE_MAX_QUEUES <= 32, "queue masks are 32 bits");
+#define QMASK_ALL UINT32_MAX
+#define QMASK_FROM(q) ((q) >= 32 ? 0u : UINT32_MAX << (q))
+#define QMASK_ONE(q) (1u << (q))
 
-	if (q) {
-		if (q->txc)
-			link_unpair((uintptr_t)q->txc);
-		qs_synchronize(); /* txq release: no refill holds the engine any more */
-		p->drv->txq_release(q);
-		p->txq[qid] = NULL;
+/*
+ * Queue teardown: release the Rx queues in @rx and the Tx queues in @tx (bit masks) under
+ * one grace period, however many there are. The port is stopped, so no burst of it runs
+ * and no refill recycles from its Tx engines (tide_port_stop ran a grace period after the
+ * engines became STOPPED). A Tx queue: every pairing that names it is cleared first, so
+ * that after the grace period no refill still holds the pointer it read (a stopped
+ * queue's own Tx burst, which could pair it again, is a no-op by now). An Rx queue: hints
+ * naming it are stale once the grace period ran (link.h).
+ */
+static void release_queues(struct tide_port *p, uint32_t rx, uint32_t tx)
+{
+	for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++) {
+		if (!(rx & QMASK_ONE(q)) || p->rxq[q] == NULL)
+			rx &= ~QMASK_ONE(q);
+		if (!(tx & QMASK_ONE(q)) || p->txq[q] == NULL)
+			tx &= ~QMASK_ONE(q);
+		else if (p->txq[q]->txc)
+			link_unpair((uintptr_t)p->txq[q]->txc);
+	}
+	if ((rx | tx) == 0)
+		return;
+	qs_synchronize(); /* queue release: no refill holds an engine, no hint names a queue */
+	for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++) {
+		if (rx & QMASK_ONE(q)) {
+			p->drv->rxq_release(p->rxq[q]);
+			p->rxq[q] = NULL;
+		}
+		if (tx & QMASK_ONE(q)) {
+			p->drv->txq_release(p->txq[q]);
+			p->txq[q] = NULL;
+		}
 	}
 }
 
@@ -239,10 +252,7 @@ int tide_port_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq)
 		if (rc < 0)
 			return rc;
 	}
-	for (unsigned q = nb_rxq; q < TIDE_MAX_QUEUES; q++)
-		release_rxq(p, q);
-	for (unsigned q = nb_txq; q < TIDE_MAX_QUEUES; q++)
-		release_txq(p, q);
+	release_queues(p, QMASK_FROM(nb_rxq), QMASK_FROM(nb_txq));
 	p->nb_rxq = p->info.nb_rxq = nb_rxq;
 	p->nb_txq = p->info.nb_txq = nb_txq;
 	return 0;
@@ -303,7 +313,7 @@ int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc, struct t
 	rc = p->drv->rxq_setup(p, qid, nb_desc, pool, &c, &q);
 	if (rc < 0)
 		return rc;
-	release_rxq(p, qid);
+	release_queues(p, QMASK_ONE(qid), 0);
 	q->call = q->burst = tide_rx_burst_noop;
 	q->port = p;
 	q->qid = (uint16_t)qid;
@@ -337,7 +347,7 @@ int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	rc = p->drv->txq_setup(p, qid, nb_desc, &c, &q);
 	if (rc < 0)
 		return rc;
-	release_txq(p, qid);
+	release_queues(p, 0, QMASK_ONE(qid));
 	q->call = q->burst = tide_tx_burst_noop;
 	q->port = p;
 	q->qid = (uint16_t)qid;
@@ -428,11 +438,11 @@ void tide_port_close(struct tide_port *p)
 {
 	if (p == NULL)
 		return;
+	/* Two grace periods at most: stop's (bursts that saw the port running) and the queue
+	 * release's (refills that read a pairing naming one of its Tx engines; a Tx burst
+	 * inside stop's grace period may have written one after any earlier clearing). */
 	tide_port_stop(p);
-	for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++) {
-		release_rxq(p, q);
-		release_txq(p, q);
-	}
+	release_queues(p, QMASK_ALL, QMASK_ALL);
 	if (p->id >= 0)
 		registry[p->id] = NULL;
 	tide_port_free_unregistered(p);

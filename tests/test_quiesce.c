@@ -33,6 +33,9 @@
  *   release:     a Tx queue release waits for bursts in progress and leaves no pairing
  *                naming the freed engine;
  *   link_owner:  a refill never follows a pairing into a Tx engine another lcore owns;
+ *   close_grace: releasing queues (close, configure) costs one grace period in all, not
+ *                one per queue;
+ *   online:      tide_thread_online() makes grace periods wait for the thread again;
  *   device_step: (driver.h) simnic inline, wire=cross: port 1's driver stop waits for a
  *                port 0 Tx burst begun after port 1's own grace period, whose device step
  *                stores into port 1's Rx ring.
@@ -61,6 +64,7 @@
 #include "testutil.h"
 #include "driver.h"
 #include "link.h"
+#include "qs.h"
 #include "quiesce.h"
 #include "txc.h"
 #include "vhost_front.h"
@@ -846,6 +850,168 @@ static void test_link_owner(void **state)
 	world_close();
 }
 
+/* ---- grace periods per control call ---- */
+
+static bool cg_stop;
+
+/* A registered lcore that keeps polling a port of its own (online throughout), with a
+ * pause between polls as an application's work would make. */
+static int close_grace_poller(void *arg)
+{
+	struct tide_rxq *q = tide_port_rxq(arg, 0);
+	struct tide_mbuf *pkts[32];
+	struct timespec pause = {0, 200000};
+
+	while (!__atomic_load_n(&cg_stop, __ATOMIC_RELAXED)) {
+		uint16_t n = tide_rx_burst(q, pkts, 32);
+
+		tide_mbuf_free_bulk(pkts, n);
+		nanosleep(&pause, NULL);
+	}
+	tide_thread_offline();
+	tide_pool_cache_flush(pool);
+	return 0;
+}
+
+static struct tide_port *cg_open(unsigned nq)
+{
+	struct tide_port *p;
+
+	assert_int_equal(tide_port_open("null:queues=16,tx=ring", &p), 0);
+	assert_int_equal(tide_port_configure(p, nq, nq), 0);
+	for (unsigned q = 0; q < nq; q++) {
+		assert_int_equal(tide_rxq_setup(p, q, RING, pool, NULL), 0);
+		assert_int_equal(tide_txq_setup(p, q, RING, NULL), 0);
+	}
+	return p;
+}
+
+static uint64_t qs_calls(void)
+{
+	return __atomic_load_n(&qs_synchronize_calls, __ATOMIC_RELAXED);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Releasing queues costs one grace period however many queues go (each waits for every
+ * online lcore's next burst call): closing a running port of 16 + 16 queues runs two (its
+ * stop's and the release's), a stopped one one, and configuring 16 queues down to 1 one.
+ * Counted, not timed; the time is printed for information.
+ */
+static void test_close_grace(void **state)
+{
+	struct tide_port *busy, *p;
+	struct tide_lcore *lc;
+	uint64_t c0, t0;
+	unsigned running, stopped, reconf;
+	int ret = -1;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("qscg", POOL_N * 8, 32, 0, NULL, &pool), 0);
+	busy = cg_open(1);
+	assert_int_equal(tide_port_start(busy), 0);
+	__atomic_store_n(&cg_stop, false, __ATOMIC_RELAXED);
+	assert_int_equal(tide_lcore_launch(-1, close_grace_poller, busy, &lc), 0);
+	/* Online from its first burst call on. */
+	for (int ms = 0; __atomic_load_n(&tide_port_rxq(busy, 0)->stats.polls, __ATOMIC_RELAXED) < 2;
+	     ms++) {
+		if (ms == WAIT_MS)
+			fail_msg("close_grace: the polling lcore did not poll");
+		usleep(1000);
+	}
+
+	p = cg_open(16);
+	assert_int_equal(tide_port_start(p), 0);
+	c0 = qs_calls();
+	t0 = now_us();
+	tide_port_close(p);
+	running = (unsigned)(qs_calls() - c0);
+	fprintf(stderr, "close of a running port with 16 Rx + 16 Tx queues: %u grace periods, %llu us\n",
+		running, (unsigned long long)(now_us() - t0));
+
+	p = cg_open(16);
+	assert_int_equal(tide_port_start(p), 0);
+	assert_int_equal(tide_port_stop(p), 0);
+	c0 = qs_calls();
+	tide_port_close(p);
+	stopped = (unsigned)(qs_calls() - c0);
+
+	p = cg_open(16);
+	c0 = qs_calls();
+	assert_int_equal(tide_port_configure(p, 1, 1), 0);
+	reconf = (unsigned)(qs_calls() - c0);
+	tide_port_close(p);
+
+	__atomic_store_n(&cg_stop, true, __ATOMIC_RELAXED);
+	assert_int_equal(tide_lcore_join(lc, &ret), 0);
+	assert_int_equal(ret, 0);
+	tide_port_close(busy);
+	tide_pool_cache_flush(pool);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+	if (running != 2 || stopped != 1 || reconf != 1)
+		fail_msg("grace periods: close of a running 16+16-queue port %u (want 2), of a stopped one %u (want 1), configure 16 -> 1 queues %u (want 1)",
+			 running, stopped, reconf);
+}
+
+static int online_main(void *arg)
+{
+	(void)arg;
+	tide_thread_online();
+	set_flag(&H.w_ready, true);
+	lock();
+	while (!H.go)
+		pthread_cond_wait(&H.cv, &H.mu);
+	unlock();
+	tide_thread_offline();
+	return 0;
+}
+
+static void *c_grace(void *arg)
+{
+	(void)arg;
+	qs_synchronize();
+	set_flag(&H.c_done, true);
+	return NULL;
+}
+
+/*
+ * tide_thread_online() (tide/lcore.h): a thread that has not called a burst since it went
+ * offline (here: never) is waited for by a grace period once it called it, until it goes
+ * offline again (or reaches a quiescent point).
+ */
+static void test_online(void **state)
+{
+	struct tide_lcore *lc;
+	pthread_t c;
+	int ret = -1;
+
+	(void)state;
+	hooks_reset();
+	assert_int_equal(tide_lcore_launch(-1, online_main, NULL, &lc), 0);
+	if (!wait_flag(&H.w_ready, WAIT_MS))
+		fail_msg("online: the thread did not start");
+	set_flag(&H.c_done, false);
+	tide_thread_offline();
+	assert_int_equal(pthread_create(&c, NULL, c_grace, NULL), 0);
+	if (wait_flag(&H.c_done, NEG_MS))
+		note_failure("online: a grace period ended while a thread that called tide_thread_online() had not passed a quiescent point");
+	set_flag(&H.go, true);
+	if (!wait_flag(&H.c_done, WAIT_MS))
+		fail_msg("online: the grace period did not end within %d ms of the thread going offline", WAIT_MS);
+	pthread_join(c, NULL);
+	assert_int_equal(tide_lcore_join(lc, &ret), 0);
+	if (H.failure[0])
+		fail_msg("%s", H.failure);
+}
+
 /* ---- a membarrier() that fails after the probe (src/quiesce.h) ---- */
 
 /*
@@ -1157,6 +1323,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_link_owner),
 		cmocka_unit_test(test_device_step),
+		cmocka_unit_test(test_close_grace),
+		cmocka_unit_test(test_online),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "membarrier") == 0) {
