@@ -222,7 +222,8 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 	if (n > first)
 		memcpy(dst + first, t->sw, (n - first) * sizeof(*dst));
 	t->clean += n;
-	tide_stat_add(&t->recycled, n);
+	txc_count_released(t, n);
+	txc_count_recycled(t, n);
 	return n;
 normal:
 	txc_reclaim(t, n);

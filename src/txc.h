@@ -91,9 +91,10 @@ struct txc {
 	uint32_t adopter;     /* the thread adopting the queue (owner == TXC_OWNER_BUSY) */
 	uint64_t adopt_token; /* grace period the adoption waits for */
 
-	/* Counters (owner thread writes; relaxed so others may read). */
-	uint64_t released;   /* buffers released to pools */
-	uint64_t recycled;   /* buffers moved straight into an Rx refill */
+	/* Counters (owner thread writes; relaxed so others may read): tx_released and
+	 * tx_recycled of tide/port.h, counted only through txc_count_*() below. */
+	uint64_t released;
+	uint64_t recycled;
 };
 
 /* How a driver uses the engine. */
@@ -163,6 +164,27 @@ TXC_INLINE struct txc *txc_link_src(const struct link_rx *l)
 	return t != NULL && __atomic_load_n(&t->owner, __ATOMIC_RELAXED) == tide_thread_index_
 		       ? t
 		       : NULL;
+}
+
+/*
+ * The Tx counters (tide/port.h, struct tide_port_stats). released: buffers a Tx burst took
+ * that the queue has let go of since - released to a pool on completion (txc_reclaim), right
+ * after a copy (txc_release_burst, or one by one in a driver's copy loop), dropped, handed
+ * to a peer port, at stop, or recycled into an Rx queue. recycled: those of them that went
+ * into an Rx queue instead of a pool. Every path counts here, through these two, and each
+ * buffer once: where the engine's slots hold the buffers, txc_reclaim and txc_recycle_into
+ * count; where they do not (copy drivers, AF_XDP's frames), the driver does, when it lets
+ * the buffer go.
+ */
+TXC_INLINE void txc_count_released(struct txc *t, unsigned n)
+{
+	tide_stat_add(&t->released, n);
+}
+
+/* @n of the buffers counted released went into an Rx queue. */
+TXC_INLINE void txc_count_recycled(struct txc *t, unsigned n)
+{
+	tide_stat_add(&t->recycled, n);
 }
 
 static inline unsigned txc_free_slots(const struct txc *t)
@@ -280,7 +302,7 @@ TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 		t->clean += n;
 		return n;
 	}
-	tide_stat_add(&t->released, n);
+	txc_count_released(t, n);
 	if (t->track && (int32_t)(t->unsafe_until - t->clean) > 0) {
 		/* Buffers that broke the contract go the safe way; the rest the fast way. */
 		unsafe = t->unsafe_until - t->clean < n ? t->unsafe_until - t->clean : n;
@@ -437,7 +459,7 @@ TXC_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsign
 {
 	if (n == 0)
 		return;
-	tide_stat_add(&t->released, n);
+	txc_count_released(t, n);
 	if (t->track) {
 		uintptr_t bad = 0;
 

@@ -252,8 +252,19 @@ struct tide_port_stats {
 	uint64_t ipackets, ibytes, ierrors, rx_nombuf, rx_missed;
 	uint64_t opackets, obytes, oerrors;
 	uint64_t tx_hangs;      /* device hangs detected (RS gap above the device limit) */
-	uint64_t tx_released;   /* buffers released by Tx completion (any policy) */
-	uint64_t tx_recycled;   /* of those, moved straight into an Rx queue */
+	/*
+	 * tx_released: buffers the Tx bursts took (counted in their return value) that the
+	 * Tx queues have let go of since, whichever way: completed and released to a pool
+	 * (any txfree policy), freed right after a copy (copy-mode drivers, txfree_loop),
+	 * dropped by the driver (counted in oerrors too), handed to the peer port (ring),
+	 * given back at stop, or recycled. Once a port is stopped it equals the packets its
+	 * Tx bursts took since the last reset (with no packet in flight at that reset); while
+	 * it runs, the difference is what its Tx queues hold. One exception: a chained packet
+	 * that memif zero-copy sends as one slot per segment counts once per segment.
+	 * tx_recycled: those of them moved straight into an Rx queue (<= tx_released).
+	 */
+	uint64_t tx_released;
+	uint64_t tx_recycled;
 	uint64_t rx_polls, rx_idle_polls, tx_polls, tx_idle_polls;
 	struct tide_queue_stats rxq[TIDE_MAX_QUEUES];
 	struct tide_queue_stats txq[TIDE_MAX_QUEUES];
