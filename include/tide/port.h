@@ -187,7 +187,10 @@ TIDE_EXPORT int tide_port_start(struct tide_port *p);
  * none reaches its queues until the next start. */
 TIDE_EXPORT int tide_port_stop(struct tide_port *p);
 
-/* Stop if needed and free the port (NULL allowed). Queue handles become invalid. */
+/* Stop if needed and free the port (NULL allowed). Queue handles become invalid. Waits for
+ * the other threads' next burst calls at most twice (stop's grace period and one for
+ * releasing the queues), however many queues the port has; tide_port_configure() and
+ * queue setup, which release queues too, wait once. */
 TIDE_EXPORT void tide_port_close(struct tide_port *p);
 
 /* Queue handles (valid from setup until close); NULL for a queue that was not set up. */
