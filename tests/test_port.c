@@ -574,6 +574,22 @@ static void rel_link(struct rel_end *a, struct rel_end *b)
 	} while (!la.up || !lb.up);
 }
 
+static char rel_dir[64]; /* the memif sockets' directory, removed after the test */
+
+static int rel_teardown(void **state)
+{
+	char cmd[96];
+
+	(void)state;
+	if (rel_dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rel_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", rel_dir);
+		rel_dir[0] = '\0';
+	}
+	return 0;
+}
+
 static struct tide_mbuf *rel_empty(struct tide_pool *pool)
 {
 	struct tide_mbuf *m;
@@ -594,7 +610,7 @@ static void test_tx_released_paths(void **state)
 	struct tide_pool *pool, *zpool;
 	struct tide_mbuf *a, *b;
 	struct rel_end e, f;
-	char dir[64], spec[200], peer[200];
+	char spec[200], peer[200];
 	uint16_t room;
 
 	(void)state;
@@ -610,11 +626,14 @@ static void test_tx_released_paths(void **state)
 	rel_send(&e, pool, a);
 	rel_check(&e, "simnic, a chain dropped");
 
-	snprintf(dir, sizeof(dir), "/tmp/tide-rel-XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	snprintf(rel_dir, sizeof(rel_dir), "/tmp/tide-rel-XXXXXX");
+	if (mkdtemp(rel_dir) == NULL) {
+		rel_dir[0] = '\0';
+		fail_msg("cannot make a directory for the memif sockets");
+	}
 	/* memif copy mode: the server frees in its copy loop, the client after it. */
-	snprintf(spec, sizeof(spec), "memif:socket=%s/m.sock,role=server,id=5,txfree_loop=yes", dir);
-	snprintf(peer, sizeof(peer), "memif:socket=%s/m.sock,role=client,id=5", dir);
+	snprintf(spec, sizeof(spec), "memif:socket=%s/m.sock,role=server,id=5,txfree_loop=yes", rel_dir);
+	snprintf(peer, sizeof(peer), "memif:socket=%s/m.sock,role=client,id=5", rel_dir);
 	rel_open(&e, spec, pool);
 	rel_open(&f, peer, pool);
 	rel_link(&e, &f);
@@ -624,16 +643,14 @@ static void test_tx_released_paths(void **state)
 	rel_check(&f, "memif client, an empty packet dropped");
 	/* memif zero-copy client. */
 	assert_int_equal(tide_pktpool_create("relz", 2048, 0, 0, &shm, &zpool), 0);
-	snprintf(spec, sizeof(spec), "memif:socket=%s/m.sock,role=client,id=6,zero_copy=yes,ring_size=256", dir);
-	snprintf(peer, sizeof(peer), "memif:socket=%s/m.sock,role=server,id=6", dir);
+	snprintf(spec, sizeof(spec), "memif:socket=%s/m.sock,role=client,id=6,zero_copy=yes,ring_size=256", rel_dir);
+	snprintf(peer, sizeof(peer), "memif:socket=%s/m.sock,role=server,id=6", rel_dir);
 	rel_open(&e, spec, zpool);
 	rel_open(&f, peer, pool);
 	rel_link(&e, &f);
 	rel_send(&e, zpool, rel_empty(zpool));
 	tide_port_close(f.p);
 	rel_check(&e, "memif zero-copy client, an empty packet dropped");
-	snprintf(spec, sizeof(spec), "rm -rf '%s'", dir);
-	assert_int_equal(system(spec), 0);
 	tide_pool_cache_flush(pool);
 	assert_pool_full(pool);
 	assert_pool_full(zpool);
@@ -720,7 +737,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_knob_names),
 		cmocka_unit_test(test_start_keeps_published_call),
 		cmocka_unit_test(test_stats_reset_race),
-		cmocka_unit_test(test_tx_released_paths),
+		cmocka_unit_test_teardown(test_tx_released_paths, rel_teardown),
 	};
 	const struct CMUnitTest row_tests[] = {
 		cmocka_unit_test(test_conformance_bad_config),
