@@ -17,6 +17,16 @@
  * running; other ports' bursts are, and a driver whose device side runs inside them
  * (simnic inline: a Tx step storing into another port's Rx queue) runs a grace period of
  * its own before it reuses what they might touch.
+ *
+ * The rule every data-path entry keeps, so that the above holds: it is a quiescent point
+ * (the burst calls: tide_qs_tick_() before the burst function is loaded), or it runs
+ * between two of them on the polling thread and checks a word that the control thread
+ * changes before its grace period: a queue's `call` (the no-op when stopped), a Tx
+ * engine's owner (txc_own(): STOPPED from before stop's grace period until the next start,
+ * and never taken from there), or a driver's live word (quiesce.h). A new public entry
+ * that touches queue state does the same; a check of port->started is not enough (it
+ * changes only after stop() returns). A driver's own path from a burst into an engine
+ * goes through txc_own() or txc_link_src().
  */
 #ifndef TIDE_SRC_DRIVER_H
 #define TIDE_SRC_DRIVER_H
@@ -58,7 +68,9 @@ struct tide_driver {
 
 	/*
 	 * Quiesce the device and give back every buffer the port holds (posted Rx buffers,
-	 * Tx buffers in flight). port.c has already set the bursts to no-ops. Cannot fail.
+	 * Tx buffers in flight). port.c has already set the bursts to no-ops, marked the Tx
+	 * engines STOPPED and run a grace period: the engines are the driver's alone until
+	 * the next start. Cannot fail.
 	 */
 	void (*stop)(struct tide_port *p);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Port life cycle, checks common to every driver, stats, and the recycle entry points. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,21 +213,6 @@ static int check_stopped(const struct tide_port *p, const char *what)
 	return 0;
 }
 
-/*
- * Queue teardown (the port is stopped, so no burst of it runs and no refill recycles from
- * its Tx queues: tide_port_stop ran a grace period). An Rx queue: hints naming it are
- * stale once the grace period below ran (link.h). A Tx queue: clear every pairing that
- * names it, then a grace period, so that no refill still holds the pointer it read.
- */
-static void release_rxq(struct tide_port *p, unsigned qid)
-{
-	if (p->rxq[qid]) {
-		qs_synchronize(); /* rxq release: stale hints are not followed */
-		p->drv->rxq_release(p->rxq[qid]);
-		p->rxq[qid] = NULL;
-	}
-}
-
 void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg)
 {
 	for (unsigned i = 0; i < TIDE_MAX_PORTS; i++) {
@@ -240,16 +226,43 @@ void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg)
 	}
 }
 
-static void release_txq(struct tide_port *p, unsigned qid)
-{
-	struct tide_txq *q = p->txq[qid];
+/* Queue sets for release_queues(): bit q is queue q. */
+static_assert(TIDE_MAX_QUEUES <= 32, "queue masks are 32 bits");
+#define QMASK_ALL UINT32_MAX
+#define QMASK_FROM(q) ((q) >= 32 ? 0u : UINT32_MAX << (q))
+#define QMASK_ONE(q) (1u << (q))
 
-	if (q) {
-		if (q->txc)
-			link_unpair((uintptr_t)q->txc);
-		qs_synchronize(); /* txq release: no refill holds the engine any more */
-		p->drv->txq_release(q);
-		p->txq[qid] = NULL;
+/*
+ * Queue teardown: release the Rx queues in @rx and the Tx queues in @tx (bit masks) under
+ * one grace period, however many there are. The port is stopped, so no burst of it runs
+ * and no refill recycles from its Tx engines (tide_port_stop ran a grace period after the
+ * engines became STOPPED). A Tx queue: every pairing that names it is cleared first, so
+ * that after the grace period no refill still holds the pointer it read (a stopped
+ * queue's own Tx burst, which could pair it again, is a no-op by now). An Rx queue: hints
+ * naming it are stale once the grace period ran (link.h).
+ */
+static void release_queues(struct tide_port *p, uint32_t rx, uint32_t tx)
+{
+	for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++) {
+		if (!(rx & QMASK_ONE(q)) || p->rxq[q] == NULL)
+			rx &= ~QMASK_ONE(q);
+		if (!(tx & QMASK_ONE(q)) || p->txq[q] == NULL)
+			tx &= ~QMASK_ONE(q);
+		else if (p->txq[q]->txc)
+			link_unpair((uintptr_t)p->txq[q]->txc);
+	}
+	if ((rx | tx) == 0)
+		return;
+	qs_synchronize(); /* queue release: no refill holds an engine, no hint names a queue */
+	for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++) {
+		if (rx & QMASK_ONE(q)) {
+			p->drv->rxq_release(p->rxq[q]);
+			p->rxq[q] = NULL;
+		}
+		if (tx & QMASK_ONE(q)) {
+			p->drv->txq_release(p->txq[q]);
+			p->txq[q] = NULL;
+		}
 	}
 }
 
@@ -269,10 +282,7 @@ int tide_port_configure(struct tide_port *p, unsigned nb_rxq, unsigned nb_txq)
 		if (rc < 0)
 			return rc;
 	}
-	for (unsigned q = nb_rxq; q < TIDE_MAX_QUEUES; q++)
-		release_rxq(p, q);
-	for (unsigned q = nb_txq; q < TIDE_MAX_QUEUES; q++)
-		release_txq(p, q);
+	release_queues(p, QMASK_FROM(nb_rxq), QMASK_FROM(nb_txq));
 	p->nb_rxq = p->info.nb_rxq = nb_rxq;
 	p->nb_txq = p->info.nb_txq = nb_txq;
 	return 0;
@@ -333,7 +343,7 @@ int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc, struct t
 	rc = p->drv->rxq_setup(p, qid, nb_desc, pool, &c, &q);
 	if (rc < 0)
 		return rc;
-	release_rxq(p, qid);
+	release_queues(p, QMASK_ONE(qid), 0);
 	q->call = q->burst = tide_rx_burst_noop;
 	q->port = p;
 	q->qid = (uint16_t)qid;
@@ -367,7 +377,7 @@ int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	rc = p->drv->txq_setup(p, qid, nb_desc, &c, &q);
 	if (rc < 0)
 		return rc;
-	release_txq(p, qid);
+	release_queues(p, 0, QMASK_ONE(qid));
 	q->call = q->burst = tide_tx_burst_noop;
 	q->port = p;
 	q->qid = (uint16_t)qid;
@@ -400,6 +410,14 @@ int tide_port_start(struct tide_port *p)
 		return rc;
 	p->started = true;
 	link_hint_ = NULL; /* the driver's first refill ran here: it is not a burst */
+	/* The Tx engines may be taken again (by the first thread that polls each). Release:
+	 * pairs with the acquire load in txc__adopt(); the engine is set up for its owner. */
+	for (unsigned q = 0; q < p->nb_txq; q++) {
+		struct txc *t = p->txq[q]->txc;
+
+		if (t)
+			__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELEASE);
+	}
 	/* Release: pairs with the acquire load in the burst calls; the queues are ready. Only
 	 * where the call is still the stopped no-op: a driver whose control thread runs from
 	 * its start (vhost) may already have published a queue's burst (its choice is stored
@@ -426,9 +444,11 @@ int tide_port_stop(struct tide_port *p)
 	if (!p->started)
 		return 0;
 	/* Bursts become no-ops (the driver's own choice is kept for the next start, which
-	 * sets it again) and the Tx engines belong to no thread, so no refill recycles
-	 * from them; after the grace period no burst that saw the queue running is still in
-	 * it, and the driver may take its buffers back. */
+	 * sets it again) and the Tx engines are STOPPED: no refill recycles from them and no
+	 * thread can take them (a Tx burst that loaded its call before this, tide_recycle(),
+	 * tide_txq_done_cleanup() all find the owner word changed). After the grace period no
+	 * entry that saw the queue running is still in it, and the driver may take its
+	 * buffers back; the engines stay the driver's until the next start. */
 	for (unsigned q = 0; q < p->nb_rxq; q++)
 		__atomic_store_n(&p->rxq[q]->call, tide_rx_burst_noop, __ATOMIC_RELAXED);
 	for (unsigned q = 0; q < p->nb_txq; q++) {
@@ -436,7 +456,7 @@ int tide_port_stop(struct tide_port *p)
 
 		__atomic_store_n(&p->txq[q]->call, tide_tx_burst_noop, __ATOMIC_RELAXED);
 		if (t)
-			__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->owner, TXC_OWNER_STOPPED, __ATOMIC_RELAXED);
 	}
 	qs_synchronize(); /* stop: no burst of this port runs past this point */
 	p->drv->stop(p);
@@ -448,11 +468,11 @@ void tide_port_close(struct tide_port *p)
 {
 	if (p == NULL)
 		return;
+	/* Two grace periods at most: stop's (bursts that saw the port running) and the queue
+	 * release's (refills that read a pairing naming one of its Tx engines; a Tx burst
+	 * inside stop's grace period may have written one after any earlier clearing). */
 	tide_port_stop(p);
-	for (unsigned q = 0; q < TIDE_MAX_QUEUES; q++) {
-		release_rxq(p, q);
-		release_txq(p, q);
-	}
+	release_queues(p, QMASK_ALL, QMASK_ALL);
 	if (p->id >= 0)
 		registry[p->id] = NULL;
 	tide_port_free_unregistered(p);
@@ -611,7 +631,9 @@ unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
 	struct txc *t = q->txc;
 	unsigned total = 0;
 
-	if (t == NULL || !q->port->started || !txc_own(t))
+	/* The owner word is the whole check: STOPPED from before stop's grace period until
+	 * the next start (port->started changes only after the driver's stop). */
+	if (t == NULL || !txc_own(t))
 		return 0;
 	if (max == 0)
 		max = UINT32_MAX;
@@ -622,6 +644,12 @@ unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
 	return total;
 }
 
+/* Acquire: pairs with the release in tide_port_start(), like the burst calls' load. */
+static bool rxq_stopped(struct tide_rxq *q)
+{
+	return __atomic_load_n(&q->call, __ATOMIC_ACQUIRE) == tide_rx_burst_noop;
+}
+
 unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
 {
 	struct link_rx *l = rxq->refill;
@@ -629,8 +657,9 @@ unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
 	struct txc *t = txq->txc;
 	unsigned n;
 
-	if (l == NULL || l->kind != LINK_SLOTS || t == NULL || !rxq->port->started ||
-	    !txq->port->started || !txc_own(t))
+	/* The Rx queue's live word is its call (the no-op from before stop's grace period until
+	 * the next start); the Tx queue's is its engine's owner (txc_own). */
+	if (l == NULL || l->kind != LINK_SLOTS || t == NULL || rxq_stopped(rxq) || !txc_own(t))
 		return 0;
 	n = t->rs_thresh;
 	/* Room for one bucket at `refill` without wrapping the Rx ring, and whole refill

@@ -7,6 +7,7 @@
 #include "qs.h"
 
 struct tide_qs_ tide_qs_ = {.token = 1};
+uint64_t qs_synchronize_calls;
 
 void tide_qs_report_(unsigned idx)
 {
@@ -31,6 +32,16 @@ void tide_thread_offline(void)
 	if (i < TIDE_MAX_THREADS)
 		/* Release: the bursts before this are over for any writer that reads 0. */
 		__atomic_store_n(&tide_qs_.thread[i].seen, 0, __ATOMIC_RELEASE);
+}
+
+void tide_thread_online(void)
+{
+	unsigned i = tide_thread_index_;
+
+	/* A quiescent point, as a burst call's: stores seen (with the fence of coming online)
+	 * before the caller reads any queue state. */
+	if (i < TIDE_MAX_THREADS)
+		tide_qs_report_(i);
 }
 
 uint64_t qs_start(void)
@@ -74,6 +85,8 @@ void qs_synchronize(void)
 {
 	uint64_t e = qs_start(), warn_at = 0;
 	unsigned me = tide_thread_index_;
+
+	__atomic_add_fetch(&qs_synchronize_calls, 1, __ATOMIC_RELAXED);
 
 	/* The caller is at a quiescent point itself. */
 	if (me < TIDE_MAX_THREADS && __atomic_load_n(&tide_qs_.thread[me].seen, __ATOMIC_RELAXED))

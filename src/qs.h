@@ -38,4 +38,8 @@ bool qs_passed(uint64_t e);
  * quiescent). Logs once per second while some thread keeps it waiting. */
 void qs_synchronize(void);
 
+/* How many qs_synchronize() calls ran in this process (relaxed; tests pin the count of a
+ * control call, e.g. one per queue release rather than one per queue). */
+extern uint64_t qs_synchronize_calls;
+
 #endif

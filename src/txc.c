@@ -128,7 +128,7 @@ int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide
 	t->advance = d->advance;
 	t->drv = d->drv;
 	t->q = q;
-	t->owner = TXC_OWNER_FREE;
+	t->owner = TXC_OWNER_STOPPED; /* tide_port_start() makes it FREE */
 	t->link_kind = t->o1 ? LINK_NONE : LINK_SLOTS;
 	q->txc = t;
 	switch (conf->txfree) {
@@ -184,7 +184,6 @@ unsigned txc_release_all(struct txc *t)
 	t->unsafe_until = 0;
 	t->unsafe_acc = 0;
 	t->fast_pool = NULL; /* learned again: the next run may use another pool */
-	__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -223,7 +222,8 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 	if (n > first)
 		memcpy(dst + first, t->sw, (n - first) * sizeof(*dst));
 	t->clean += n;
-	tide_stat_add(&t->recycled, n);
+	txc_count_released(t, n);
+	txc_count_recycled(t, n);
 	return n;
 normal:
 	txc_reclaim(t, n);
@@ -233,26 +233,32 @@ normal:
 bool txc__adopt(struct txc *t)
 {
 	unsigned me = tide_thread_index_;
-	uint32_t o = __atomic_load_n(&t->owner, __ATOMIC_RELAXED);
+	/* Acquire: pairs with the release store of FREE in tide_port_start(); what the driver's
+	 * start wrote to the engine is visible to its first owner. */
+	uint32_t o = __atomic_load_n(&t->owner, __ATOMIC_ACQUIRE);
 
-	if (o == TXC_OWNER_FREE) {
-		/* Set up or stopped since: no refill can be following it. */
-		__atomic_store_n(&t->owner, me, __ATOMIC_RELAXED);
-		return true;
-	}
+	if (o == TXC_OWNER_STOPPED)
+		return false; /* the driver's until the next start */
+	if (o == TXC_OWNER_FREE)
+		/* Started and not polled since: no refill can be following it. */
+		return __atomic_compare_exchange_n(&t->owner, &o, me, false, __ATOMIC_RELAXED,
+						   __ATOMIC_RELAXED);
 	if (o != TXC_OWNER_BUSY || t->adopter != me) {
 		/* Polled by another thread until now: its refills may recycle from this queue
 		 * until it passes a quiescent point. Make them stop (BUSY matches no thread),
 		 * then wait, without blocking, for the grace period: its release publishes the
 		 * owner change to every thread that reports it. */
+		if (!__atomic_compare_exchange_n(&t->owner, &o, TXC_OWNER_BUSY, false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return false; /* stopped meanwhile */
 		t->adopter = me;
-		__atomic_store_n(&t->owner, TXC_OWNER_BUSY, __ATOMIC_RELAXED);
 		t->adopt_token = qs_start();
 	}
 	if (!qs_passed(t->adopt_token))
 		return false;
-	__atomic_store_n(&t->owner, me, __ATOMIC_RELAXED);
-	return true;
+	o = TXC_OWNER_BUSY;
+	return __atomic_compare_exchange_n(&t->owner, &o, me, false, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
 }
 
 unsigned txc_advance_none_ool(struct txc *t)

@@ -39,10 +39,20 @@
 
 struct txc;
 
-/* txc.owner when no thread polls the queue (set up or stopped), and while a thread adopts
- * a queue another thread polled (txc__adopt). Neither matches a thread index. */
+/*
+ * txc.owner besides a thread index (none of them matches one):
+ *   STOPPED  set up and not started, or stopped: no thread may enter the engine, and none
+ *            can take it (txc__adopt refuses), so the driver's start and stop own it alone.
+ *            Written only by the control thread (tide_port_stop, before its grace period);
+ *            tide_port_start() re-arms it to FREE.
+ *   FREE     started and not polled since: the first thread that asks takes it at once.
+ *   BUSY     a thread adopts a queue another thread polled (txc__adopt).
+ * Threads move the word only by compare-and-swap from the value they read, so a STOPPED
+ * stored meanwhile is never overwritten by a data-path thread.
+ */
 #define TXC_OWNER_FREE 0xfffffffeu
 #define TXC_OWNER_BUSY 0xfffffffdu
+#define TXC_OWNER_STOPPED 0xfffffffcu
 
 typedef void (*txc_release_fn)(struct txc *t, struct tide_mbuf **m, unsigned n);
 typedef unsigned (*txc_advance_fn)(struct txc *t);
@@ -81,9 +91,10 @@ struct txc {
 	uint32_t adopter;     /* the thread adopting the queue (owner == TXC_OWNER_BUSY) */
 	uint64_t adopt_token; /* grace period the adoption waits for */
 
-	/* Counters (owner thread writes; relaxed so others may read). */
-	uint64_t released;   /* buffers released to pools */
-	uint64_t recycled;   /* buffers moved straight into an Rx refill */
+	/* Counters (owner thread writes; relaxed so others may read): tx_released and
+	 * tx_recycled of tide/port.h, counted only through txc_count_*() below. */
+	uint64_t released;
+	uint64_t recycled;
 };
 
 /* How a driver uses the engine. */
@@ -111,7 +122,8 @@ void txc_fini(struct txc *t);
  * the engine inside: frees both. */
 void txc_txq_release(struct tide_txq *q);
 
-/* Release every buffer still held (in flight or completed): the device is stopped. */
+/* Release every buffer still held (in flight or completed): the device is stopped. The
+ * owner word is left as it is (STOPPED when the port stops). */
 unsigned txc_release_all(struct txc *t);
 
 /* Fill in defaults and check a Tx configuration against a ring size and the device's max
@@ -126,13 +138,17 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 			  const struct tide_pool *pool);
 
 /* Out of line: the calling thread is not the queue's owner; take it over if the old owner
- * cannot be using it any more. Returns whether the caller owns the queue now. */
+ * cannot be using it any more and the queue is not stopped. Returns whether the caller owns
+ * the queue now. */
 bool txc__adopt(struct txc *t);
 
 /*
  * Every entry to a Tx queue's state from its polling thread goes through this: does the
  * calling thread own the engine? (Another thread's refill may be recycling from it until
- * that thread passed a quiescent point.) One load and a compare when it does.
+ * that thread passed a quiescent point; a stopped queue belongs to its driver.) One load
+ * and a compare when it does. The caller is between two quiescent points (a burst, or a
+ * public call such as tide_recycle() made between bursts): a stop that stores STOPPED
+ * waits for it before the driver takes the engine's buffers back.
  */
 TXC_INLINE bool txc_own(struct txc *t)
 {
@@ -148,6 +164,27 @@ TXC_INLINE struct txc *txc_link_src(const struct link_rx *l)
 	return t != NULL && __atomic_load_n(&t->owner, __ATOMIC_RELAXED) == tide_thread_index_
 		       ? t
 		       : NULL;
+}
+
+/*
+ * The Tx counters (tide/port.h, struct tide_port_stats). released: buffers a Tx burst took
+ * that the queue has let go of since - released to a pool on completion (txc_reclaim), right
+ * after a copy (txc_release_burst, or one by one in a driver's copy loop), dropped, handed
+ * to a peer port, at stop, or recycled into an Rx queue. recycled: those of them that went
+ * into an Rx queue instead of a pool. Every path counts here, through these two, and each
+ * buffer once: where the engine's slots hold the buffers, txc_reclaim and txc_recycle_into
+ * count; where they do not (copy drivers, AF_XDP's frames), the driver does, when it lets
+ * the buffer go.
+ */
+TXC_INLINE void txc_count_released(struct txc *t, unsigned n)
+{
+	tide_stat_add(&t->released, n);
+}
+
+/* @n of the buffers counted released went into an Rx queue. */
+TXC_INLINE void txc_count_recycled(struct txc *t, unsigned n)
+{
+	tide_stat_add(&t->recycled, n);
 }
 
 static inline unsigned txc_free_slots(const struct txc *t)
@@ -265,7 +302,7 @@ TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 		t->clean += n;
 		return n;
 	}
-	tide_stat_add(&t->released, n);
+	txc_count_released(t, n);
 	if (t->track && (int32_t)(t->unsafe_until - t->clean) > 0) {
 		/* Buffers that broke the contract go the safe way; the rest the fast way. */
 		unsafe = t->unsafe_until - t->clean < n ? t->unsafe_until - t->clean : n;
@@ -422,7 +459,7 @@ TXC_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsign
 {
 	if (n == 0)
 		return;
-	tide_stat_add(&t->released, n);
+	txc_count_released(t, n);
 	if (t->track) {
 		uintptr_t bad = 0;
 

@@ -24,9 +24,18 @@
  *                still inside; the port starts again afterwards;
  *   stop_owner:  once stop has made the bursts no-ops, no refill follows a pairing into the
  *                stopping port's Tx engine (it belongs to no thread);
+ *   stop_straddle: a Tx burst that loaded its call before stop made it a no-op, and
+ *                reaches the engine after, cannot take the stopped engine (its lcore would
+ *                own it, and follow pairings into it, while the driver stops);
+ *   stop_entries: tide_recycle() and tide_txq_done_cleanup() called while the driver stops
+ *                (Tx side and Rx side) do nothing; none reaches an engine before the
+ *                first start either, and after start the queue is taken again;
  *   release:     a Tx queue release waits for bursts in progress and leaves no pairing
  *                naming the freed engine;
  *   link_owner:  a refill never follows a pairing into a Tx engine another lcore owns;
+ *   close_grace: releasing queues (close, configure) costs one grace period in all, not
+ *                one per queue;
+ *   online:      tide_thread_online() makes grace periods wait for the thread again;
  *   device_step: (driver.h) simnic inline, wire=cross: port 1's driver stop waits for a
  *                port 0 Tx burst begun after port 1's own grace period, whose device step
  *                stores into port 1's Rx ring.
@@ -55,6 +64,7 @@
 #include "testutil.h"
 #include "driver.h"
 #include "link.h"
+#include "qs.h"
 #include "quiesce.h"
 #include "txc.h"
 #include "vhost_front.h"
@@ -65,7 +75,7 @@
 #define NEG_MS 200    /* the negative check: nothing may happen while W is parked */
 
 enum park_at { PARK_NONE, PARK_ADVANCE, PARK_RX, PARK_TX };
-enum cmd { CMD_NONE, CMD_RX, CMD_FWD, CMD_TX0, CMD_EXIT };
+enum cmd { CMD_NONE, CMD_RX, CMD_FWD, CMD_TX0, CMD_RECYCLE, CMD_CLEANUP, CMD_EXIT };
 
 /* Everything the hooks, the worker and the control side share, under one lock. */
 static struct {
@@ -87,6 +97,7 @@ static struct {
 	bool stop_entered, stop_entered_parked;
 	bool release_entered, release_entered_parked;
 	bool inner_begun, inner_done; /* the wrapped driver's own stop runs / has returned */
+	uint16_t tx_taken; /* what the last wrapped Tx burst took */
 	/* worker mailbox */
 	enum cmd cmd;
 	struct tide_rxq *w_rxq; /* CMD_RX polls this queue (NULL: port 0's) */
@@ -194,8 +205,14 @@ static uint16_t hook_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
 
 static uint16_t hook_tx(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
+	uint16_t k;
+
 	park_point(PARK_TX);
-	return H.orig_tx(q, pkts, n);
+	k = H.orig_tx(q, pkts, n);
+	lock();
+	H.tx_taken = k;
+	unlock();
+	return k;
 }
 
 /* The wrapped driver was entered: note it, and whether W was parked at that moment. */
@@ -246,6 +263,20 @@ static int worker_main(void *arg)
 		unlock();
 		if (c == CMD_EXIT)
 			break;
+		if (c == CMD_RECYCLE || c == CMD_CLEANUP) {
+			/* Port 0's Rx queue, port 1's Tx queue: public calls between bursts. */
+			unsigned r = c == CMD_RECYCLE
+					     ? tide_recycle(tide_port_rxq(ports[0], 0),
+							    tide_port_txq(ports[1], 0))
+					     : tide_txq_done_cleanup(tide_port_txq(ports[1], 0), 0);
+
+			tide_thread_offline();
+			lock();
+			H.result = (uint16_t)r;
+			H.cmd = CMD_NONE;
+			unlock();
+			continue;
+		}
 		if (c == CMD_TX0) {
 			/* Send 32 of its own on port 0 (wire=cross: into port 1's Rx queue). */
 			n = 32;
@@ -325,6 +356,7 @@ static void hooks_reset(void)
 	H.stop_entered = H.stop_entered_parked = false;
 	H.release_entered = H.release_entered_parked = false;
 	H.inner_begun = H.inner_done = false;
+	H.tx_taken = 0;
 	H.w_ready = false;
 	H.on_stop = NULL;
 	H.cmd = CMD_NONE;
@@ -583,6 +615,140 @@ static void test_stop_owner(void **state)
 }
 
 /*
+ * W is inside a Tx burst of port 1 (it loaded the burst function while the port ran) and
+ * has not reached the engine yet. Port 1 stops meanwhile: the grace period waits for W,
+ * whose burst then finds the engine stopped and must not take it. Had it taken it, W would
+ * own the engine while the driver releases its buffers, and W's refill of port 0, paired
+ * with it, would recycle from it (one buffer in port 0's Rx ring and in the pool).
+ */
+static void test_stop_straddle(void **state)
+{
+	struct tide_txq *txq;
+	pthread_t c;
+	uint16_t k;
+	int ms;
+
+	(void)state;
+	world_open();
+	txq = tide_port_txq(ports[1], 0);
+	H.orig_tx = txq->call;
+	__atomic_store_n(&txq->call, hook_tx, __ATOMIC_RELEASE);
+	park_worker(PARK_TX, CMD_FWD);
+	H.on_stop = stop_during;
+	set_flag(&H.c_done, false);
+	tide_thread_offline();
+	assert_int_equal(pthread_create(&c, NULL, c_stop, NULL), 0);
+	/* Stop unpublishes before its grace period, which waits for W: wait for the former. */
+	for (ms = 0; ms < WAIT_MS && __atomic_load_n(&H.engine->owner, __ATOMIC_RELAXED) == H.w_idx;
+	     ms++)
+		usleep(1000);
+	if (ms == WAIT_MS)
+		note_failure("stop_straddle: stop did not take the Tx engine from its lcore");
+	release_worker();
+	if (!wait_flag(&H.c_done, WAIT_MS))
+		fail_msg("stop_straddle: stop did not return within %d ms of the burst leaving", WAIT_MS);
+	pthread_join(c, NULL);
+	H.on_stop = NULL;
+	__atomic_store_n(&txq->call, H.orig_tx, __ATOMIC_RELEASE);
+	lock();
+	k = H.tx_taken;
+	unlock();
+	if (H.adv_calls_stopping != 0)
+		note_failure("stop_straddle: the lcore whose Tx burst straddled the stop took the engine, and its refill recycled from it while the driver stopped");
+	else if (k != 0)
+		note_failure("stop_straddle: a Tx burst straddling the stop put packets into the stopped engine");
+	assert_int_equal(tide_port_start(ports[1]), 0);
+	if (main_send(32) != 32)
+		note_failure("stop_straddle: after stop and start, the Tx queue takes no packets");
+	world_close();
+}
+
+/* While port 1's driver stops: W's public calls on its Tx queue find it stopped. */
+static void entries_during(struct tide_port *p)
+{
+	unsigned r;
+
+	(void)p;
+	set_flag(&H.stopping, true);
+	r = worker_do(CMD_RECYCLE);
+	if (r != 0 || H.adv_calls_stopping != 0)
+		note_failure("stop_entries: tide_recycle() took buffers from a Tx engine whose driver was stopping");
+	r = worker_do(CMD_CLEANUP);
+	if (r != 0 || H.adv_calls_stopping != 0)
+		note_failure("stop_entries: tide_txq_done_cleanup() entered a Tx engine whose driver was stopping");
+	set_flag(&H.stopping, false);
+}
+
+static const struct tide_driver *rx_orig_drv;
+static unsigned rx_stop_recycled;
+
+/* While port 0's driver stops: recycling into its Rx queue does nothing. */
+static void rx_wrap_stop(struct tide_port *p)
+{
+	rx_stop_recycled += worker_do(CMD_RECYCLE);
+	rx_orig_drv->stop(p);
+}
+
+static void test_stop_entries(void **state)
+{
+	struct tide_driver wrap0;
+	struct tide_port *solo;
+	struct txc *t;
+	unsigned n;
+
+	(void)state;
+	world_open();
+	/* W owns port 1's Tx queue (it forwarded); the recycle works while both ports run. */
+	if (worker_do(CMD_RECYCLE) != 32)
+		note_failure("stop_entries: tide_recycle() did not recycle while both ports ran (the case tests nothing)");
+	assert_int_equal(worker_do(CMD_FWD), 64);
+	/* Tx side: port 1 stops. */
+	H.on_stop = entries_during;
+	assert_int_equal(tide_port_stop(ports[1]), 0);
+	H.on_stop = NULL;
+	assert_int_equal(tide_port_start(ports[1]), 0);
+	/* Rx side: port 0 stops while W owns port 1's Tx queue, which has completed buffers. */
+	assert_int_equal(worker_do(CMD_FWD), 64);
+	rx_orig_drv = ports[0]->drv;
+	wrap0 = *rx_orig_drv;
+	wrap0.stop = rx_wrap_stop;
+	ports[0]->drv = &wrap0;
+	rx_stop_recycled = 0;
+	assert_int_equal(tide_port_stop(ports[0]), 0);
+	ports[0]->drv = rx_orig_drv;
+	if (rx_stop_recycled != 0)
+		note_failure("stop_entries: tide_recycle() moved buffers into an Rx queue whose driver was stopping");
+	assert_int_equal(tide_port_start(ports[0]), 0);
+	world_close();
+	if (H.failure[0])
+		return;
+
+	/* Set up, never started: no entry reaches the engine; after start, one does. */
+	hooks_reset();
+	assert_int_equal(tide_pktpool_create("qs", POOL_N, 32, 0, NULL, &pool), 0);
+	assert_int_equal(tide_port_open("simnic:ports=1,mode=inline,wire=gen,size=64", &solo), 0);
+	assert_int_equal(tide_port_configure(solo, 1, 1), 0);
+	assert_int_equal(tide_rxq_setup(solo, 0, RING, pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(solo, 0, RING, NULL), 0);
+	t = tide_port_txq(solo, 0)->txc;
+	H.orig_advance = t->advance;
+	t->advance = hook_advance;
+	n = tide_txq_done_cleanup(tide_port_txq(solo, 0), 0);
+	if (n != 0 || H.adv_calls != 0)
+		note_failure("stop_entries: tide_txq_done_cleanup() entered the Tx engine of a port never started");
+	assert_int_equal(tide_port_start(solo), 0);
+	tide_txq_done_cleanup(tide_port_txq(solo, 0), 0);
+	if (H.adv_calls == 0 || __atomic_load_n(&t->owner, __ATOMIC_RELAXED) != tide_thread_index())
+		note_failure("stop_entries: after start, tide_txq_done_cleanup() could not take the idle Tx queue");
+	tide_port_close(solo);
+	tide_pool_cache_flush(pool);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+	if (H.failure[0])
+		fail_msg("%s", H.failure);
+}
+
+/*
  * Port 1 is stopped; W is inside a port 0 Rx burst (it began before the release and may
  * hold what it read of the pairing). Releasing port 1's Tx queue must wait for it, and
  * afterwards no pairing may name the freed engine.
@@ -682,6 +848,168 @@ static void test_link_owner(void **state)
 	if (H.adv_calls_nonowner != 0 || H.adv_calls != 0)
 		note_failure("link_owner: a refill followed its pairing into a Tx engine another lcore owns");
 	world_close();
+}
+
+/* ---- grace periods per control call ---- */
+
+static bool cg_stop;
+
+/* A registered lcore that keeps polling a port of its own (online throughout), with a
+ * pause between polls as an application's work would make. */
+static int close_grace_poller(void *arg)
+{
+	struct tide_rxq *q = tide_port_rxq(arg, 0);
+	struct tide_mbuf *pkts[32];
+	struct timespec pause = {0, 200000};
+
+	while (!__atomic_load_n(&cg_stop, __ATOMIC_RELAXED)) {
+		uint16_t n = tide_rx_burst(q, pkts, 32);
+
+		tide_mbuf_free_bulk(pkts, n);
+		nanosleep(&pause, NULL);
+	}
+	tide_thread_offline();
+	tide_pool_cache_flush(pool);
+	return 0;
+}
+
+static struct tide_port *cg_open(unsigned nq)
+{
+	struct tide_port *p;
+
+	assert_int_equal(tide_port_open("null:queues=16,tx=ring", &p), 0);
+	assert_int_equal(tide_port_configure(p, nq, nq), 0);
+	for (unsigned q = 0; q < nq; q++) {
+		assert_int_equal(tide_rxq_setup(p, q, RING, pool, NULL), 0);
+		assert_int_equal(tide_txq_setup(p, q, RING, NULL), 0);
+	}
+	return p;
+}
+
+static uint64_t qs_calls(void)
+{
+	return __atomic_load_n(&qs_synchronize_calls, __ATOMIC_RELAXED);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Releasing queues costs one grace period however many queues go (each waits for every
+ * online lcore's next burst call): closing a running port of 16 + 16 queues runs two (its
+ * stop's and the release's), a stopped one one, and configuring 16 queues down to 1 one.
+ * Counted, not timed; the time is printed for information.
+ */
+static void test_close_grace(void **state)
+{
+	struct tide_port *busy, *p;
+	struct tide_lcore *lc;
+	uint64_t c0, t0;
+	unsigned running, stopped, reconf;
+	int ret = -1;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("qscg", POOL_N * 8, 32, 0, NULL, &pool), 0);
+	busy = cg_open(1);
+	assert_int_equal(tide_port_start(busy), 0);
+	__atomic_store_n(&cg_stop, false, __ATOMIC_RELAXED);
+	assert_int_equal(tide_lcore_launch(-1, close_grace_poller, busy, &lc), 0);
+	/* Online from its first burst call on. */
+	for (int ms = 0; __atomic_load_n(&tide_port_rxq(busy, 0)->stats.polls, __ATOMIC_RELAXED) < 2;
+	     ms++) {
+		if (ms == WAIT_MS)
+			fail_msg("close_grace: the polling lcore did not poll");
+		usleep(1000);
+	}
+
+	p = cg_open(16);
+	assert_int_equal(tide_port_start(p), 0);
+	c0 = qs_calls();
+	t0 = now_us();
+	tide_port_close(p);
+	running = (unsigned)(qs_calls() - c0);
+	fprintf(stderr, "close of a running port with 16 Rx + 16 Tx queues: %u grace periods, %llu us\n",
+		running, (unsigned long long)(now_us() - t0));
+
+	p = cg_open(16);
+	assert_int_equal(tide_port_start(p), 0);
+	assert_int_equal(tide_port_stop(p), 0);
+	c0 = qs_calls();
+	tide_port_close(p);
+	stopped = (unsigned)(qs_calls() - c0);
+
+	p = cg_open(16);
+	c0 = qs_calls();
+	assert_int_equal(tide_port_configure(p, 1, 1), 0);
+	reconf = (unsigned)(qs_calls() - c0);
+	tide_port_close(p);
+
+	__atomic_store_n(&cg_stop, true, __ATOMIC_RELAXED);
+	assert_int_equal(tide_lcore_join(lc, &ret), 0);
+	assert_int_equal(ret, 0);
+	tide_port_close(busy);
+	tide_pool_cache_flush(pool);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+	if (running != 2 || stopped != 1 || reconf != 1)
+		fail_msg("grace periods: close of a running 16+16-queue port %u (want 2), of a stopped one %u (want 1), configure 16 -> 1 queues %u (want 1)",
+			 running, stopped, reconf);
+}
+
+static int online_main(void *arg)
+{
+	(void)arg;
+	tide_thread_online();
+	set_flag(&H.w_ready, true);
+	lock();
+	while (!H.go)
+		pthread_cond_wait(&H.cv, &H.mu);
+	unlock();
+	tide_thread_offline();
+	return 0;
+}
+
+static void *c_grace(void *arg)
+{
+	(void)arg;
+	qs_synchronize();
+	set_flag(&H.c_done, true);
+	return NULL;
+}
+
+/*
+ * tide_thread_online() (tide/lcore.h): a thread that has not called a burst since it went
+ * offline (here: never) is waited for by a grace period once it called it, until it goes
+ * offline again (or reaches a quiescent point).
+ */
+static void test_online(void **state)
+{
+	struct tide_lcore *lc;
+	pthread_t c;
+	int ret = -1;
+
+	(void)state;
+	hooks_reset();
+	assert_int_equal(tide_lcore_launch(-1, online_main, NULL, &lc), 0);
+	if (!wait_flag(&H.w_ready, WAIT_MS))
+		fail_msg("online: the thread did not start");
+	set_flag(&H.c_done, false);
+	tide_thread_offline();
+	assert_int_equal(pthread_create(&c, NULL, c_grace, NULL), 0);
+	if (wait_flag(&H.c_done, NEG_MS))
+		note_failure("online: a grace period ended while a thread that called tide_thread_online() had not passed a quiescent point");
+	set_flag(&H.go, true);
+	if (!wait_flag(&H.c_done, WAIT_MS))
+		fail_msg("online: the grace period did not end within %d ms of the thread going offline", WAIT_MS);
+	pthread_join(c, NULL);
+	assert_int_equal(tide_lcore_join(lc, &ret), 0);
+	if (H.failure[0])
+		fail_msg("%s", H.failure);
 }
 
 /* ---- a membarrier() that fails after the probe (src/quiesce.h) ---- */
@@ -990,9 +1318,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_stop_grace),
 		cmocka_unit_test(test_stop_owner),
+		cmocka_unit_test(test_stop_straddle),
+		cmocka_unit_test(test_stop_entries),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_link_owner),
 		cmocka_unit_test(test_device_step),
+		cmocka_unit_test(test_close_grace),
+		cmocka_unit_test(test_online),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "membarrier") == 0) {

@@ -128,6 +128,7 @@ static void traffic(struct fe *f)
 	struct tide_txq *tq = tide_port_txq(P, 0);
 	struct fe_vq *gtx = &f->vq[1], *grx = &f->vq[0];
 	struct tide_mbuf *pk[16];
+	struct tide_port_stats st0, st1;
 	uint8_t frame[1600];
 	unsigned k, got = 0;
 	uint16_t used0 = gtx->used->idx, rused0 = grx->used->idx;
@@ -158,7 +159,11 @@ static void traffic(struct fe *f)
 	for (unsigned s = 0; s < 4; s++)
 		pk[s] = mkpkt(s, 60 + s);
 	pk[4] = mkpkt(9, 5000);
+	FE_CHECK(tide_port_stats_get(P, &st0) == 0);
 	FE_CHECK(tide_tx_burst(tq, pk, 5) == 5);
+	/* Copied out and freed (after the loop, or in it with txfree_loop=yes): released. */
+	FE_CHECK(tide_port_stats_get(P, &st1) == 0);
+	FE_CHECK(st1.tx_released - st0.tx_released == 5);
 	FE_CHECK((uint16_t)(grx->used->idx - rused0) == 7);
 	for (unsigned s = 0, e = rused0; s < 5; s++) {
 		struct vring_used_elem *u = &grx->used->ring[e % FE_NUM];
@@ -886,6 +891,9 @@ static void pk_many_bufs_check(struct fe *f)
 		pk_take_used(f, 0, (uint16_t)j);
 	}
 	FE_CHECK(tide_pool_in_use(pool) == 0);
+	/* tx_released (tide/port.h): the 68 packets taken, the dropped one included. */
+	FE_CHECK(tide_port_stats_get(P, &st1) == 0);
+	FE_CHECK(st1.tx_released - st0.tx_released == 68);
 }
 
 static void good_packed_connection(void)
@@ -1421,6 +1429,16 @@ int main(int argc, char **argv)
 	failed += run_cases(pcases, sizeof(pcases) / sizeof(pcases[0]), PACKED,
 			    good_packed_connection, only, fds0);
 	good_connection(); /* and back to a split ring */
+	tide_port_close(P);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+	/* Each Tx packet freed right after its copy. */
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server,txfree_loop=yes", path);
+	FE_CHECK(tide_port_open(spec, &P) == 0);
+	FE_CHECK(tide_port_configure(P, 1, 1) == 0);
+	FE_CHECK(tide_rxq_setup(P, 0, 256, pool, NULL) == 0);
+	FE_CHECK(tide_txq_setup(P, 0, 256, NULL) == 0);
+	FE_CHECK(tide_port_start(P) == 0);
+	good_connection();
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 	tide_pool_free(pool);

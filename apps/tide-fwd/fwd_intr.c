@@ -5,6 +5,7 @@
  * enable do not signal), and sleeps in poll() until one signals or 10 ms pass (so that a
  * stop request, a reconnection or a queue without an fd yet is seen). Then it disables
  * them again and goes back to polling, so the peer need not signal while traffic flows.
+ * The lcore is offline while it sleeps (tide/lcore.h).
  * A stream whose driver has no Rx interrupt keeps the lcore polling.
  */
 #include <errno.h>
@@ -41,8 +42,14 @@ void fwd_rx_sleep(struct fwd_lcore *lc, struct tide_mbuf **pkts)
 	}
 	if (lc->ndirty != 0)
 		fwd_tx_flush(lc);
-	if (got == 0)
+	if (got == 0) {
+		/* Offline while asleep: a control call in another thread (a port's stop, a
+		 * grace period of its control plane) does not wait for the timeout. Online
+		 * again before the interrupts are disabled: those calls touch the queues. */
+		tide_thread_offline();
 		poll(pfd, n, 10);
+		tide_thread_online();
+	}
 out:
 	for (unsigned i = 0; i < lc->nstreams; i++) {
 		struct tide_rxq *q = lc->streams[i].rxq;

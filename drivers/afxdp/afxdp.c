@@ -253,8 +253,15 @@ static void afxdp_stop(struct tide_port *p)
 	afxdp_lib_log_end();
 	afxdp_prog_detach(ap);
 	for (unsigned i = 0; i < ap->nb_txq; i++)
-		if (p->txq[i])
-			txc_release_all(p->txq[i]->txc);
+		if (p->txq[i]) {
+			struct txc *t = p->txq[i]->txc;
+
+			/* Frames in flight go back below (reclaim_frames), uncompleted: counted
+			 * released here, as their completion would have been (afxdp_tx_reap). */
+			if (t->o1)
+				txc_count_released(t, t->tail - t->done);
+			txc_release_all(t);
+		}
 	reclaim_frames(ap);
 	free(ap->owner);
 	ap->owner = NULL;

@@ -166,7 +166,7 @@ static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
 				rq->u.owner[off >> u->frame_shift] = 1;
 			}
 			xsk_ring_prod__submit(&rq->fill, k);
-			tide_stat_add(&q->txc.recycled, k);
+			txc_count_recycled(&q->txc, k);
 		}
 	}
 	for (; i < n; i++) {
@@ -183,7 +183,7 @@ static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
 		tide_pool_put_bulk(u->pool, m, nb);
 	/* Recycled frames count as released too; the walking engine counts its own. */
 	if (q->txc.o1)
-		tide_stat_add(&q->txc.released, n);
+		txc_count_released(&q->txc, n);
 }
 
 /* Count-mode completion: the completion ring says how many, in submission order. */
@@ -285,7 +285,9 @@ uint16_t afxdp_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t 
 	}
 	if (nd)
 		tide_mbuf_free_bulk(done, nd);
-	if (tide_unlikely(dropped))
+	if (tide_unlikely(dropped)) {
+		txc_count_released(t, dropped);
 		tide_stat_add(&pub->stats.errors, dropped);
+	}
 	return i;
 }

@@ -616,9 +616,13 @@ out:
 					pkts[nfree++] = pkts[j];
 		}
 		txc_release_burst(t, pkts, nfree);
+	} else {
+		txc_count_released(t, (unsigned)(k - st.dropped)); /* freed in the copy loop */
 	}
-	if (tide_unlikely(st.dropped))
+	if (tide_unlikely(st.dropped)) {
+		txc_count_released(t, (unsigned)st.dropped);
 		tide_stat_add(&pub->stats.errors, st.dropped);
+	}
 	tide_stat_burst(&pub->stats, k - st.dropped, bytes);
 	memif_leave(&q->busy);
 	return k;

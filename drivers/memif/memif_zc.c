@@ -274,8 +274,10 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 		txc_commit(t, used);
 		memif_kick(&q->r);
 	}
-	if (dropped)
+	if (dropped) {
+		txc_count_released(t, (unsigned)dropped);
 		tide_stat_add(&pub->stats.errors, dropped);
+	}
 	tide_stat_burst(&pub->stats, i - dropped, bytes);
 	memif_leave(&q->busy);
 	return i;

@@ -115,6 +115,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 			bytes -= pkts[i]->pkt_len; /* not taken: still the caller's */
 	if (k) {
 		txc_commit_done(t, k);
+		txc_count_released(t, k); /* the peer's now */
 		tide_stat_burst(&pub->stats, k, bytes);
 	}
 	return (uint16_t)k;

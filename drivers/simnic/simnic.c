@@ -151,8 +151,10 @@ tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool w
 		__atomic_store_n(&q->tail, t->tail, __ATOMIC_RELEASE);
 		tide_stat_burst(&pub->stats, used, bytes);
 	}
-	if (tide_unlikely(dropped))
+	if (tide_unlikely(dropped)) {
+		txc_count_released(t, (unsigned)dropped);
 		tide_stat_add(&pub->stats.errors, dropped);
+	}
 	if (inline_hw)
 		simnic_hw_tx_step(q, UINT32_MAX);
 	return (uint16_t)i;

@@ -188,9 +188,13 @@ VHOST_INLINE void vhost_tx_done(struct tide_txq *pub, struct txc *t, struct tide
 					pkts[nfree++] = pkts[j];
 		}
 		txc_release_burst(t, pkts, nfree);
+	} else {
+		txc_count_released(t, (unsigned)(k - dropped)); /* freed in the copy loop */
 	}
-	if (tide_unlikely(dropped))
+	if (tide_unlikely(dropped)) {
+		txc_count_released(t, (unsigned)dropped);
 		tide_stat_add(&pub->stats.errors, dropped);
+	}
 	tide_stat_burst(&pub->stats, k - dropped, bytes);
 }
 

@@ -90,6 +90,15 @@ static inline void tide_qs_tick_(void)
  */
 TIDE_EXPORT void tide_thread_offline(void);
 
+/*
+ * Bring the calling thread back online at once, as its next burst call would: a quiescent
+ * point, after which control calls in other threads wait for it again. Call it after a
+ * blocking wait when the thread's next call on a queue is not a burst (for example
+ * tide_rxq_intr_disable() after sleeping on an Rx interrupt), so that a stop or close
+ * running meanwhile waits for that call too. No-op for a thread without an index.
+ */
+TIDE_EXPORT void tide_thread_online(void);
+
 struct tide_lcore;
 
 typedef int (*tide_lcore_fn)(void *arg);

@@ -21,6 +21,14 @@
  * unpublishes them and waits for its threads first). A thread that polls queues and then
  * blocks calls tide_thread_offline() first, or control calls wait for it.
  *
+ * The same holds for every data-path call, not only the bursts: tide_rx_burst() and
+ * tide_tx_burst() are quiescent points, and tide_recycle() and tide_txq_done_cleanup(),
+ * made between them, check the queue's live state (a stopped Rx queue's burst is the
+ * no-op; a stopped Tx queue's completion state belongs to no thread) before they touch
+ * it. Called on a queue that is stopping, stopped or not yet started, they return 0; a Tx
+ * burst that began while the port ran and reaches the queue after stop began takes
+ * nothing. From tide_port_start() on, the first thread that polls a Tx queue owns it.
+ *
  * Moving a queue to another thread: the application hands it over (the old thread stops
  * polling it before the new one starts). Recycling follows: a pairing between queues of
  * different threads is never used, a moved Rx queue is re-paired by its new thread, and a
@@ -48,12 +56,20 @@ extern "C" {
 
 /* ---- the burst calls (inline; no argument checks; one thread per queue at a time) ---- */
 
-/* Internal: count a burst call (only the polling thread writes; relaxed for readers). */
+/*
+ * Internal: count a burst call. Only the polling thread adds, but tide_port_stats_reset()
+ * may zero the counters from another thread: the load is a relaxed atomic like the store
+ * (a plain mov each on x86 and arm64), so the race is defined (a count may be lost), not a
+ * data race.
+ */
 static inline void tide_queue_count_(struct tide_queue_stats *s, uint16_t k)
 {
-	__atomic_store_n(&s->polls, s->polls + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->polls, __atomic_load_n(&s->polls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
 	if (k == 0)
-		__atomic_store_n(&s->idle_polls, s->idle_polls + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->idle_polls,
+				 __atomic_load_n(&s->idle_polls, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
 }
 
 /*
@@ -176,13 +192,20 @@ TIDE_EXPORT int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_de
 TIDE_EXPORT int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			       const struct tide_txq_conf *conf);
 
-/* Start every set-up queue; -EINVAL if a configured queue was not set up. */
+/* Start every set-up queue; -EINVAL if a configured queue was not set up. Each Tx queue
+ * then belongs to the first thread that polls it (a burst, tide_recycle() or
+ * tide_txq_done_cleanup()). */
 TIDE_EXPORT int tide_port_start(struct tide_port *p);
 
-/* Stop: bursts become no-ops, every buffer the port holds goes back to its pool. */
+/* Stop: bursts become no-ops, every buffer the port holds goes back to its pool. Waits for
+ * every data-path call on the port that began while it ran (one grace period); afterwards
+ * none reaches its queues until the next start. */
 TIDE_EXPORT int tide_port_stop(struct tide_port *p);
 
-/* Stop if needed and free the port (NULL allowed). Queue handles become invalid. */
+/* Stop if needed and free the port (NULL allowed). Queue handles become invalid. Waits for
+ * the other threads' next burst calls at most twice (stop's grace period and one for
+ * releasing the queues), however many queues the port has; tide_port_configure() and
+ * queue setup, which release queues too, wait once. */
 TIDE_EXPORT void tide_port_close(struct tide_port *p);
 
 /* Queue handles (valid from setup until close); NULL for a queue that was not set up. */
@@ -256,8 +279,19 @@ struct tide_port_stats {
 	uint64_t ipackets, ibytes, ierrors, rx_nombuf, rx_missed;
 	uint64_t opackets, obytes, oerrors;
 	uint64_t tx_hangs;      /* device hangs detected (RS gap above the device limit) */
-	uint64_t tx_released;   /* buffers released by Tx completion (any policy) */
-	uint64_t tx_recycled;   /* of those, moved straight into an Rx queue */
+	/*
+	 * tx_released: buffers the Tx bursts took (counted in their return value) that the
+	 * Tx queues have let go of since, whichever way: completed and released to a pool
+	 * (any txfree policy), freed right after a copy (copy-mode drivers, txfree_loop),
+	 * dropped by the driver (counted in oerrors too), handed to the peer port (ring),
+	 * given back at stop, or recycled. Once a port is stopped it equals the packets its
+	 * Tx bursts took since the last reset (with no packet in flight at that reset); while
+	 * it runs, the difference is what its Tx queues hold. One exception: a chained packet
+	 * that memif zero-copy sends as one slot per segment counts once per segment.
+	 * tx_recycled: those of them moved straight into an Rx queue (<= tx_released).
+	 */
+	uint64_t tx_released;
+	uint64_t tx_recycled;
 	uint64_t rx_polls, rx_idle_polls, tx_polls, tx_idle_polls;
 	struct tide_queue_stats rxq[TIDE_MAX_QUEUES];
 	struct tide_queue_stats txq[TIDE_MAX_QUEUES];
@@ -296,7 +330,8 @@ TIDE_EXPORT int tide_xstats_reset(struct tide_port *p);
 
 /*
  * Reclaim buffers the device has completed on an idle Tx queue, up to @max (0 = no limit).
- * Returns how many were released. Same thread rules as tide_tx_burst().
+ * Returns how many were released: 0 on a stopped (or never started) queue, and while the
+ * queue is being handed over from another thread. Same thread rules as tide_tx_burst().
  */
 TIDE_EXPORT unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max);
 
@@ -305,8 +340,8 @@ TIDE_EXPORT unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max);
  * Done only when the Rx refill has room for the bucket without wrapping, the buffers come
  * from the Rx queue's pool, and the fast-free contract is asserted or every buffer has
  * refcnt 1 and one segment; otherwise the bucket is released the normal way. Returns the
- * number of buffers recycled (0 when nothing was, or when the calling thread does not poll
- * @txq). Both queues on the calling thread.
+ * number of buffers recycled (0 when nothing was, when the calling thread does not poll
+ * @txq, or when either queue is stopped). Both queues on the calling thread.
  */
 TIDE_EXPORT unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq);
 

@@ -28,8 +28,9 @@ typedef uint16_t (*tide_rx_burst_fn)(struct tide_rxq *q, struct tide_mbuf **pkts
 typedef uint16_t (*tide_tx_burst_fn)(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 
 /*
- * Per-queue counters. Written only by the thread that polls the queue (relaxed stores, so
- * another thread may read them without tearing); read with tide_port_stats_get().
+ * Per-queue counters. Counted only by the thread that polls the queue, with relaxed atomic
+ * loads and stores, so another thread may read them (tide_port_stats_get()) without tearing
+ * and zero them (tide_port_stats_reset(); a count made at that moment may be lost).
  */
 struct tide_queue_stats {
 	uint64_t packets;
