@@ -170,9 +170,45 @@ static void memif_port_name(char *out, size_t size, const char *role, unsigned i
 	pthread_mutex_unlock(&names_lock);
 }
 
-static void memif_names_add(struct tide_port *p)
+/*
+ * MAC addresses: locally administered unicast 02:vv:vv:vv:vv:vv, v = (pid << 18) | n, n a
+ * per-process counter of opened ports. Two live processes differ in the pid (below 2^22,
+ * the kernel's limit; processes in different pid namespaces can share one), and the ports
+ * of one process differ in n: after 2^18 opens the counter wraps and skips the values of
+ * ports still open. The id and role play no part: two ports with the same id on two
+ * sockets, or both ends of a pair in one process, must not share an address.
+ */
+uint32_t memif_mac_next;
+
+static void mac_make(uint32_t n, uint8_t mac[6])
 {
+	uint64_t v = ((uint64_t)((uint32_t)getpid() & 0x3fffff) << MEMIF_MAC_CTR_BITS) | n;
+
+	mac[0] = 0x02;
+	for (int i = 5; i >= 1; i--, v >>= 8)
+		mac[i] = (uint8_t)v;
+}
+
+static bool mac_taken(const uint8_t mac[6])
+{
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i] != NULL && memcmp(names[i]->info.mac, mac, 6) == 0)
+			return true;
+	return false;
+}
+
+/* Register @p (its name is unique) and give it a MAC no other open memif port has. */
+static void memif_names_add(struct tide_port *p, uint8_t mac[6])
+{
+	const uint32_t span = 1u << MEMIF_MAC_CTR_BITS;
+
 	pthread_mutex_lock(&names_lock);
+	for (uint32_t tries = 0; tries < span; tries++) {
+		mac_make(memif_mac_next, mac);
+		memif_mac_next = (memif_mac_next + 1) & (span - 1);
+		if (!mac_taken(mac))
+			break;
+	}
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i] == NULL) {
 			names[i] = p;
@@ -392,13 +428,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.min_desc = 64;
 	p->info.max_desc = 1u << MEMIF_LOG2_RING_SIZE_MAX;
 	p->info.count_completion = 1;
-	p->info.mac[0] = 0x02;
-	p->info.mac[1] = 0xfe;
-	p->info.mac[2] = mp->role == MEMIF_ROLE_SERVER ? 0 : 1;
-	p->info.mac[3] = (uint8_t)(id >> 16);
-	p->info.mac[4] = (uint8_t)(id >> 8);
-	p->info.mac[5] = (uint8_t)id;
-	memif_names_add(p);
+	memif_names_add(p, p->info.mac);
 	ports[0] = p;
 	return 1;
 }

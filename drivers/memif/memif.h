@@ -56,6 +56,11 @@
 
 extern const struct tide_driver tide_driver_memif;
 
+/* MAC addresses (memif.c): the per-process counter in the low bits, under the port-name
+ * lock; the tests set it to make it wrap. */
+#define MEMIF_MAC_CTR_BITS 18
+extern uint32_t memif_mac_next;
+
 struct memif_port;
 
 /* Tx free policy of the copy paths (after the copy loop in bulk, seed 003; or in the loop). */
