@@ -492,18 +492,28 @@ static struct memif_rxq *rxq_of(struct tide_port *p, unsigned qid)
 	return (struct memif_rxq *)p->rxq[qid];
 }
 
+/*
+ * The interrupt calls below read the queue's ring (its flags in shared memory, its
+ * eventfd) like a burst does, so they take the same guard: their own busy word (ibusy),
+ * then live. A disconnect waits for a call in progress before it unmaps the ring and
+ * closes the fd (quiesce() in memif_ctl.c); a call that starts after it sees live == 0.
+ */
 int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid)
 {
 	struct memif_rxq *q = rxq_of(p, qid);
+	uint32_t live;
+	int fd;
 
 	if (q == NULL)
 		return -EINVAL;
-	if (__atomic_load_n(&q->live, __ATOMIC_ACQUIRE) == 0)
-		return -ENOTCONN;
-	return q->r.efd >= 0 ? q->r.efd : -ENOTCONN;
+	live = memif_enter(&q->ibusy, &q->live, q->fence);
+	fd = live != 0 && q->r.efd >= 0 ? q->r.efd : -ENOTCONN;
+	memif_leave(&q->ibusy);
+	return fd;
 }
 
-/* Mask the ring again and clear a signal that came meanwhile (the fd may block: poll first). */
+/* Mask the ring again and clear a signal that came meanwhile (the fd may block: poll
+ * first). Inside the guard. */
 static void memif_intr_mask(struct memif_rxq *q)
 {
 	struct pollfd pfd = {.fd = q->r.efd, .events = POLLIN};
@@ -517,18 +527,23 @@ static void memif_intr_mask(struct memif_rxq *q)
 int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable)
 {
 	struct memif_rxq *q = rxq_of(p, qid);
+	uint32_t live;
 
 	if (q == NULL)
 		return -EINVAL;
 	/* Kept for the next connections too (link_up() applies it). */
-	q->intr = enable != 0;
-	if (__atomic_load_n(&q->live, __ATOMIC_ACQUIRE) == 0)
+	__atomic_store_n(&q->intr, enable != 0, __ATOMIC_RELAXED);
+	live = memif_enter(&q->ibusy, &q->live, q->fence);
+	if (live == 0) {
+		memif_leave(&q->ibusy);
 		return -ENOTCONN;
+	}
 	/* The reader of a ring owns its flags; the peer only reads them. */
 	if (enable)
 		__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
 				   __ATOMIC_RELEASE);
 	else
 		memif_intr_mask(q);
+	memif_leave(&q->ibusy);
 	return 0;
 }

@@ -10,7 +10,9 @@
  *   live   written by the control thread: the connection generation the queue may use,
  *          0 while the link is down. Ring pointers, sizes and region tables are written
  *          before `live` is stored (release) and only while the queue is quiescent.
- *   busy   written by the worker: 1 from the start of a burst until its end.
+ *   busy   written by the worker: 1 from the start of a burst until its end. The Rx
+ *          interrupt calls (tide_memif_rxq_intr(), tide_memif_rxq_eventfd()) read the
+ *          ring too and have their own word, ibusy, under the same rules.
  *   fault  written by the worker: the reason of a violation it found in shared memory.
  *
  * Bringing a queue down (disconnect): the control thread stores live = 0, runs
@@ -103,7 +105,8 @@ struct memif_rxq {
 	struct rxr rxr;	     /* zero-copy only */
 	bool rxr_ok;
 	uint16_t zreg;	     /* zero-copy: region index of the Rx pool */
-	bool intr;	     /* the application asked the peer to signal this queue */
+	bool intr;	     /* the application asked the peer to signal this queue (atomic) */
+	uint32_t ibusy;	     /* busy of the Rx interrupt calls (tide_memif_rxq_intr/eventfd) */
 	unsigned nb_desc;
 	struct memif_port *mp;
 	/* Shared with the control thread. */

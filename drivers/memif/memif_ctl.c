@@ -93,6 +93,7 @@ static void quiesce(struct memif_port *mp)
 			struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
 
 			wait_idle(&q->busy);
+			wait_idle(&q->ibusy); /* an Rx interrupt call (memif.c) */
 			q->fault = NULL;
 		}
 	for (unsigned i = 0; i < p->nb_txq; i++)
@@ -151,7 +152,7 @@ static void link_up(struct memif_port *mp)
 			memif_publish(&q->r.ring->head, (uint16_t)q->r.size);
 		/* The receiver of a ring owns its mask flag: ours polled (no kicks) unless the
 		 * application asked for interrupts. */
-		if (q->intr)
+		if (__atomic_load_n(&q->intr, __ATOMIC_RELAXED))
 			__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
 					   __ATOMIC_RELEASE);
 		else
