@@ -22,6 +22,8 @@
 bool memif_rxq_resync(struct memif_rxq *q, uint32_t live)
 {
 	if (q->seen != MEMIF_SEEN_NONE) {
+		if (!memif_zq_clear(q->mp, q->zgen))
+			return false; /* posted: the peer may still write them (memif.h) */
 		/* The old connection's buffers come home (zero-copy: posted to the peer). */
 		if (q->rxr_ok)
 			rxr_release_all(&q->rxr);
@@ -35,13 +37,15 @@ bool memif_rxq_resync(struct memif_rxq *q, uint32_t live)
 		q->head = q->r.size;
 		memif_publish(&q->r.ring->head, q->head);
 	}
-	q->seen = live;
+	q->seen = q->zgen = live;
 	return true;
 }
 
 bool memif_txq_resync(struct memif_txq *q, uint32_t live)
 {
 	if (q->seen != MEMIF_SEEN_NONE) {
+		if (!memif_zq_clear(q->mp, q->zgen))
+			return false; /* sent: the peer may still read them (memif.h) */
 		/* In-flight buffers of the old connection will never complete. */
 		txc_release_all(&q->txc);
 		q->seen = MEMIF_SEEN_NONE;
@@ -49,7 +53,7 @@ bool memif_txq_resync(struct memif_txq *q, uint32_t live)
 	if (live == 0 || __atomic_load_n(&q->fault, __ATOMIC_RELAXED) != NULL)
 		return false;
 	q->head = q->peer = 0;
-	q->seen = live;
+	q->seen = q->zgen = live;
 	return true;
 }
 
@@ -346,7 +350,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	const char *sock = tide_kvargs_get(kv, "socket");
 	const char *secret = tide_kvargs_get(kv, "secret");
 	const char *name = tide_kvargs_get(kv, "name");
-	uint64_t id, rings, rsize, buf, chain, hs;
+	uint64_t id, rings, rsize, buf, chain, hs, zq;
 	unsigned role, quiesce;
 	bool zc, loop, abstract;
 	struct memif_port *mp;
@@ -365,6 +369,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "abstract", false, &abstract) ||
 	    parse_uint(kv, "max_chain", MEMIF_CHAIN_DEFAULT, 1, MEMIF_MAX_CHAIN, &chain) ||
 	    parse_uint(kv, "handshake_timeout", MEMIF_HANDSHAKE_MS, 1, 3600000, &hs) ||
+	    parse_uint(kv, "zc_quarantine", MEMIF_ZQ_MS, 0, 60000, &zq) ||
 	    tide_kvargs_choice(kv, "quiesce", quiesces, 0, &quiesce))
 		return -EINVAL;
 	role = role % 2; /* master = server, slave = client */
@@ -416,6 +421,8 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	mp->txfree_loop = loop;
 	mp->max_chain = (uint16_t)chain;
 	mp->hs_timeout_ms = (uint32_t)hs;
+	mp->zq_ms = (uint32_t)zq;
+	mp->zq_fd = -1;
 	mp->quiesce = (int)quiesce;
 	mp->cfd = -1;
 	for (unsigned i = 0; i < MEMIF_MAX_REGIONS; i++)
@@ -435,7 +442,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 
 const struct tide_driver tide_driver_memif = {
 	.name = "memif",
-	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name, max_chain, handshake_timeout, quiesce",
+	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name, max_chain, handshake_timeout, quiesce, zc_quarantine",
 	.open = memif_open,
 	.rxq_setup = memif_rxq_setup,
 	.txq_setup = memif_txq_setup,

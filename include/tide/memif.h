@@ -27,10 +27,14 @@
  *                    (default 3000) is disconnected ("handshake timed out")
  *   quiesce=Q        auto (default): membarrier() when the kernel has it, else a fence
  *                    per burst | membarrier: refuse to start without it | fence
+ *   zc_quarantine=MS zero-copy: after a disconnect, the buffers the server had (posted Rx,
+ *                    in-flight Tx) go back to the pool MS ms (default 100, 0..60000) after
+ *                    the server closed its control socket (waited for 1 s at most); no
+ *                    reconnection meanwhile, and port stop waits for it
  *
  * Control plane: the application calls tide_port_poll_ctl() now and then (tide-fwd does
  * every 10 ms); it never blocks (a client's port stop waits up to 100 ms for the server to
- * drain what was sent). The link is up from the handshake's end until the peer goes away or
+ * drain what was sent, and a zero-copy client's stop for its quarantine: zc_quarantine). The link is up from the handshake's end until the peer goes away or
  * breaks a rule; the port then accepts (server) or retries (client, backing off from 50 ms
  * to 2 s after failed attempts) by itself. Link changes are logged at notice level,
  * refusals with the peer's reason at warning level. Empty frames are dropped and counted.
