@@ -17,6 +17,15 @@
 #include "sock_util.h"
 #include "unix_sock.h"
 
+static char dir[] = "/tmp/tide-unix-sock-XXXXXX", sock[108];
+
+/* At exit, after a failed check too: nothing left in /tmp. */
+static void cleanup(void)
+{
+	unlink(sock);
+	rmdir(dir);
+}
+
 static int listen_on(const char *path, bool abstract)
 {
 	return unix_sock_listen(path, abstract, SOCK_STREAM, 4);
@@ -79,11 +88,12 @@ static void full_backlog(const char *path, int type)
 
 int main(void)
 {
-	char dir[] = "/tmp/tide-unix-sock-XXXXXX", sock[108], file[108], abs[64];
+	char file[108], abs[64];
 	struct stat st;
 	int a, b, fd;
 
 	SU_CHECK(mkdtemp(dir) != NULL);
+	atexit(cleanup);
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(file, sizeof(file), "%s/plain", dir);
 	snprintf(abs, sizeof(abs), "tide-unix-sock-%d", (int)getpid());
