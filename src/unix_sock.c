@@ -24,10 +24,15 @@ socklen_t unix_sock_addr(const char *path, bool abstract, struct sockaddr_un *sa
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
 }
 
-/* Remove @path if it is a socket file that refuses connections (no process listens). */
+/*
+ * Remove @path if it is a socket file that refuses connections (no process listens). The
+ * probe does not block: a listener whose backlog is full (it accepts slowly, or never)
+ * answers EAGAIN at once where a blocking connect() would wait for it, and it is alive.
+ */
 static void take_stale(const struct sockaddr_un *sa, socklen_t len, int type)
 {
-	int probe = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	const int nonblock = SOCK_NONBLOCK;
+	int probe = socket(AF_UNIX, type | nonblock | SOCK_CLOEXEC, 0);
 	struct stat st;
 
 	if (probe < 0)

@@ -90,6 +90,37 @@ static inline int mt_wait_link(struct tide_port *p, int up, double secs)
 	}
 }
 
+/*
+ * After the link went down: poll @p's control plane and burst its @nq queue pairs until
+ * @pool has no buffer in use, @secs at most (returns 1 on success). Copy mode: the first
+ * bursts give everything back. Zero-copy: the buffers the peer had wait until it closed
+ * its control socket and zc_quarantine ms more have passed.
+ */
+static inline int mt_wait_pool_back(struct tide_port *p, unsigned nq, struct tide_pool *pool,
+				    double secs)
+{
+	double end = mt_now() + secs;
+
+	for (;;) {
+		struct timespec ts = {0, 1000000};
+
+		for (unsigned q = 0; q < nq; q++) {
+			struct tide_mbuf *pk[32];
+			unsigned k = tide_rx_burst(tide_port_rxq(p, q), pk, 32);
+
+			tide_mbuf_free_bulk(pk, k);
+			tide_tx_burst(tide_port_txq(p, q), pk, 0);
+		}
+		tide_pool_cache_flush(pool);
+		if (tide_pool_in_use(pool) == 0)
+			return 1;
+		if (mt_now() > end)
+			return 0;
+		nanosleep(&ts, NULL);
+		tide_port_poll_ctl(p);
+	}
+}
+
 static inline uint8_t mt_byte(uint32_t q, uint64_t seq, uint32_t off)
 {
 	return (uint8_t)(seq * 7 + off + q * 13);

@@ -274,8 +274,13 @@ static void expect(struct hs *h, const char *name, const char *why, uint64_t bef
 		MT_CHECK(tide_rx_burst(tide_port_rxq(cli, 0), pk, 32) == 0);
 		MT_CHECK(tide_tx_burst(tide_port_txq(cli, 0), pk, 0) == 0);
 	}
+	/* Zero-copy: the server had the buffers; they wait for its close and the quarantine. */
+	if (zc)
+		hs_close(h);
+	MT_CHECK(mt_wait_pool_back(cli, 1, pool, 3));
 	pool_whole();
-	hs_close(h);
+	if (!zc)
+		hs_close(h);
 	printf("ok %s%-34s -> disconnected: %s\n", zc ? "zero-copy " : "", name, in.reason);
 }
 
@@ -292,7 +297,8 @@ static struct tide_mbuf *rx_one(void)
 
 /* The server closed: the link goes down, and the queues give their buffers back at their
  * first burst after that (zero-copy: posted Rx buffers are the ring's packet memory, and
- * sent ones stay with the Tx queue until the server completes them, until then). */
+ * sent ones stay with the Tx queue until the server completes them, until then; both after
+ * the quarantine). */
 static void link_gone(void)
 {
 	struct tide_mbuf *m;
@@ -300,6 +306,7 @@ static void link_gone(void)
 	MT_CHECK(mt_wait_link(cli, 0, 2));
 	MT_CHECK(tide_rx_burst(tide_port_rxq(cli, 0), &m, 1) == 0);
 	MT_CHECK(tide_tx_burst(tide_port_txq(cli, 0), &m, 0) == 0);
+	MT_CHECK(mt_wait_pool_back(cli, 1, pool, 3));
 	pool_whole();
 }
 

@@ -22,6 +22,8 @@
 bool memif_rxq_resync(struct memif_rxq *q, uint32_t live)
 {
 	if (q->seen != MEMIF_SEEN_NONE) {
+		if (!memif_zq_clear(q->mp, q->zgen))
+			return false; /* posted: the peer may still write them (memif.h) */
 		/* The old connection's buffers come home (zero-copy: posted to the peer). */
 		if (q->rxr_ok)
 			rxr_release_all(&q->rxr);
@@ -35,13 +37,15 @@ bool memif_rxq_resync(struct memif_rxq *q, uint32_t live)
 		q->head = q->r.size;
 		memif_publish(&q->r.ring->head, q->head);
 	}
-	q->seen = live;
+	q->seen = q->zgen = live;
 	return true;
 }
 
 bool memif_txq_resync(struct memif_txq *q, uint32_t live)
 {
 	if (q->seen != MEMIF_SEEN_NONE) {
+		if (!memif_zq_clear(q->mp, q->zgen))
+			return false; /* sent: the peer may still read them (memif.h) */
 		/* In-flight buffers of the old connection will never complete. */
 		txc_release_all(&q->txc);
 		q->seen = MEMIF_SEEN_NONE;
@@ -49,7 +53,7 @@ bool memif_txq_resync(struct memif_txq *q, uint32_t live)
 	if (live == 0 || __atomic_load_n(&q->fault, __ATOMIC_RELAXED) != NULL)
 		return false;
 	q->head = q->peer = 0;
-	q->seen = live;
+	q->seen = q->zgen = live;
 	return true;
 }
 
@@ -170,9 +174,45 @@ static void memif_port_name(char *out, size_t size, const char *role, unsigned i
 	pthread_mutex_unlock(&names_lock);
 }
 
-static void memif_names_add(struct tide_port *p)
+/*
+ * MAC addresses: locally administered unicast 02:vv:vv:vv:vv:vv, v = (pid << 18) | n, n a
+ * per-process counter of opened ports. Two live processes differ in the pid (below 2^22,
+ * the kernel's limit; processes in different pid namespaces can share one), and the ports
+ * of one process differ in n: after 2^18 opens the counter wraps and skips the values of
+ * ports still open. The id and role play no part: two ports with the same id on two
+ * sockets, or both ends of a pair in one process, must not share an address.
+ */
+uint32_t memif_mac_next;
+
+static void mac_make(uint32_t n, uint8_t mac[6])
 {
+	uint64_t v = ((uint64_t)((uint32_t)getpid() & 0x3fffff) << MEMIF_MAC_CTR_BITS) | n;
+
+	mac[0] = 0x02;
+	for (int i = 5; i >= 1; i--, v >>= 8)
+		mac[i] = (uint8_t)v;
+}
+
+static bool mac_taken(const uint8_t mac[6])
+{
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i] != NULL && memcmp(names[i]->info.mac, mac, 6) == 0)
+			return true;
+	return false;
+}
+
+/* Register @p (its name is unique) and give it a MAC no other open memif port has. */
+static void memif_names_add(struct tide_port *p, uint8_t mac[6])
+{
+	const uint32_t span = 1u << MEMIF_MAC_CTR_BITS;
+
 	pthread_mutex_lock(&names_lock);
+	for (uint32_t tries = 0; tries < span; tries++) {
+		mac_make(memif_mac_next, mac);
+		memif_mac_next = (memif_mac_next + 1) & (span - 1);
+		if (!mac_taken(mac))
+			break;
+	}
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i] == NULL) {
 			names[i] = p;
@@ -310,7 +350,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	const char *sock = tide_kvargs_get(kv, "socket");
 	const char *secret = tide_kvargs_get(kv, "secret");
 	const char *name = tide_kvargs_get(kv, "name");
-	uint64_t id, rings, rsize, buf, chain, hs;
+	uint64_t id, rings, rsize, buf, chain, hs, zq;
 	unsigned role, quiesce;
 	bool zc, loop, abstract;
 	struct memif_port *mp;
@@ -329,6 +369,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "abstract", false, &abstract) ||
 	    parse_uint(kv, "max_chain", MEMIF_CHAIN_DEFAULT, 1, MEMIF_MAX_CHAIN, &chain) ||
 	    parse_uint(kv, "handshake_timeout", MEMIF_HANDSHAKE_MS, 1, 3600000, &hs) ||
+	    parse_uint(kv, "zc_quarantine", MEMIF_ZQ_MS, 0, 60000, &zq) ||
 	    tide_kvargs_choice(kv, "quiesce", quiesces, 0, &quiesce))
 		return -EINVAL;
 	role = role % 2; /* master = server, slave = client */
@@ -380,6 +421,8 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	mp->txfree_loop = loop;
 	mp->max_chain = (uint16_t)chain;
 	mp->hs_timeout_ms = (uint32_t)hs;
+	mp->zq_ms = (uint32_t)zq;
+	mp->zq_fd = -1;
 	mp->quiesce = (int)quiesce;
 	mp->cfd = -1;
 	for (unsigned i = 0; i < MEMIF_MAX_REGIONS; i++)
@@ -392,20 +435,14 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.min_desc = 64;
 	p->info.max_desc = 1u << MEMIF_LOG2_RING_SIZE_MAX;
 	p->info.count_completion = 1;
-	p->info.mac[0] = 0x02;
-	p->info.mac[1] = 0xfe;
-	p->info.mac[2] = mp->role == MEMIF_ROLE_SERVER ? 0 : 1;
-	p->info.mac[3] = (uint8_t)(id >> 16);
-	p->info.mac[4] = (uint8_t)(id >> 8);
-	p->info.mac[5] = (uint8_t)id;
-	memif_names_add(p);
+	memif_names_add(p, p->info.mac);
 	ports[0] = p;
 	return 1;
 }
 
 const struct tide_driver tide_driver_memif = {
 	.name = "memif",
-	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name, max_chain, handshake_timeout, quiesce",
+	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name, max_chain, handshake_timeout, quiesce, zc_quarantine",
 	.open = memif_open,
 	.rxq_setup = memif_rxq_setup,
 	.txq_setup = memif_txq_setup,
@@ -462,18 +499,28 @@ static struct memif_rxq *rxq_of(struct tide_port *p, unsigned qid)
 	return (struct memif_rxq *)p->rxq[qid];
 }
 
+/*
+ * The interrupt calls below read the queue's ring (its flags in shared memory, its
+ * eventfd) like a burst does, so they take the same guard: their own busy word (ibusy),
+ * then live. A disconnect waits for a call in progress before it unmaps the ring and
+ * closes the fd (quiesce() in memif_ctl.c); a call that starts after it sees live == 0.
+ */
 int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid)
 {
 	struct memif_rxq *q = rxq_of(p, qid);
+	uint32_t live;
+	int fd;
 
 	if (q == NULL)
 		return -EINVAL;
-	if (__atomic_load_n(&q->live, __ATOMIC_ACQUIRE) == 0)
-		return -ENOTCONN;
-	return q->r.efd >= 0 ? q->r.efd : -ENOTCONN;
+	live = memif_enter(&q->ibusy, &q->live, q->fence);
+	fd = live != 0 && q->r.efd >= 0 ? q->r.efd : -ENOTCONN;
+	memif_leave(&q->ibusy);
+	return fd;
 }
 
-/* Mask the ring again and clear a signal that came meanwhile (the fd may block: poll first). */
+/* Mask the ring again and clear a signal that came meanwhile (the fd may block: poll
+ * first). Inside the guard. */
 static void memif_intr_mask(struct memif_rxq *q)
 {
 	struct pollfd pfd = {.fd = q->r.efd, .events = POLLIN};
@@ -487,18 +534,23 @@ static void memif_intr_mask(struct memif_rxq *q)
 int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable)
 {
 	struct memif_rxq *q = rxq_of(p, qid);
+	uint32_t live;
 
 	if (q == NULL)
 		return -EINVAL;
 	/* Kept for the next connections too (link_up() applies it). */
-	q->intr = enable != 0;
-	if (__atomic_load_n(&q->live, __ATOMIC_ACQUIRE) == 0)
+	__atomic_store_n(&q->intr, enable != 0, __ATOMIC_RELAXED);
+	live = memif_enter(&q->ibusy, &q->live, q->fence);
+	if (live == 0) {
+		memif_leave(&q->ibusy);
 		return -ENOTCONN;
+	}
 	/* The reader of a ring owns its flags; the peer only reads them. */
 	if (enable)
 		__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
 				   __ATOMIC_RELEASE);
 	else
 		memif_intr_mask(q);
+	memif_leave(&q->ibusy);
 	return 0;
 }

@@ -10,7 +10,9 @@
  *   live   written by the control thread: the connection generation the queue may use,
  *          0 while the link is down. Ring pointers, sizes and region tables are written
  *          before `live` is stored (release) and only while the queue is quiescent.
- *   busy   written by the worker: 1 from the start of a burst until its end.
+ *   busy   written by the worker: 1 from the start of a burst until its end. The Rx
+ *          interrupt calls (tide_memif_rxq_intr(), tide_memif_rxq_eventfd()) read the
+ *          ring too and have their own word, ibusy, under the same rules.
  *   fault  written by the worker: the reason of a violation it found in shared memory.
  *
  * Bringing a queue down (disconnect): the control thread stores live = 0, runs
@@ -26,6 +28,17 @@
  * flight) are owned by the worker: a burst that sees its generation gone gives them back
  * (the queue's "resync"), and so does port stop (bursts are stopped then). The control
  * thread never touches a queue's Rx refill or Tx engine while the port is started.
+ *
+ * Zero-copy quarantine. A peer may still write into the Rx buffers we posted (or read the
+ * Tx buffers it was given) after the link went down on our side: its lcore can be in the
+ * middle of a burst when its control thread handles the disconnect. So the buffers of a
+ * zero-copy connection do not go back to the pool until the peer has closed its control
+ * socket (we keep our end open to see it; at most MEMIF_ZQ_CLOSE_MS) and zc_quarantine ms
+ * more have passed. The control thread then stores the connection's generation in
+ * zq_clear (release); a worker's resync gives the old buffers back only once zq_clear has
+ * reached the generation they were posted under (q->zgen), and until then its bursts
+ * return 0 with the buffers held. The client does not reconnect during a quarantine, and
+ * port stop waits for it to end, so a stopped port holds nothing.
  */
 #ifndef TIDE_MEMIF_H_INTERNAL
 #define TIDE_MEMIF_H_INTERNAL
@@ -53,8 +66,15 @@
 #define MEMIF_HANDSHAKE_MS 3000		  /* default handshake_timeout */
 #define MEMIF_DRAIN_NS	   (100 * 1000000ull) /* client stop: wait for C2S to drain */
 #define MEMIF_MAX_ZC_POOLS 4		  /* zero-copy: distinct pools exposed as regions */
+#define MEMIF_ZQ_MS	   100		  /* zc_quarantine default */
+#define MEMIF_ZQ_CLOSE_MS  1000		  /* zero-copy: longest wait for the peer to close */
 
 extern const struct tide_driver tide_driver_memif;
+
+/* MAC addresses (memif.c): the per-process counter in the low bits, under the port-name
+ * lock; the tests set it to make it wrap. */
+#define MEMIF_MAC_CTR_BITS 18
+extern uint32_t memif_mac_next;
 
 struct memif_port;
 
@@ -86,6 +106,7 @@ struct memif_rxq {
 	uint32_t busy;
 	bool fence;	     /* no membarrier(): burst entry carries its own full fence */
 	uint32_t seen;	     /* generation adopted, or MEMIF_SEEN_NONE */
+	uint32_t zgen;	     /* generation the held buffers were posted under */
 	uint16_t cons;	     /* next slot to read */
 	uint16_t peer;	     /* last accepted index of the peer (server: head, client: tail) */
 	uint16_t head;	     /* client: head we published (buffers posted) */
@@ -98,7 +119,8 @@ struct memif_rxq {
 	struct rxr rxr;	     /* zero-copy only */
 	bool rxr_ok;
 	uint16_t zreg;	     /* zero-copy: region index of the Rx pool */
-	bool intr;	     /* the application asked the peer to signal this queue */
+	bool intr;	     /* the application asked the peer to signal this queue (atomic) */
+	uint32_t ibusy;	     /* busy of the Rx interrupt calls (tide_memif_rxq_intr/eventfd) */
 	unsigned nb_desc;
 	struct memif_port *mp;
 	/* Shared with the control thread. */
@@ -111,6 +133,7 @@ struct memif_txq {
 	uint32_t busy;
 	bool fence;
 	uint32_t seen;
+	uint32_t zgen;	     /* generation the held buffers were sent under */
 	uint16_t head;	     /* client: next slot we fill (published head); server: our tail */
 	uint16_t peer;	     /* last accepted index of the peer (client: tail, server: head) */
 	enum memif_txfree free_mode;
@@ -156,6 +179,7 @@ struct memif_port {
 	bool txfree_loop;
 	uint16_t max_chain;	/* descriptors one packet may span, both ways */
 	uint32_t hs_timeout_ms; /* handshake_timeout */
+	uint32_t zq_ms;		/* zc_quarantine */
 	int quiesce;		/* MEMIF_QUIESCE_* (quiesce= key) */
 	bool fence;		/* resolved at start: workers fence (no membarrier) */
 	char ifname[MEMIF_NAME_LEN];
@@ -179,6 +203,15 @@ struct memif_port {
 	struct memif_ringinfo ring[2][MEMIF_MAX_RINGS];
 	uint32_t gen;
 	char peer_name[MEMIF_NAME_LEN + 1];
+	/* Zero-copy quarantine of connection zq_gen (see above). */
+	bool zq_active;
+	int zq_fd;	      /* the old control socket, until the peer closes it; -1 */
+	uint64_t zq_close_by; /* stop waiting for the close then (ns) */
+	uint64_t zq_until;    /* the quarantine ends then (ns); 0 while waiting for the close */
+	uint32_t zq_gen;
+
+	/* Shared with the workers: buffers of generations up to this one may go back. */
+	uint32_t zq_clear;
 
 	/* Shared with other threads (relaxed). */
 	int up;
@@ -225,6 +258,8 @@ void memif_listener_poll(struct memif_port *mp);
 int memif_quiesce_setup(struct memif_port *mp);
 void memif_ctl_stop(struct memif_port *mp);
 int memif_ctl_poll(struct memif_port *mp);
+/* Advance a zero-copy quarantine (control thread); true while one runs. */
+bool memif_zq_step(struct memif_port *mp, uint64_t now);
 /* Why a link goes down: the port or the peer closed it, or the peer broke a rule. */
 #define MEMIF_DISC_NORMAL 0
 #define MEMIF_DISC_CTL	  1 /* in a control message (counted in ierrors) */
@@ -252,6 +287,16 @@ void memif_zc_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbe
  */
 bool memif_rxq_resync(struct memif_rxq *q, uint32_t live);
 bool memif_txq_resync(struct memif_txq *q, uint32_t live);
+
+/* May the buffers a queue posted or sent under generation @zgen go back? (Worker.) Copy
+ * mode: at once; zero-copy: once the quarantine of @zgen is over (acquire: pairs with the
+ * control thread's release store of zq_clear). */
+static inline bool memif_zq_clear(const struct memif_port *mp, uint32_t zgen)
+{
+	if (!mp->zc)
+		return true;
+	return (int32_t)(__atomic_load_n(&mp->zq_clear, __ATOMIC_ACQUIRE) - zgen) >= 0;
+}
 
 /* The release/drop of everything a stopped queue holds (port stop, control thread). */
 void memif_rxq_flush(struct memif_rxq *q);

@@ -93,6 +93,7 @@ static void quiesce(struct memif_port *mp)
 			struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
 
 			wait_idle(&q->busy);
+			wait_idle(&q->ibusy); /* an Rx interrupt call (memif.c) */
 			q->fault = NULL;
 		}
 	for (unsigned i = 0; i < p->nb_txq; i++)
@@ -135,7 +136,7 @@ static void link_up(struct memif_port *mp)
 	unsigned n_tx = rx_dir == MEMIF_DIR_C2S ? mp->n_s2c : mp->n_c2s;
 	uint32_t gen = ++mp->gen;
 
-	if (gen == 0 || gen == MEMIF_SEEN_NONE)
+	if (gen == 0 || gen >= MEMIF_SEEN_FAULT) /* never a "seen" marker */
 		gen = mp->gen = 1;
 	for (unsigned i = 0; i < p->nb_rxq && i < n_rx; i++) {
 		struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
@@ -151,7 +152,7 @@ static void link_up(struct memif_port *mp)
 			memif_publish(&q->r.ring->head, (uint16_t)q->r.size);
 		/* The receiver of a ring owns its mask flag: ours polled (no kicks) unless the
 		 * application asked for interrupts. */
-		if (q->intr)
+		if (__atomic_load_n(&q->intr, __ATOMIC_RELAXED))
 			__atomic_fetch_and(&q->r.ring->flags, (uint16_t)~MEMIF_RING_FLAG_MASK_INT,
 					   __ATOMIC_RELEASE);
 		else
@@ -241,6 +242,60 @@ static int send_msg(struct memif_port *mp, const struct memif_msg *m, int fd)
 	return memif_send_on(mp->cfd, m, fd);
 }
 
+/* ---- zero-copy quarantine (memif.h) ---- */
+
+/* Has the peer closed the control socket @fd? What it still sent is read and dropped. */
+static bool peer_closed(int fd)
+{
+	for (int i = 0; i < 16; i++) {
+		struct memif_msg m;
+		const char *why;
+		int mfd, rc = memif_recv_on(fd, &m, &mfd, &why);
+
+		if (rc == 0)
+			return false;
+		if (rc == -1)
+			return true;
+		if (rc == 1 && mfd >= 0)
+			close(mfd);
+	}
+	return false;
+}
+
+/* The link of a zero-copy connection went down: its buffers wait, the socket stays open. */
+static void zq_begin(struct memif_port *mp)
+{
+	close_fd(&mp->zq_fd);
+	mp->zq_fd = mp->cfd;
+	mp->cfd = -1;
+	mp->zq_gen = mp->gen;
+	mp->zq_close_by = memif_now_ns() + MEMIF_ZQ_CLOSE_MS * 1000000ull;
+	mp->zq_until = 0;
+	mp->zq_active = true;
+}
+
+bool memif_zq_step(struct memif_port *mp, uint64_t now)
+{
+	if (!mp->zq_active)
+		return false;
+	if (mp->zq_fd >= 0) {
+		if (!peer_closed(mp->zq_fd)) {
+			if (now < mp->zq_close_by)
+				return true;
+			TIDE_LOG_WARN_(mp->port->name, "the peer kept its control socket open %u ms after the disconnect; its zero-copy buffers go back %u ms from now",
+				       MEMIF_ZQ_CLOSE_MS, mp->zq_ms);
+		}
+		close_fd(&mp->zq_fd);
+		mp->zq_until = now + (uint64_t)mp->zq_ms * 1000000u;
+	}
+	if (now < mp->zq_until)
+		return true;
+	/* Release: pairs with the workers' acquire in memif_zq_clear(). */
+	__atomic_store_n(&mp->zq_clear, mp->zq_gen, __ATOMIC_RELEASE);
+	mp->zq_active = false;
+	return false;
+}
+
 /*
  * Client, link going down by our choice (port stop): give the server up to
  * MEMIF_DRAIN_NS to consume what we published on C2S before the disconnect message goes
@@ -288,7 +343,10 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 		snprintf(m.disconnect.reason, sizeof(m.disconnect.reason), "%s", reason);
 		send_msg(mp, &m, -1);
 	}
-	close_fd(&mp->cfd);
+	if (mp->zc && was_up)
+		zq_begin(mp); /* the peer had our buffers: they wait for it to close */
+	else
+		close_fd(&mp->cfd);
 	free_regions(mp);
 	/* A client refused again for the same reason says it once, not at every retry. */
 	repeat = !was_up && strcmp(mp->reason, reason) == 0;
@@ -796,6 +854,7 @@ int memif_ctl_poll(struct memif_port *mp)
 
 	if (!mp->started)
 		return 0;
+	memif_zq_step(mp, memif_now_ns());
 	/* A worker found a violation in shared memory. Acquire: pairs with memif_fault(). */
 	for (unsigned i = 0; i < p->nb_rxq && mp->cfd >= 0; i++) {
 		const char *f = __atomic_load_n(&((struct memif_rxq *)p->rxq[i])->fault,
@@ -814,8 +873,8 @@ int memif_ctl_poll(struct memif_port *mp)
 		memif_ctl_disconnect(mp, "handshake timed out", MEMIF_DISC_CTL, true);
 	if (mp->role == MEMIF_ROLE_SERVER)
 		memif_listener_poll(mp);
-	else if (mp->cfd < 0)
-		client_try(mp);
+	else if (mp->cfd < 0 && !mp->zq_active)
+		client_try(mp); /* not during a quarantine: the old buffers are still held */
 	/* Lock-step protocol: a handful of messages per connection; take what is there. */
 	while (mp->cfd >= 0 && (rc = recv_msg(mp, &m, &fd)) > 0) {
 		if (mp->role == MEMIF_ROLE_SERVER)
@@ -862,6 +921,13 @@ int memif_listen(const struct memif_port *mp)
 void memif_ctl_stop(struct memif_port *mp)
 {
 	memif_ctl_disconnect(mp, "port stopped", MEMIF_DISC_NORMAL, true);
+	/* A stopped port holds no buffer: wait out a zero-copy quarantine (bounded by
+	 * MEMIF_ZQ_CLOSE_MS + zc_quarantine). */
+	while (memif_zq_step(mp, memif_now_ns())) {
+		struct timespec ms = {0, 1000000};
+
+		nanosleep(&ms, NULL);
+	}
 	if (mp->role == MEMIF_ROLE_SERVER && mp->started)
 		memif_listener_leave(mp);
 	mp->started = false;

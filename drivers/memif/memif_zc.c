@@ -11,7 +11,8 @@
  *   Tx (C2S ring): each segment becomes one descriptor pointing at its data; the Tx engine
  *       holds the mbufs until the server's tail passes them (count-mode completion), then
  *       releases them through the queue's policy (bulk, fast or recycled into an Rx refill).
- *       A packet from a pool that is not a region is copied into an mbuf of one that is.
+ *       A packet from a pool that is not a region, or a chain other holders share (its
+ *       segments cannot be cut into slots), is copied into mbufs of a region pool.
  *
  * Index pairs: [S2C-head] and [C2S-head] are published here (release), [S2C-tail] and
  * [C2S-tail] loaded (acquire); see memif_copy.c for the table.
@@ -176,21 +177,62 @@ ALWAYS_INLINE uint16_t zc_region(const struct memif_txq *q, const struct tide_po
 	return 0;
 }
 
-/* A packet from a pool the peer cannot see: copy it into one it can. NULL if impossible. */
-static struct tide_mbuf *zc_bounce(struct memif_txq *q, struct tide_mbuf *m)
+/*
+ * A packet that cannot be handed to the peer as it is, for one of two reasons: a segment
+ * from a pool the peer cannot see, or a chain some other holder shares (a segment with
+ * refcnt above 1: flooding, mirroring). Each segment of a sent chain becomes its own
+ * descriptor and its own engine slot, released on its own, so the chain is cut apart; a
+ * chain still in someone else's hands must not be. Such a packet is copied into fresh
+ * mbufs of a region pool (a chain of as many as its length needs) and our reference to the
+ * original is dropped, which leaves the other holders' chain as it was.
+ */
+ALWAYS_INLINE bool zc_needs_copy(const struct memif_txq *q, const struct tide_mbuf *m)
 {
-	struct tide_mbuf *c;
+	if (tide_likely(m->next == NULL))
+		return zc_region(q, m->pool) == 0; /* one slot: nothing to cut */
+	for (const struct tide_mbuf *s = m; s != NULL; s = s->next)
+		if (zc_region(q, s->pool) == 0 || tide_mbuf_refcnt_read(s) != 1)
+			return true;
+	return false;
+}
 
-	if (q->nzpool == 0 || m->pkt_len > tide_pktpool_data_room(q->zpool[0]))
-		return NULL;
-	c = tide_mbuf_alloc(q->zpool[0]);
-	if (c == NULL)
-		return NULL;
-	tide_mbuf_read(m, 0, m->pkt_len, tide_mbuf_mtod(c, void *));
-	c->data_len = (uint16_t)m->pkt_len;
-	c->pkt_len = m->pkt_len;
+/* Segments of the copy of a @len-byte packet (0 when no region pool can take it). */
+static unsigned zc_copy_segs(const struct memif_txq *q, uint32_t len)
+{
+	unsigned room = q->nzpool ? tide_pktpool_data_room(q->zpool[0]) : 0;
+
+	return room ? (unsigned)((len + room - 1) / room) : 0;
+}
+
+/* The copy, or NULL when the pool has too few free mbufs (@m is then untouched). */
+static struct tide_mbuf *zc_copy(struct memif_txq *q, struct tide_mbuf *m)
+{
+	struct tide_pool *zp = q->zpool[0];
+	uint32_t room = tide_pktpool_data_room(zp), len = m->pkt_len, off = 0;
+	struct tide_mbuf *head = NULL, *last = NULL;
+
+	while (off < len) {
+		uint32_t k = len - off < room ? len - off : room;
+		struct tide_mbuf *c = tide_mbuf_alloc(zp);
+
+		if (c == NULL) {
+			tide_mbuf_free(head);
+			return NULL;
+		}
+		tide_mbuf_read(m, off, k, tide_mbuf_mtod(c, void *));
+		c->data_len = (uint16_t)k;
+		if (head == NULL) {
+			head = c;
+		} else {
+			last->next = c;
+			head->nb_segs++;
+		}
+		head->pkt_len += k;
+		last = c;
+		off += k;
+	}
 	tide_mbuf_free(m);
-	return c;
+	return head;
 }
 
 static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
@@ -219,6 +261,8 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 		struct tide_mbuf *m = pkts[i], *s;
 		uint32_t len = m->pkt_len;
 		uint16_t reg;
+		bool copy;
+		unsigned need;
 
 		if (tide_unlikely(len == 0 || m->nb_segs > q->r.lim.max_chain)) {
 			/* Empty (a peer refuses it) or longer than max_chain: never sendable. */
@@ -226,21 +270,30 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 			dropped++;
 			continue;
 		}
-		if (tide_unlikely(m->nb_segs > room - used)) {
+		copy = zc_needs_copy(q, m);
+		need = m->nb_segs;
+		if (tide_unlikely(copy)) {
+			need = zc_copy_segs(q, len);
+			if (need == 0 || need > q->r.lim.max_chain) {
+				/* No region pool, or a copy longer than max_chain: not sendable. */
+				tide_mbuf_free(m);
+				dropped++;
+				continue;
+			}
+		}
+		if (tide_unlikely(need > room - used)) {
 			if (refreshed)
 				break;
 			refreshed = true;
 			room = memif_tx_room_more(q, false);
-			if (room == 0 || m->nb_segs > room - used)
+			if (room == 0 || need > room - used)
 				break;
 		}
-		for (s = m; s != NULL; s = s->next)
-			if (zc_region(q, s->pool) == 0)
-				break;
-		if (tide_unlikely(s != NULL)) {
-			struct tide_mbuf *c = zc_bounce(q, m);
+		if (tide_unlikely(copy)) {
+			struct tide_mbuf *c = zc_copy(q, m);
 
 			if (c == NULL) {
+				/* No free mbuf for the copy: dropped and counted. */
 				tide_mbuf_free(m);
 				dropped++;
 				continue;
@@ -258,8 +311,11 @@ static uint16_t zc_tx(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 			d->offset = (uint32_t)(s->iova + s->data_off);
 			d->length = s->data_len;
 			d->flags = nx != NULL ? MEMIF_DESC_FLAG_NEXT : 0;
-			s->next = NULL;
-			s->nb_segs = 1;
+			if (nx != NULL) {
+				/* Ours alone (zc_needs_copy()): cut into slots. */
+				s->next = NULL;
+				s->nb_segs = 1;
+			}
 			txc_burst_fill(&b, t->tail + used, s);
 			used++;
 			s = nx;

@@ -27,10 +27,14 @@
  *                    (default 3000) is disconnected ("handshake timed out")
  *   quiesce=Q        auto (default): membarrier() when the kernel has it, else a fence
  *                    per burst | membarrier: refuse to start without it | fence
+ *   zc_quarantine=MS zero-copy: after a disconnect, the buffers the server had (posted Rx,
+ *                    in-flight Tx) go back to the pool MS ms (default 100, 0..60000) after
+ *                    the server closed its control socket (waited for 1 s at most); no
+ *                    reconnection meanwhile, and port stop waits for it
  *
  * Control plane: the application calls tide_port_poll_ctl() now and then (tide-fwd does
  * every 10 ms); it never blocks (a client's port stop waits up to 100 ms for the server to
- * drain what was sent). The link is up from the handshake's end until the peer goes away or
+ * drain what was sent, and a zero-copy client's stop for its quarantine: zc_quarantine). The link is up from the handshake's end until the peer goes away or
  * breaks a rule; the port then accepts (server) or retries (client, backing off from 50 ms
  * to 2 s after failed attempts) by itself. Link changes are logged at notice level,
  * refusals with the peer's reason at warning level. Empty frames are dropped and counted.
@@ -69,18 +73,25 @@ TIDE_EXPORT int tide_memif_info_get(struct tide_port *p, struct tide_memif_info 
 
 /*
  * The eventfd the peer writes to when it has put packets on Rx queue @qid's ring, for
- * applications that want to sleep (poll/epoll it for reading, then read 8 bytes to clear
- * it). Valid while the link is up; a new connection brings a new fd. Interrupts are masked
- * (the peer does not write) until tide_memif_rxq_intr() enables them.
+ * applications that want to sleep (poll/epoll it for reading). Valid while the link is up:
+ * the link going down closes it (after any interrupt call in progress on the queue has
+ * returned), the number may then be reused by another file, and a new connection brings a
+ * new fd. So sleep with a timeout, ask again after a wake-up that found nothing, and clear
+ * a signal with tide_memif_rxq_intr(p, qid, 0) rather than read() on a number that may be
+ * stale. Interrupts are masked (the peer does not write) until tide_memif_rxq_intr()
+ * enables them. Safe while the control thread disconnects the port.
  * Returns the fd, -ENOTCONN when the link is down, -EINVAL for a bad port or queue.
  */
 TIDE_EXPORT int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid);
 
 /*
  * Ask the peer to signal (@enable 1) or not (0) Rx queue @qid; disabling also clears a
- * pending signal. The choice is kept for later connections. Returns 0, -ENOTCONN (link
- * down: the choice still applies at the next connection) or -EINVAL. The generic
- * tide_rxq_intr_*() of tide/port.h do the same for any driver.
+ * pending signal. The choice is kept for later connections. Call it from the thread that
+ * polls the queue; it is safe while the control thread disconnects the port (the
+ * disconnect waits for a call in progress; a later one returns -ENOTCONN and touches
+ * nothing). Returns 0, -ENOTCONN (link down: the choice still applies at the next
+ * connection) or -EINVAL. The generic tide_rxq_intr_*() of tide/port.h do the same for any
+ * driver.
  */
 TIDE_EXPORT int tide_memif_rxq_intr(struct tide_port *p, unsigned qid, int enable);
 
