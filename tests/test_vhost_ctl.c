@@ -16,6 +16,7 @@
  *  - The port's info says so: needs_poll_ctl is 0 for vhost (its thread serves it), 1 for
  *    memif (its control plane runs only in tide_port_poll_ctl()), 0 for a driver without a
  *    control plane (null). tide-fwd reads it (vhost_fwd_ctl checks what tide-fwd does).
+ *  - Every vhost port has a MAC of its own, in this process and in another.
  * Pools come back full.
  */
 #include <dirent.h>
@@ -23,6 +24,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <tide/lcore.h>
@@ -216,12 +218,23 @@ static struct tide_port *open_port(const char *spec)
 	return p;
 }
 
+/* The socket files of the two cases: removed however the test ends (a failed check exits). */
+static char paths[2][108];
+
+static void remove_sockets(void)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (paths[i][0] != '\0')
+			unlink(paths[i]);
+}
+
 static void on_alarm(int sig)
 {
 	static const char msg[] = "FAIL: tide_port_stop() did not return (control thread not woken)\n";
 
 	(void)sig;
 	(void)!write(2, msg, sizeof(msg) - 1);
+	remove_sockets(); /* unlink() is async-signal-safe; exit handlers do not run */
 	_exit(1);
 }
 
@@ -410,17 +423,64 @@ static void info_case(const char *path)
 	}
 }
 
+static void mac_of(const char *spec, uint8_t mac[6])
+{
+	struct tide_port_info pi;
+	struct tide_port *p;
+
+	FE_CHECK(tide_port_open(spec, &p) == 0);
+	FE_CHECK(tide_port_info_get(p, &pi) == 0);
+	memcpy(mac, pi.mac, 6);
+	tide_port_close(p);
+}
+
+/*
+ * Every vhost port has a MAC of its own: two ports of this process, and the first port of
+ * another process (forked before either opened one) all differ, and each is a locally
+ * administered unicast address.
+ */
+static void mac_case(const char *path)
+{
+	uint8_t a[6], b[6], c[6];
+	char spec[160];
+	int pfd[2], st;
+	pid_t child;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s", path);
+	FE_CHECK(pipe(pfd) == 0);
+	child = fork();
+	FE_CHECK(child >= 0);
+	if (child == 0) {
+		mac_of(spec, c);
+		_exit(write(pfd[1], c, 6) == 6 ? 0 : 1);
+	}
+	close(pfd[1]);
+	mac_of(spec, a);
+	mac_of(spec, b);
+	FE_CHECK(read(pfd[0], c, 6) == 6);
+	close(pfd[0]);
+	FE_CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("MACs: %02x:%02x:%02x:%02x:%02x:%02x, %02x:%02x:%02x:%02x:%02x:%02x (this process), "
+	       "%02x:%02x:%02x:%02x:%02x:%02x (another)\n", a[0], a[1], a[2], a[3], a[4], a[5],
+	       b[0], b[1], b[2], b[3], b[4], b[5], c[0], c[1], c[2], c[3], c[4], c[5]);
+	if (memcmp(a, b, 6) == 0 || memcmp(a, c, 6) == 0 || memcmp(b, c, 6) == 0) {
+		fprintf(stderr, "FAIL: two vhost ports share a MAC\n");
+		exit(1);
+	}
+	FE_CHECK((a[0] & 3) == 2 && (b[0] & 3) == 2 && (c[0] & 3) == 2);
+}
+
 int main(void)
 {
-	char path[108];
-
 	tide_thread_register();
 	FE_CHECK(tide_pktpool_create("vhostctl", 1024, 32, 0, NULL, &pool) == 0);
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
-	info_case(path);
-	server_case(path);
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
-	client_case(path);
+	snprintf(paths[0], sizeof(paths[0]), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
+	snprintf(paths[1], sizeof(paths[1]), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
+	atexit(remove_sockets);
+	mac_case(paths[0]);
+	info_case(paths[0]);
+	server_case(paths[0]);
+	client_case(paths[1]);
 	tide_pool_free(pool);
 	printf("ok\n");
 	return 0;

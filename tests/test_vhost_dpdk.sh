@@ -169,13 +169,13 @@ run() {
 	local qopt=(); [ "$nq" -gt 1 ] && qopt=(--rxq="$nq" --txq="$nq")
 	local big=(); [ "$size" -gt 1500 ] && big=(--max-pkt-len=9600 --enable-scatter)
 	if [ "$role" = server ]; then
-		peer_start "vhost:socket=$sock,role=server,queues=$nq${spec_extra:-}" "$size" "$nq" 1
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
 		tp_start "$tag" "path=$sock,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
 	else
 		tp_start "$tag" "path=$sock,server=1,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
-		peer_start "vhost:socket=$sock,role=client,queues=$nq${spec_extra:-}" "$size" "$nq" 1
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 	fi
 	ready "$tag" 1
 	settle "$tag" $((count * nq)) 1
@@ -219,13 +219,13 @@ kill_frontend() {
 	n=$((n + 1)); tag1=k${n}a; tag2=k${n}b; sock=$dir/k$n.sock
 	local srv=""; [ "$role" = client ] && srv=",server=1"
 	if [ "$role" = server ]; then
-		peer_start "vhost:socket=$sock,role=server" 64 1 2
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server" 64 1 2
 		wait_for 10 test -S "$sock"
 		tp_start "$tag1" "path=$sock,queues=1,queue_size=1024$extra"
 	else
 		tp_start "$tag1" "path=$sock$srv,queues=1,queue_size=1024$extra"
 		wait_for 10 test -S "$sock"
-		peer_start "vhost:socket=$sock,role=client" 64 1 2
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client" 64 1 2
 	fi
 	ready "$tag1" 1
 	settle "$tag1" "$count" 1
@@ -249,7 +249,7 @@ tide_client_restart() {
 	n=$((n + 1)); sock=$dir/r$n.sock
 	tp_start r$n "path=$sock,server=1,queues=1,queue_size=1024$extra"
 	wait_for 10 test -S "$sock"
-	peer_start "vhost:socket=$sock,role=client" 64 1 2
+	peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client" 64 1 2
 	ready r$n 1
 	settle r$n "$count" 1
 	wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; return; }
@@ -258,7 +258,7 @@ tide_client_restart() {
 	# connects, so that the new session's counts start from a quiet port.
 	wait_for 10 link_is r$n down || echo "note: testpmd r$n did not report its link down"
 	tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
-	peer_start "vhost:socket=$sock,role=client" 64 1 1
+	peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client" 64 1 1
 	ready r$n 1
 	settle r$n $((before_rx + count)) 1
 	wait "$peerpid"; rc=$?
@@ -301,11 +301,11 @@ tide_client_restart
 # Kill -9 of tide (server role): its socket file stays behind; a restarted tide takes it
 # over and a new testpmd connects.
 n=$((n + 1)); sock=$dir/s$n.sock
-peer_start "vhost:socket=$sock,role=server" 64 1 2
+peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server" 64 1 2
 wait_for 10 test -S "$sock"
 kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
 test -S "$sock" || { echo "FAIL: expected a stale socket file"; fail=1; }
-peer_start "vhost:socket=$sock,role=server" 64 1 1
+peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server" 64 1 1
 tp_start s$n "path=$sock,queues=1,queue_size=1024"
 ready s$n 1
 settle s$n "$count" 1

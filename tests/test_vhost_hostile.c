@@ -11,6 +11,8 @@
  * Everything runs in this one process, so ASan/LSan see every allocation.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -25,6 +27,7 @@ static struct tide_port *P;
 static uint64_t extra_feats; /* negotiated on top of feats (the event index, for some runs) */
 static struct tide_pool *pool;
 static char path[108];
+static unsigned mfd_flags = MFD_CLOEXEC | MFD_ALLOW_SEALING; /* of good_connection()'s memory */
 static const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
 			      VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC) |
 			      VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
@@ -531,6 +534,107 @@ static void c_gone_traffic(struct fe *f)
 	rx_poll(); /* the bursts may or may not run before the control plane sees it */
 }
 
+/*
+ * Guest memory tide cannot seal against shrinking (a memfd without MFD_ALLOW_SEALING),
+ * shrunk by the frontend under a running vring: mapped, the next burst would die of SIGBUS.
+ * Refused at SET_MEM_TABLE (unsealed_mem=no, the default); the rest of the handshake and
+ * the shrink then touch nothing of tide's.
+ */
+static void c_unsealed(struct fe *f)
+{
+	uint8_t frame[64] = {0};
+
+	fe_fini(f);
+	fe_init_flags(f, MFD_CLOEXEC);
+	handshake(f, S_MEM);
+	fe_vring(f, 0);
+	fe_vring(f, 1);
+	poll_ctl();
+	fe_tx_post(f, 0, frame, sizeof(frame), 12);
+	FE_CHECK(ftruncate(f->memfd, 0) == 0);
+	rx_poll();
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL: a burst blocked on the guest's call fd (or stop hung)\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	unlink(path);
+	_exit(1);
+}
+
+/*
+ * The guest's call fds are blocking eventfds whose counter is one below its maximum: a
+ * blocking write of 1 would wait until the guest reads it, which it never does. Both
+ * directions notify (the guest asks: no NO_INTERRUPT flag, no event index) and must go on:
+ * the writes fail (counted in call_errors), and the fds were made non-blocking.
+ */
+static void c_call_saturated(struct fe *f)
+{
+	uint64_t full = UINT64_MAX - 1;
+	struct tide_vhost_info a, b;
+	struct tide_mbuf *pk[8];
+	uint8_t frame[64] = {0};
+	unsigned k;
+
+	for (unsigned v = 0; v < 2; v++) {
+		int e = eventfd(0, EFD_CLOEXEC);
+
+		FE_CHECK(e >= 0 && write(e, &full, sizeof(full)) == sizeof(full));
+		close(f->vq[v].call);
+		f->vq[v].call = e;
+	}
+	handshake(f, S_ALL);
+	vinfo(&a);
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	for (unsigned s = 0; s < 4; s++)
+		fe_tx_post(f, s, frame, sizeof(frame), 12);
+	k = tide_rx_burst(tide_port_rxq(P, 0), pk, 8);
+	FE_CHECK(k == 4);
+	tide_mbuf_free_bulk(pk, k);
+	fe_rx_post(f, 2);
+	pk[0] = mkpkt(1, 60);
+	pk[1] = mkpkt(2, 60);
+	FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), pk, 2) == 2);
+	alarm(0);
+	vinfo(&b);
+	FE_CHECK(b.call_errors == a.call_errors + 2);
+	FE_CHECK(fcntl(f->vq[0].call, F_GETFL) & O_NONBLOCK);
+	FE_CHECK(fcntl(f->vq[1].call, F_GETFL) & O_NONBLOCK);
+	close(f->sock);
+	f->sock = -1;
+}
+
+/* A call fd that is not an eventfd (@fd: replaces the guest Tx vring's). */
+static void call_not_eventfd(struct fe *f, int fd)
+{
+	FE_CHECK(fd >= 0);
+	close(f->vq[1].call);
+	f->vq[1].call = fd;
+	handshake(f, S_MEM);
+	fe_vring(f, 0);
+	fe_vring(f, 1);
+}
+
+/* A pipe whose reader is gone: a write would block once full, or raise SIGPIPE at once. */
+static void c_call_pipe(struct fe *f)
+{
+	int p[2];
+
+	FE_CHECK(pipe2(p, O_CLOEXEC) == 0);
+	close(p[0]);
+	call_not_eventfd(f, p[1]);
+}
+
+/* A regular file: writes succeed and notify nobody. */
+static void c_call_file(struct fe *f)
+{
+	call_not_eventfd(f, memfd_create("fe-callfile", MFD_CLOEXEC));
+}
+
 static const struct hcase cases[] = {
 	{"regions overlap", "overlap", true, c_overlap},
 	{"regions overlap in frontend addresses", "overlap", true, c_overlap_uva},
@@ -569,6 +673,10 @@ static const struct hcase cases[] = {
 	{"Rx buffer crossing the region end", "outside guest memory", true, c_rx_crossing},
 	{"Rx avail index jump", "avail index moved", true, c_rx_avail_jump},
 	{"gone mid-traffic", "frontend closed the connection", false, c_gone_traffic},
+	{"memory that cannot be sealed, shrunk", "cannot be sealed against shrinking", true, c_unsealed},
+	{"call fd: blocking eventfd, counter full", "frontend closed the connection", false, c_call_saturated},
+	{"call fd: a pipe", "call fd is not an eventfd", true, c_call_pipe},
+	{"call fd: a regular file", "call fd is not an eventfd", true, c_call_file},
 };
 
 static int readable(int efd)
@@ -1116,8 +1224,11 @@ static void good_connection(void)
 	struct tide_vhost_info vi;
 	uint64_t d0;
 
-	fe_init(&f);
+	fe_init_flags(&f, mfd_flags);
 	handshake(&f, S_ALL);
+	/* Sealable memory was sealed: the frontend can no longer shrink it under tide. */
+	if (mfd_flags & MFD_ALLOW_SEALING)
+		FE_CHECK(ftruncate(f.memfd, FE_MEM / 2) < 0 && errno == EPERM);
 	traffic(&f);
 	notify_check(&f);
 	big_frame_check(&f);
@@ -1388,6 +1499,12 @@ static unsigned run_cases(const struct hcase *cs, size_t n, uint64_t base, void 
 	return failed;
 }
 
+/* A failing check exits at once: the socket file goes with the process. */
+static void remove_socket(void)
+{
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned fds0, failed = 0;
@@ -1396,6 +1513,7 @@ int main(int argc, char **argv)
 
 	tide_thread_register();
 	snprintf(path, sizeof(path), "/tmp/tide-vhost-hostile-%d.sock", (int)getpid());
+	atexit(remove_socket);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	FE_CHECK(tide_pktpool_create("hostile", 4096, 64, 0, NULL, &pool) == 0);
 	FE_CHECK(tide_port_open(spec, &P) == 0);
@@ -1421,6 +1539,17 @@ int main(int argc, char **argv)
 	failed += run_cases(pcases, sizeof(pcases) / sizeof(pcases[0]), PACKED,
 			    good_packed_connection, only, fds0);
 	good_connection(); /* and back to a split ring */
+	tide_port_close(P);
+	/* unsealed_mem=yes: memory that cannot be sealed is trusted, and serves. */
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server,unsealed_mem=yes", path);
+	FE_CHECK(tide_port_open(spec, &P) == 0);
+	FE_CHECK(tide_port_configure(P, 1, 1) == 0);
+	FE_CHECK(tide_rxq_setup(P, 0, 256, pool, NULL) == 0);
+	FE_CHECK(tide_txq_setup(P, 0, 256, NULL) == 0);
+	FE_CHECK(tide_port_start(P) == 0);
+	mfd_flags = MFD_CLOEXEC;
+	good_connection();
+	printf("ok   unsealed_mem=yes: memory that cannot be sealed serves\n");
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 	tide_pool_free(pool);

@@ -66,10 +66,11 @@ static inline uint8_t *fe_buf(struct fe *f, unsigned v, unsigned j)
 	return f->mem + FE_BUFS + ((size_t)v * FE_NUM + j) * FE_BUF;
 }
 
-static inline void fe_init(struct fe *f)
+/* Guest memory from memfd_create() with @mfd_flags (fe_init(): sealable, as QEMU's). */
+static inline void fe_init_flags(struct fe *f, unsigned mfd_flags)
 {
 	memset(f, 0, sizeof(*f));
-	f->memfd = memfd_create("fe-guest", MFD_CLOEXEC);
+	f->memfd = memfd_create("fe-guest", mfd_flags);
 	FE_CHECK(f->memfd >= 0 && ftruncate(f->memfd, FE_MEM) == 0);
 	f->mem = mmap(NULL, FE_MEM, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
 	FE_CHECK(f->mem != MAP_FAILED);
@@ -87,6 +88,11 @@ static inline void fe_init(struct fe *f)
 		FE_CHECK(q->kick >= 0 && q->call >= 0);
 	}
 	f->sock = -1;
+}
+
+static inline void fe_init(struct fe *f)
+{
+	fe_init_flags(f, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }
 
 static inline void fe_fini(struct fe *f)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "mem.h"
@@ -158,12 +159,27 @@ static void vhost_stats_add(const struct tide_port *p, struct tide_port_stats *s
 	st->ierrors += __atomic_load_n(&vport(p)->ctl_errors, __ATOMIC_RELAXED);
 }
 
+/*
+ * A locally administered unicast MAC of its own for every vhost port of every process: the
+ * process id (below 2^22, the kernel's pid_max limit) in the top 22 of the 40 free bits, the
+ * port's open sequence number in this process in the low 18. Two ports in one process, or
+ * ports of two processes in one pid namespace, never share one.
+ */
+static void vhost_mac(uint8_t mac[6], uint64_t pid, unsigned seq)
+{
+	uint64_t v = (pid & 0x3fffff) << 18 | (seq & 0x3ffff);
+
+	mac[0] = 0x02;
+	for (unsigned i = 0; i < 5; i++)
+		mac[1 + i] = (uint8_t)(v >> (32 - 8 * i));
+}
+
 static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
 {
 	static const char *const roles[] = {"server", "client", NULL};
 	static unsigned seq;
 	const char *sock = tide_kvargs_get(kv, "socket");
-	bool mrg, eidx, inord, indir, loop, upp, packed;
+	bool mrg, eidx, inord, indir, loop, upp, packed, unsealed;
 	struct vhost_port *vp;
 	struct tide_port *p;
 	uint64_t queues;
@@ -180,7 +196,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "indirect", true, &indir) ||
 	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
 	    tide_kvargs_bool(kv, "used_per_pkt", false, &upp) ||
-	    tide_kvargs_bool(kv, "packed", true, &packed))
+	    tide_kvargs_bool(kv, "packed", true, &packed) ||
+	    tide_kvargs_bool(kv, "unsealed_mem", false, &unsealed))
 		return -EINVAL;
 	if (sock == NULL) {
 		TIDE_LOG_ERR_("vhost", "socket=PATH is required");
@@ -206,6 +223,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->indirect = indir;
 	vp->txfree_loop = loop;
 	vp->used_per_pkt = upp;
+	vp->unsealed_mem = unsealed;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
 	pthread_mutex_init(&vp->lock, NULL);
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
@@ -225,19 +243,14 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.max_desc = 4096;
 	p->info.count_completion = 1;
 	p->info.needs_poll_ctl = 0; /* the control thread serves the frontend */
-	p->info.mac[0] = 0x02;
-	p->info.mac[1] = 0xfe;
-	p->info.mac[2] = 0x76; /* 'v' */
-	p->info.mac[3] = vp->server ? 0 : 1;
-	p->info.mac[4] = (uint8_t)(p->id >> 8);
-	p->info.mac[5] = (uint8_t)seq;
+	vhost_mac(p->info.mac, (uint64_t)getpid(), seq - 1);
 	ports[0] = p;
 	return 1;
 }
 
 const struct tide_driver tide_driver_vhost = {
 	.name = "vhost",
-	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed",
+	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed, unsealed_mem",
 	.open = vhost_open,
 	.rxq_setup = vhost_rxq_setup,
 	.txq_setup = vhost_txq_setup,
@@ -271,6 +284,12 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 	out->connects = vp->connects;
 	out->disconnects = __atomic_load_n(&vp->disconnects, __ATOMIC_RELAXED);
 	out->violations = __atomic_load_n(&vp->violations, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < p->nb_rxq && p->rxq[i] != NULL; i++)
+		out->call_errors += __atomic_load_n(&((struct vhost_rxq *)p->rxq[i])->vq.call_errors,
+						    __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < p->nb_txq && p->txq[i] != NULL; i++)
+		out->call_errors += __atomic_load_n(&((struct vhost_txq *)p->txq[i])->vq.call_errors,
+						    __ATOMIC_RELAXED);
 	snprintf(out->reason, sizeof(out->reason), "%s", vp->reason);
 	pthread_mutex_unlock(&vp->lock);
 	return 0;

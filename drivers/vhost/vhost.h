@@ -97,7 +97,8 @@ struct vhost_vq {
 	bool indirect;
 	bool used_per_pkt;     /* publish used->idx after every packet (benchmark) */
 	bool in_order;	       /* VIRTIO_F_IN_ORDER: the guest Tx vring completes by count */
-	int callfd;	       /* -1: never notify */
+	int callfd;	       /* -1: never notify; else a non-blocking eventfd */
+	uint64_t call_errors;  /* writes to callfd that failed (worker; read relaxed) */
 	struct vhost_mtab mem;
 	/* Packed layout (vhost_packed.c): desc is the descriptor ring, avail the driver's
 	 * event area, used the device's (cast to the packed types); last_avail is a ring
@@ -166,6 +167,7 @@ struct vhost_port {
 	unsigned queues;
 	bool mrg, event_idx, in_order, indirect;
 	bool txfree_loop, used_per_pkt;
+	bool unsealed_mem; /* map memory that cannot be sealed against shrinking */
 	struct tide_port *port;
 
 	/* Control plane: the port's control thread (vhost_ctl.c) and tide_port_poll_ctl(),

@@ -426,12 +426,29 @@ static int take_fd(struct vhost_rxmsg *m, unsigned i)
 }
 
 /*
- * A region of the memory table: mapped from its fd. The file must be at least as long as
- * the range the frontend announced; we seal it against shrinking when it allows, since a
- * shrink would turn our copies into SIGBUS (frontends whose memory cannot be sealed, such
- * as hugetlbfs files, are trusted not to shrink it, as by every vhost-user backend).
+ * Is the memory file @fd sealed against shrinking (after we tried to seal it)? A frontend
+ * that shrinks a file under our mapping turns our next copy into SIGBUS, which takes the
+ * whole process down with every other port on it. QEMU's memfd backend seals its memory
+ * (seal=on, its default) and a memfd made with MFD_ALLOW_SEALING takes our seal; hugetlbfs
+ * and tmpfs files and memfds without MFD_ALLOW_SEALING (DPDK's EAL memory) cannot be
+ * sealed and are mapped only when the port trusts them (unsealed_mem=yes).
  */
-static const char *map_region(const struct vhost_user_region *r, int fd, struct vhost_map *out)
+static bool sealed_shrink(int fd)
+{
+	int seals;
+
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK); /* EPERM if sealed already: checked below */
+	seals = fcntl(fd, F_GET_SEALS);
+	return seals >= 0 && (seals & F_SEAL_SHRINK);
+}
+
+/*
+ * A region of the memory table: mapped from its fd. The file must be at least as long as
+ * the range the frontend announced, and sealed against shrinking unless @unsealed_ok (see
+ * sealed_shrink()).
+ */
+static const char *map_region(const struct vhost_user_region *r, int fd, bool unsealed_ok,
+			      struct vhost_map *out)
 {
 	struct stat st;
 	uint64_t end, align, len;
@@ -452,7 +469,8 @@ static const char *map_region(const struct vhost_user_region *r, int fd, struct 
 	len = (end + align - 1) & ~(align - 1);
 	if (len < end || len > SIZE_MAX)
 		return "memory region too large";
-	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+	if (!sealed_shrink(fd) && !unsealed_ok)
+		return "memory file cannot be sealed against shrinking (unsealed_mem=yes trusts it)";
 	a = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
 	if (a == MAP_FAILED)
 		return "cannot map memory region";
@@ -512,7 +530,7 @@ static int set_mem_table(struct vhost_port *vp, const uint8_t *pl, uint32_t size
 			}
 		}
 	for (i = 0; i < n && why == NULL; i++)
-		why = map_region(&mem.r[i], vp->rx.fds[i], &nm[i]);
+		why = map_region(&mem.r[i], vp->rx.fds[i], vp->unsealed_mem, &nm[i]);
 	if (why != NULL) {
 		for (unsigned j = 0; j + 1 < i; j++)
 			munmap(nm[j].addr, nm[j].len);
@@ -537,6 +555,38 @@ static int vring_index(struct vhost_port *vp, uint32_t req, uint64_t idx, unsign
 	}
 	*out = (unsigned)idx;
 	return 0;
+}
+
+/*
+ * Why the call fd @fd cannot be used, or NULL. Bursts write it to notify the guest, and a
+ * burst must never block: the kernel's own vhost signals an eventfd without ever waiting
+ * (eventfd_signal()), and so must we. Only an eventfd is taken (the protocol's call fd; a
+ * pipe may block, or raise SIGPIPE once its reader is gone, and a file notifies nobody),
+ * and it is made non-blocking: a write that would overflow the counter then fails with
+ * EAGAIN (counted: tide_vhost_info.call_errors), where the counter, full, is readable and
+ * has woken the guest already. O_NONBLOCK belongs to the file description, which the
+ * frontend shares: its reads of the call fd become non-blocking too. QEMU's event notifiers
+ * and DPDK's virtio-user make their eventfds non-blocking themselves, and the kernel's
+ * irqfd does not read with read(); a frontend that waits in a blocking read() on its call
+ * fd would see EAGAIN instead.
+ */
+static const char *call_fd_check(int fd)
+{
+	char link[64], what[32];
+	ssize_t n;
+	int fl;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, what, sizeof(what) - 1);
+	if (n < 0)
+		return "cannot tell whether the call fd is an eventfd (no /proc)";
+	what[n] = '\0';
+	if (strcmp(what, "anon_inode:[eventfd]") != 0)
+		return "call fd is not an eventfd";
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
+		return "cannot make the call eventfd non-blocking";
+	return NULL;
 }
 
 /* SET_VRING_KICK / CALL / ERR: an index and an fd, or the no-fd flag. */
@@ -569,7 +619,13 @@ static int vring_fd_msg(struct vhost_port *vp, uint32_t req, uint64_t u)
 		return vring_try_start(vp, v);
 	case VHOST_USER_SET_VRING_CALL: {
 		bool was = vr->running;
+		const char *why = fd >= 0 ? call_fd_check(fd) : NULL;
 
+		if (why != NULL) {
+			close(fd);
+			disconnect(vp, KIND_CTL, "SET_VRING_CALL: vring %u: %s", v, why);
+			return -1;
+		}
 		vring_stop(vp, v);
 		close_fd(&vr->callfd);
 		vr->callfd = fd;
