@@ -17,20 +17,25 @@
  *    memif (its control plane runs only in tide_port_poll_ctl()), 0 for a driver without a
  *    control plane (null). tide-fwd reads it (vhost_fwd_ctl checks what tide-fwd does).
  *  - Every vhost port has a MAC of its own, in this process and in another.
+ *  - A vring the control thread starts while port stop runs brings no burst back: after
+ *    stop, the queues run the no-ops (the thread is parked inside the vring start).
  * Pools come back full.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include <tide/lcore.h>
+#include <tide/log.h>
 #include <tide/port.h>
 #include <tide/vhost.h>
 
+#include "driver.h"
 #include "vhost_front.h"
 
 #define WINDOW_MS 300
@@ -423,6 +428,88 @@ static void info_case(const char *path)
 	}
 }
 
+/* ---- port stop against a vring start on the control thread ---- */
+
+static const char *park_at;  /* the control thread's log line to park it at */
+static int parked, unparked; /* it is parked; it may go on */
+
+/* Park the control thread inside the log call of park_at (the port lock held), until
+ * unparked; print warnings and errors. */
+static void park_log(enum tide_log_level level, const char *comp, const char *msg, void *user)
+{
+	const char *at = __atomic_load_n(&park_at, __ATOMIC_ACQUIRE);
+
+	(void)user;
+	if (at != NULL && strstr(msg, at) != NULL) {
+		__atomic_store_n(&park_at, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&unparked, __ATOMIC_ACQUIRE))
+			pause_ms(1);
+	}
+	if (level <= TIDE_LOG_WARNING)
+		fprintf(stderr, "%s %s: %s\n", tide_log_level_name(level), comp, msg);
+}
+
+static void *stop_main(void *arg)
+{
+	tide_port_stop(arg);
+	return NULL;
+}
+
+/*
+ * tide_port_stop() makes the bursts no-ops first and joins the control thread later; a vring
+ * the thread starts in between must not bring a burst back. The control thread is parked
+ * inside the start of vring 0 (tide's Tx queue), the port lock held; port stop runs on
+ * another thread, stores the no-op bursts and waits for the lock; then the control thread
+ * goes on. After stop, both queues' calls must be the no-ops.
+ */
+static void stop_window_case(const char *path)
+{
+	enum tide_log_level lvl = tide_log_get_level();
+	char spec[200];
+	struct tide_port *p;
+	struct tide_txq *tq;
+	struct tide_rxq *rq;
+	tide_tx_burst_fn running;
+	pthread_t s;
+	struct fe f;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
+	p = open_port(spec);
+	tq = tide_port_txq(p, 0);
+	rq = tide_port_rxq(p, 0);
+	running = __atomic_load_n(&tq->call, __ATOMIC_ACQUIRE);
+	FE_CHECK(running != tide_tx_burst_noop);
+	tide_log_set_handler(park_log, NULL);
+	tide_log_set_level(TIDE_LOG_DEBUG);
+	__atomic_store_n(&park_at, "vring 0 start", __ATOMIC_RELEASE);
+	fe_init(&f);
+	fe_connect(&f, path);
+	fe_handshake(&f, FE_TO_VRINGS, feats, no_poll);
+	WAIT_FOR(__atomic_load_n(&parked, __ATOMIC_ACQUIRE), "the control thread to start vring 0");
+	tide_thread_offline(); /* this thread runs no burst while port stop waits for a grace period */
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	FE_CHECK(pthread_create(&s, NULL, stop_main, p) == 0);
+	WAIT_FOR(__atomic_load_n(&tq->call, __ATOMIC_ACQUIRE) != running,
+		 "port stop to make the bursts no-ops");
+	__atomic_store_n(&unparked, 1, __ATOMIC_RELEASE);
+	FE_CHECK(pthread_join(s, NULL) == 0);
+	alarm(0);
+	tide_log_set_level(lvl);
+	tide_log_set_handler(NULL, NULL);
+	printf("stop during a vring start: Tx call %s, Rx call %s after stop\n",
+	       tq->call == tide_tx_burst_noop ? "no-op" : "LIVE",
+	       rq->call == tide_rx_burst_noop ? "no-op" : "LIVE");
+	if (tq->call != tide_tx_burst_noop || rq->call != tide_rx_burst_noop) {
+		fprintf(stderr, "FAIL: a stopped port kept a live burst: the control thread published one after port stop\n");
+		exit(1);
+	}
+	tide_port_close(p);
+	fe_fini(&f);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
 static void mac_of(const char *spec, uint8_t mac[6])
 {
 	struct tide_port_info pi;
@@ -481,6 +568,7 @@ int main(void)
 	info_case(paths[0]);
 	server_case(paths[0]);
 	client_case(paths[1]);
+	stop_window_case(paths[0]);
 	tide_pool_free(pool);
 	printf("ok\n");
 	return 0;

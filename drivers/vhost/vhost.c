@@ -76,7 +76,6 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
 
 		q->live = 0;
-		q->live_packed = 0;
 		q->fs.why = NULL;
 		q->fence = vp->fence;
 		q->port_id = (uint16_t)p->id;
@@ -85,15 +84,12 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
 
 		q->live = 0;
-		q->live_packed = 0;
 		q->fs.why = NULL;
 		q->fence = vp->fence;
 	}
-	/* The split bursts until a frontend negotiates its layout. Set before the control plane
-	 * starts: from then on its thread may start a vring and pick that vring's bursts
-	 * (vhost_burst_select()) before this function has returned, and a default stored after
-	 * it would replace the packed choice for good (a frontend already listening, tide in
-	 * client role, gets there first). */
+	/* The queues' bursts, for either layout (the live word says which: vhost.h). Set
+	 * before the control plane starts, whose thread may start vrings before this returns;
+	 * port start publishes them once we return. */
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		__atomic_store_n(&p->rxq[i]->burst, vhost_rx_fn(), __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < p->nb_txq; i++)
@@ -101,32 +97,6 @@ static int vhost_start(struct tide_port *p)
 				 vhost_tx_fn(((struct vhost_txq *)p->txq[i])->free_mode),
 				 __ATOMIC_RELAXED);
 	return vhost_ctl_start(vp);
-}
-
-/*
- * The layout is known only once a frontend negotiated it: each vring start picks the bursts
- * of its queue. A worker that still calls the other layout's burst finds that layout's live
- * word 0 and returns 0; the next call loads this one (acquire in tide_rx/tx_burst()).
- */
-void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed)
-{
-	unsigned i = vring / 2;
-
-	if (vring % 2 == 0) {
-		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
-		tide_tx_burst_fn fn = packed ? vhost_packed_tx_fn(q->free_mode)
-					     : vhost_tx_fn(q->free_mode);
-
-		__atomic_store_n(&q->pub.burst, fn, __ATOMIC_RELAXED);
-		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
-	} else {
-		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
-		tide_rx_burst_fn fn = packed ? vhost_packed_rx_fn() : vhost_rx_fn();
-
-		q->vq.in_order = vhost_in_order(vport(p)); /* before live is stored */
-		__atomic_store_n(&q->pub.burst, fn, __ATOMIC_RELAXED);
-		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
-	}
 }
 
 static void vhost_stop(struct tide_port *p)

@@ -14,9 +14,10 @@
  * tide_port_poll_ctl(), one at a time under the port's lock; bursts run on worker threads.
  * They share each queue through three words, as the memif driver does:
  *
- *   live   written by the control thread: 1 while the queue's vring runs. The ring
- *          pointers, the memory table copy, the indices and the fds are written before
- *          `live` is stored (release) and only while the queue is quiescent.
+ *   live   written by the control thread: the layout of the queue's vring while it runs
+ *          (VHOST_LIVE_SPLIT, VHOST_LIVE_PACKED), 0 otherwise. The ring pointers, the
+ *          memory table copy, the indices and the fds are written before `live` is stored
+ *          (release) and only while the queue is quiescent.
  *   busy   written by the worker: 1 from the start of a burst until its end.
  *   fs.why written by the worker: the reason of a violation it found in guest memory;
  *          the queue then moves nothing until the control thread, woken through the
@@ -25,6 +26,11 @@
  * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
  * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
  * burst touches the old mapping and the indices are the control thread's to read.
+ *
+ * The queue's burst function is set once, at port start (vhost_start()), and only port
+ * start and stop (the port's control calls) store it: the control thread never does. The
+ * burst reads the layout from the live word it loads anyway (split: a compare with 1 where
+ * it compared with 0; packed: one more compare and a jump to the packed burst).
  *
  * Copy mode only: no mbuf is ever visible to the frontend, so a queue holds no buffer
  * between bursts; stopping or losing a connection has nothing to give back.
@@ -48,6 +54,10 @@
 #define VHOST_RETRY_NS	  (50 * 1000000) /* client: pause between connection attempts */
 #define VHOST_MAX_PKT	  16384u	 /* longest frame accepted from the guest */
 #define VHOST_REASON_LEN  127
+
+/* A queue's live word: its vring runs, with this layout (0: it does not run). */
+#define VHOST_LIVE_SPLIT  1u
+#define VHOST_LIVE_PACKED 2u
 
 extern const struct tide_driver tide_driver_vhost;
 
@@ -117,8 +127,7 @@ struct vhost_rxq {
 	uint16_t port_id;
 	struct tide_pool *pool;
 	struct vhost_vq vq;
-	uint32_t live TIDE_CACHE_ALIGNED;
-	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
+	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
 	struct vhost_fault_slot fs;
 };
 
@@ -129,8 +138,7 @@ struct vhost_txq {
 	enum vhost_txfree free_mode;
 	struct vhost_vq vq;
 	struct txc txc;
-	uint32_t live TIDE_CACHE_ALIGNED;
-	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
+	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
 	struct vhost_fault_slot fs;
 };
 
@@ -215,10 +223,11 @@ tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
 unsigned vhost_tx_advance_ool(struct txc *t);
 
 /* ---- packed data path (vhost_packed.c) ---- */
-tide_rx_burst_fn vhost_packed_rx_fn(void);
-tide_tx_burst_fn vhost_packed_tx_fn(enum vhost_txfree f);
-/* The queue's bursts for the layout its vring runs with (vhost.c; control thread). */
-void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed);
+/* The packed bursts, jumped to by the queue's burst (vhost_rxtx.c) once it has entered
+ * (busy stored), read VHOST_LIVE_PACKED and found no fault; they leave. */
+uint16_t vhost_packed_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 
 /*
  * Guest physical address -> our address and how many bytes follow it in its region, through

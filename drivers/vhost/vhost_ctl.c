@@ -91,16 +91,6 @@ static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **li
 	}
 }
 
-/* The live word of vring @v's queue for the packed bursts (vring_q() gives the split one). */
-static uint32_t *vring_live_packed(struct vhost_port *vp, unsigned v)
-{
-	struct tide_port *p = vp->port;
-
-	if (v % 2 == 0)
-		return &((struct vhost_txq *)p->txq[v / 2])->live_packed;
-	return &((struct vhost_rxq *)p->rxq[v / 2])->live_packed;
-}
-
 static bool packed_ring(const struct vhost_port *vp)
 {
 	return vp->features & VHOST_BIT(VIRTIO_F_RING_PACKED);
@@ -126,7 +116,6 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 	if (q == NULL)
 		return;
 	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(vring_live_packed(vp, v), 0, __ATOMIC_RELAXED);
 	rc = quiesce_barrier(vp->fence);
 	if (rc < 0) /* busy proves nothing: wait for a grace period */
 		quiesce_fallback(vp->port->name, rc);
@@ -268,6 +257,7 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	q->event_idx = vp->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
 	q->indirect = vp->features & VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC);
 	q->used_per_pkt = vp->used_per_pkt;
+	q->in_order = vhost_in_order(vp); /* guest Tx vrings complete by count (Rx bursts) */
 	q->callfd = vr->callfd;
 	q->mem.n = vp->nmap;
 	q->mem.last = 0;
@@ -287,11 +277,9 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	vr->running = true;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
 			q->last_avail, q->avail->idx, q->used->idx);
-	vhost_burst_select(vp->port, v, q->packed);
-	if (q->packed)
-		live = vring_live_packed(vp, v);
-	/* Release: pairs with the acquire load of live in vhost_enter(). */
-	__atomic_store_n(live, 1, __ATOMIC_RELEASE);
+	/* Release: pairs with the acquire load of live in vhost_enter(); the burst takes the
+	 * layout from the value. */
+	__atomic_store_n(live, q->packed ? VHOST_LIVE_PACKED : VHOST_LIVE_SPLIT, __ATOMIC_RELEASE);
 	return 0;
 }
 

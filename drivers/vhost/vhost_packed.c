@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vhost data path: packed virtqueues (virtio 1.1+ section 2.8), copy mode, both directions,
- * chosen per vring when VIRTIO_F_RING_PACKED was negotiated (vhost_burst_select()).
+ * run when VIRTIO_F_RING_PACKED was negotiated: the queue's burst (vhost_rxtx.c) jumps here
+ * when its live word says VHOST_LIVE_PACKED.
  *
  * One ring of descriptors shared both ways. The driver makes a descriptor available by
  * writing it and then its flags with AVAIL = its wrap counter and USED = the inverse; the
@@ -327,18 +328,6 @@ static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, 
 	pb->old_wrap = new_wrap;
 }
 
-/* Burst entry: busy published, the queue live (packed) and sound. */
-ALWAYS_INLINE bool pk_enter(uint32_t *busy, const uint32_t *live, bool fence,
-			    const struct vhost_fault_slot *fs)
-{
-	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
-			  __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
-		vhost_leave(busy);
-		return false;
-	}
-	return true;
-}
-
 /* ---- Rx: guest Tx vring -> mbufs ---- */
 
 enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
@@ -395,7 +384,7 @@ static struct pk_end pk_rx_slow(struct vhost_rxq *q, uint16_t pos, bool wrap,
 	return e;
 }
 
-static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
 	struct vhost_vq *vq = &q->vq;
@@ -405,8 +394,6 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	uint16_t pos, i = 0, nb, last_id = 0, wb;
 	bool wrap, upp, batch;
 
-	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fs))
-		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
 	/* A bound on the chains available from here (the mbufs to take), up to @n. */
@@ -509,10 +496,6 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	return i;
 }
 
-tide_rx_burst_fn vhost_packed_rx_fn(void)
-{
-	return pk_rx_burst;
-}
 
 /* ---- Tx: mbufs -> guest Rx vring ---- */
 
@@ -647,8 +630,6 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	uint16_t wb;
 	bool wrap, upp;
 
-	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fs))
-		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
 	if (!pk_avail(load16(&pk_ring(vq)[pos].flags), wrap)) {
@@ -697,17 +678,12 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	return k;
 }
 
-static uint16_t pk_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
 	return pk_tx_burst(q, pkts, n, VHOST_FREE_AFTER);
 }
 
-static uint16_t pk_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
 	return pk_tx_burst(q, pkts, n, VHOST_FREE_LOOP);
-}
-
-tide_tx_burst_fn vhost_packed_tx_fn(enum vhost_txfree f)
-{
-	return f == VHOST_FREE_LOOP ? pk_tx_loop : pk_tx_after;
 }
