@@ -244,7 +244,7 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 		return -EINVAL;
 	vp = vport(p);
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&vp->lock); /* the control thread changes what follows */
+	vhost_lock(vp); /* the control thread changes what follows */
 	out->connected = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
 	out->server = vp->server;
 	out->features = vp->features;

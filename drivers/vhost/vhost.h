@@ -25,7 +25,9 @@
  *
  * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
  * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
- * burst touches the old mapping and the indices are the control thread's to read.
+ * burst touches the old mapping and the indices are the control thread's to read. When
+ * membarrier() fails, a grace period under the port lock instead: every other taker of the
+ * lock is offline while it waits for it (vhost_lock()).
  *
  * The queue's burst function is set once, at port start (vhost_start()), and only port
  * start and stop (the port's control calls) store it: the control thread never does. The
@@ -213,6 +215,15 @@ static inline bool vhost_in_order(const struct vhost_port *vp)
 }
 
 /* ---- control plane (vhost_ctl.c) ---- */
+/*
+ * Take the port lock from a control call of the application (tide_port_poll_ctl(),
+ * tide_vhost_info_get(), port stop; the control thread takes it plainly). The lock's
+ * holder may be waiting for a grace period (quiesce_fallback(): membarrier() failed), which
+ * waits for every online thread to pass a burst call: the caller, when it runs bursts, goes
+ * offline while it waits for the lock (it holds nothing of the data path inside a control
+ * call) and comes back online once it has it, so that wait never waits for it.
+ */
+void vhost_lock(struct vhost_port *vp);
 int vhost_ctl_start(struct vhost_port *vp);
 void vhost_ctl_stop(struct vhost_port *vp);
 int vhost_ctl_poll(struct vhost_port *vp);

@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tide/lcore.h>
+
 #include "log.h"
 #include "unix_sock.h"
 #include "vhost.h"
@@ -1033,6 +1035,21 @@ static void *ctl_main(void *arg)
 
 /* ---- entry points ---- */
 
+void vhost_lock(struct vhost_port *vp)
+{
+	unsigned i = tide_thread_index_;
+	bool online = i < TIDE_MAX_THREADS &&
+		      __atomic_load_n(&tide_qs_.thread[i].seen, __ATOMIC_RELAXED) != 0;
+
+	if (pthread_mutex_trylock(&vp->lock) == 0)
+		return;
+	if (online)
+		tide_thread_offline();
+	pthread_mutex_lock(&vp->lock);
+	if (online)
+		tide_qs_report_(i); /* back online, at a quiescent point */
+}
+
 /*
  * The application's call: what the frontend has sent so far is handled when it returns.
  * Accepting and connecting are the control thread's (it polls for them); a connection
@@ -1044,7 +1061,7 @@ int vhost_ctl_poll(struct vhost_port *vp)
 
 	if (!vp->started)
 		return 0;
-	pthread_mutex_lock(&vp->lock);
+	vhost_lock(vp);
 	cfd = vp->cfd;
 	check_faults(vp);
 	ctl_messages(vp);
@@ -1131,14 +1148,14 @@ fail:
 void vhost_ctl_stop(struct vhost_port *vp)
 {
 	if (vp->thread_on) {
-		pthread_mutex_lock(&vp->lock);
+		vhost_lock(vp);
 		vp->quit = true;
 		pthread_mutex_unlock(&vp->lock);
 		ctl_wake(vp); /* port stop: the thread sees quit */
 		pthread_join(vp->thread, NULL);
 		vp->thread_on = false;
 	}
-	pthread_mutex_lock(&vp->lock);
+	vhost_lock(vp);
 	disconnect(vp, KIND_NORMAL, "port stopped");
 	if (vp->lfd >= 0) {
 		close(vp->lfd);

@@ -56,7 +56,9 @@ struct tide_vhost_info {
 	char reason[128];     /* why the last connection ended ("" if none did) */
 };
 
-/* Fill @out. Returns 0, or -EINVAL if @p is not a vhost port. */
+/* Fill @out. Returns 0, or -EINVAL if @p is not a vhost port. Any thread may call it, one
+ * that runs bursts too (while it waits for the port's control thread it counts as offline:
+ * tide_thread_offline()). */
 TIDE_EXPORT int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out);
 
 #ifdef __cplusplus
