@@ -25,7 +25,7 @@
 #   without a mode: every case but the held one; exit 77 (skip) without dpdk-testpmd
 #   packed: packed virtqueues (virtio-user packed_vq=1; Meson test vhost_dpdk_packed):
 #           both roles, 64, 1500 and 9000 bytes, mrg_rxbuf on and off, in_order on and
-#           off, 2 queue pairs; kill -9 and restart of testpmd (both roles) and of tide
+#           off, 2 queue pairs, rings of 1000 (not a power of two); kill -9 and restart of testpmd (both roles) and of tide
 #           (client role), each second session exact; every session must have negotiated
 #           VIRTIO_F_RING_PACKED; and tide with packed=no: the same frontend must then run
 #           split virtqueues
@@ -141,7 +141,8 @@ tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "
 peer_start() {
 	rm -f "$dir"/stop.*
 	rm -f "$dir"/start.*
-	START_FILE=$dir/start STOP_FILE=$dir/stop QUIET_MS=1000 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
+	# With a ring size of our choice: tide's debug log shows the sizes the frontend set.
+	env ${qsize:+TIDE_LOG_LEVEL=debug} START_FILE=$dir/start STOP_FILE=$dir/stop QUIET_MS=1000 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
 	peerpid=$!
 	pids+=("$peerpid")
 }
@@ -171,9 +172,9 @@ run() {
 	if [ "$role" = server ]; then
 		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
-		tp_start "$tag" "path=$sock,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
+		tp_start "$tag" "path=$sock,queues=$nq,queue_size=${qsize:-1024}$extra" "${qopt[@]}" "${big[@]}"
 	else
-		tp_start "$tag" "path=$sock,server=1,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
+		tp_start "$tag" "path=$sock,server=1,queues=$nq,queue_size=${qsize:-1024}$extra" "${qopt[@]}" "${big[@]}"
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
 		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 	fi
@@ -183,7 +184,11 @@ run() {
 	tp_stats "$tag"
 	tp_quit "$tag"
 	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
-	check "tide $role, $size B, $nq queue(s)${extra:+, $extra}${stall:+, port start held}" 1 "$nq"
+	# SET_VRING_NUM's payload: the vring index, then the size (debug: the 8 bytes in hex).
+	if [ -n "${qsize:-}" ] && ! grep -q "SET_VRING_NUM size 8 0x$(printf %x "$qsize")00000001$" "$dir/peer.err"; then
+		echo "FAIL: the frontend did not set vring 1 to $qsize entries"; fail=1
+	fi
+	check "tide $role, $size B, $nq queue(s)${extra:+, $extra}${qsize:+, rings of $qsize}${stall:+, port start held}" 1 "$nq"
 }
 
 # The window the start gate closes, made wide (mode held): gdb stops testpmd inside its
@@ -275,6 +280,11 @@ if [ "$mode" = packed ]; then
 	run client 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=1"
 	run server 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=0"
 	run client 64 2 ",packed_vq=1,cq=1"
+	# Packed rings of a size that is not a power of two (virtio 1.1 allows any).
+	qsize=1000
+	run server 64 1 ",packed_vq=1"
+	run client 1500 1 ",packed_vq=1,mrg_rxbuf=1,in_order=0"
+	qsize=
 	# packed=no: not offered, so the same frontend runs split virtqueues.
 	spec_extra=,packed=no want_packed=0
 	run server 64 1 ",packed_vq=1"

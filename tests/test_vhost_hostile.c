@@ -933,13 +933,15 @@ static void pk_notify_check(struct fe *f)
 	tide_mbuf_free(m);
 	pk_take_used(f, 1, 21);
 	FE_CHECK(readable(q->call));
-	if (f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX)) {
-		/* Wake me when the used element after the next one is written. */
+	/* Wake me when the used element after the next one is written: at every position of
+	 * two passes of the ring (the event offset and wrap cross the end of the ring too). */
+	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num;
+	     r++) {
 		uint16_t pos = (uint16_t)(q->pk_used + 1);
 		bool wrap = q->pk_uwrap;
 
-		if (pos >= FE_NUM) {
-			pos -= FE_NUM;
+		if (pos >= q->num) {
+			pos = (uint16_t)(pos - q->num);
 			wrap = !wrap;
 		}
 		ev->off_wrap = (uint16_t)(pos | (wrap ? VRING_PACKED_WRAP : 0));
@@ -954,6 +956,34 @@ static void pk_notify_check(struct fe *f)
 		tide_mbuf_free(m);
 		pk_take_used(f, 1, 23);
 		FE_CHECK(readable(q->call));
+	}
+	/* Bursts of 20 used elements, the event inside the burst (a call) or past it (none),
+	 * at offsets 0..19 and 20..24 from the burst's start, around the ring. */
+	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num / 5;
+	     r++) {
+		bool inside = r % 2 == 0;
+		uint16_t pos = (uint16_t)(q->pk_used + (inside ? r % 20 : 20 + r % 5));
+		bool wrap = q->pk_uwrap;
+		struct tide_mbuf *pk[20];
+
+		if (pos >= q->num) {
+			pos = (uint16_t)(pos - q->num);
+			wrap = !wrap;
+		}
+		ev->off_wrap = (uint16_t)(pos | (wrap ? VRING_PACKED_WRAP : 0));
+		ev->flags = VRING_PACKED_EVENT_F_DESC;
+		for (unsigned j = 0; j < 20; j++)
+			fe_pk_tx_post(f, 30 + j, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), pk, 20) == 20);
+		tide_mbuf_free_bulk(pk, 20);
+		for (unsigned j = 0; j < 20; j++)
+			pk_take_used(f, 1, (uint16_t)(30 + j));
+		if (readable(q->call) != inside) {
+			fprintf(stderr, "FAIL packed calls: event at +%u of a burst of 20 (ring of %u): %s\n",
+				inside ? r % 20 : 20 + r % 5, q->num,
+				inside ? "no call" : "a call not asked for");
+			exit(1);
+		}
 	}
 	ev->flags = VRING_PACKED_EVENT_F_ENABLE;
 }
@@ -996,6 +1026,8 @@ static void pk_many_bufs_check(struct fe *f)
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 }
 
+static uint16_t pk_num = FE_NUM; /* the packed rings' size in good_packed_connection() */
+
 static void good_packed_connection(void)
 {
 	struct fe f;
@@ -1004,6 +1036,7 @@ static void good_packed_connection(void)
 
 	extra_feats |= PACKED;
 	fe_init(&f);
+	f.vq[0].num = f.vq[1].num = pk_num;
 	handshake(&f, S_ALL);
 	vinfo(&vi);
 	FE_CHECK(vi.features & PACKED);
@@ -1197,6 +1230,16 @@ static void pc_base(struct fe *f)
 	fe_send_state(f, VHOST_USER_SET_VRING_ENABLE, 1, 1);
 }
 
+/* Packed rings of 200 running, then the frontend renegotiates split rings: refused at the
+ * vrings' restart (a split ring's indices wrap by mask). */
+static void pc_split_size(struct fe *f)
+{
+	f->vq[0].num = f->vq[1].num = 200;
+	handshake(f, S_ALL);
+	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats);
+	poll_ctl();
+}
+
 static const struct hcase pcases[] = {
 	{"packed: buffer id beyond the queue", "buffer id beyond the queue size", true, pc_id_range},
 	{"packed: buffer outside memory", "outside guest memory", true, pc_addr_outside},
@@ -1216,6 +1259,7 @@ static const struct hcase pcases[] = {
 	{"packed: base beyond the queue size", "base beyond the queue size", true, pc_base},
 	{"packed: chain with id beyond the queue", "buffer id beyond the queue size", true, pc_chain_id_range},
 	{"packed: in order, bad first buffer", "buffer id beyond the queue size", true, pc_inorder_bad_first},
+	{"packed ring of 200 renegotiated split", "split ring size not a power of two", true, pc_split_size},
 };
 
 static void good_connection(void)
@@ -1528,7 +1572,12 @@ int main(int argc, char **argv)
 	good_packed_connection();
 	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
 	good_packed_connection();
+	/* Packed rings of a size that is not a power of two (virtio 1.1 allows any). */
+	pk_num = 200;
+	good_packed_connection();
 	extra_feats = 0;
+	good_packed_connection();
+	pk_num = FE_NUM;
 	good_inorder_connection(false);
 	good_inorder_connection(true);
 	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);

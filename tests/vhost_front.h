@@ -41,6 +41,7 @@ struct fe_vq {
 	 * and next used positions and their wrap counters. */
 	uint16_t pk_avail, pk_used;
 	bool pk_wrap, pk_uwrap;
+	uint16_t num; /* vring size: FE_NUM; a packed ring may be given any size up to it */
 };
 
 struct fe {
@@ -83,6 +84,7 @@ static inline void fe_init_flags(struct fe *f, unsigned mfd_flags)
 		q->desc = (struct vring_desc *)(f->mem + q->desc_off);
 		q->avail = (struct vring_avail *)(f->mem + q->avail_off);
 		q->used = (struct vring_used *)(f->mem + q->used_off);
+		q->num = FE_NUM;
 		q->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		q->call = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		FE_CHECK(q->kick >= 0 && q->call >= 0);
@@ -194,7 +196,7 @@ static inline void fe_vring(struct fe *f, unsigned v)
 	/* Packed: both wrap counters start at 1 (bit 15 of the base). */
 	q->pk_avail = q->pk_used = 0;
 	q->pk_wrap = q->pk_uwrap = true;
-	fe_send_state(f, VHOST_USER_SET_VRING_NUM, v, FE_NUM);
+	fe_send_state(f, VHOST_USER_SET_VRING_NUM, v, q->num);
 	fe_send_state(f, VHOST_USER_SET_VRING_BASE, v, packed ? VRING_PACKED_WRAP : 0);
 	fe_send(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
 	fe_send(f, VHOST_USER_SET_VRING_KICK, &u, 8, &q->kick, 1);
@@ -319,7 +321,7 @@ static inline void fe_pk_post(struct fe *f, unsigned v, const uint64_t *addr,
 			hflags = fl;
 		else
 			__atomic_store_n(&r[q->pk_avail].flags, fl, __ATOMIC_RELAXED);
-		if (++q->pk_avail == FE_NUM) {
+		if (++q->pk_avail == q->num) {
 			q->pk_avail = 0;
 			q->pk_wrap = !q->pk_wrap;
 		}
@@ -358,8 +360,8 @@ static inline int fe_pk_used_batch(struct fe *f, unsigned v, unsigned ndesc, uin
 	*id = e->id;
 	*len = e->len;
 	q->pk_used = (uint16_t)(q->pk_used + ndesc);
-	if (q->pk_used >= FE_NUM) {
-		q->pk_used = (uint16_t)(q->pk_used - FE_NUM);
+	if (q->pk_used >= q->num) {
+		q->pk_used = (uint16_t)(q->pk_used - q->num);
 		q->pk_uwrap = !q->pk_uwrap;
 	}
 	return 1;

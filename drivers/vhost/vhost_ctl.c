@@ -188,6 +188,8 @@ static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq 
 			return "base beyond the queue size";
 		return NULL;
 	}
+	if (!tide_is_pow2(n))
+		return "split ring size not a power of two";
 	q->desc = (struct vring_desc *)uva_to_host(vp, vr->desc, vring_desc_bytes(n));
 	q->avail = (struct vring_avail *)uva_to_host(vp, vr->avail, vring_avail_bytes(n));
 	q->used = (struct vring_used *)uva_to_host(vp, vr->used, vring_used_bytes(n));
@@ -738,8 +740,11 @@ static int handle(struct vhost_port *vp)
 	case VHOST_USER_SET_VRING_NUM:
 		if (vring_index(vp, h.request, st.index, &v) < 0)
 			return -1;
-		if (st.num == 0 || st.num > VHOST_MAX_VRING || !tide_is_pow2(st.num)) {
-			disconnect(vp, KIND_CTL, "SET_VRING_NUM: vring %u size %u (a power of two up to %u)",
+		/* Packed rings may have any size (virtio 1.1+); split ones a power of two (checked
+		 * again at the vring start: the layout may change after this). */
+		if (st.num == 0 || st.num > VHOST_MAX_VRING ||
+		    (!packed_ring(vp) && !tide_is_pow2(st.num))) {
+			disconnect(vp, KIND_CTL, "SET_VRING_NUM: vring %u size %u (1..%u, a power of two for a split ring)",
 				   v, st.num, VHOST_MAX_VRING);
 			return -1;
 		}

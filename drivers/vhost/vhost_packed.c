@@ -293,7 +293,7 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 			 uint16_t new_pos, bool new_wrap)
 {
 	const struct vring_packed_event *ev = (const struct vring_packed_event *)(void *)q->avail;
-	uint32_t span = 2u * q->num - 1, o, n, e;
+	uint32_t m = 2u * q->num, o, n, e, ne, no;
 	uint16_t flags, ow;
 
 	/* Our store of the used flags before our load of the guest's wish (see the top). */
@@ -304,12 +304,17 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 		return false;
 	if (flags != VRING_PACKED_EVENT_F_DESC || !q->event_idx)
 		return true;
-	/* Positions as one count modulo twice the queue size (the wrap counter its top bit). */
+	/* Positions as one count modulo twice the queue size, @m (the wrap counter adds the
+	 * queue size); any size, not only powers of two. The driver's event position ev was
+	 * passed when n - ev - 1 < n - o (mod m); e is ev + 1. o and n are below m; an offset
+	 * the driver gave beyond the queue size can only make this answer wrong for it. */
 	ow = load16(&ev->off_wrap);
 	o = old_pos + (old_wrap ? q->num : 0u);
 	n = new_pos + (new_wrap ? q->num : 0u);
-	e = (ow & ~VRING_PACKED_WRAP) + ((ow & VRING_PACKED_WRAP) ? q->num : 0u);
-	return ((n - e - 1) & span) < ((n - o) & span);
+	e = (ow & ~VRING_PACKED_WRAP) + ((ow & VRING_PACKED_WRAP) ? q->num : 0u) + 1u;
+	ne = n >= e ? n - e : n + m - e; /* n - e - 1 (mod m) */
+	no = n >= o ? n - o : n + m - o;
+	return ne < no;
 }
 
 static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, bool new_wrap)
