@@ -557,7 +557,7 @@ static void c_unsealed(struct fe *f)
 
 static void on_alarm(int sig)
 {
-	static const char msg[] = "FAIL: a burst blocked on the guest's call fd (or stop hung)\n";
+	static const char msg[] = "FAIL: timed out: a burst blocked on the guest's call fd, or a vring stop waits for a burst\n";
 
 	(void)sig;
 	(void)!write(2, msg, sizeof(msg) - 1);
@@ -722,6 +722,29 @@ static void notify_check(struct fe *f)
 		tide_mbuf_free(m);
 		FE_CHECK(readable(q->call));
 	}
+}
+
+/*
+ * A burst that finds its vring stopped leaves the queue as it was: the vring stops
+ * (GET_VRING_BASE), a burst runs, the vring restarts (kick) and stops again at once (a
+ * queue left busy would keep the second stop waiting for good: the alarm fails the test).
+ */
+static void restart_check(struct fe *f)
+{
+	struct vhost_user_state st;
+	uint64_t u = 1;
+
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	for (unsigned i = 0; i < 2; i++) {
+		fe_send_state(f, VHOST_USER_GET_VRING_BASE, 1, 0);
+		poll_ctl();
+		FE_CHECK(fe_reply(f, &st, sizeof(st)) == 0 && st.num == f->vq[1].avail_idx);
+		rx_poll();
+		fe_send(f, VHOST_USER_SET_VRING_KICK, &u, 8, &f->vq[1].kick, 1);
+		poll_ctl();
+	}
+	alarm(0);
 }
 
 /* A frame in one descriptor, longer than one mbuf's data room: a chain, intact. */
@@ -957,19 +980,26 @@ static void pk_notify_check(struct fe *f)
 		pk_take_used(f, 1, 23);
 		FE_CHECK(readable(q->call));
 	}
-	/* Bursts of 20 used elements, the event inside the burst (a call) or past it (none),
-	 * at offsets 0..19 and 20..24 from the burst's start, around the ring. */
-	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num / 5;
+	/* Bursts of 20 used elements, the event inside the burst (a call), past it or before
+	 * it (none): at offsets 0..19, 20..24 and -1..-40 from the burst's start, around the
+	 * ring. */
+	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num / 4;
 	     r++) {
-		bool inside = r % 2 == 0;
-		uint16_t pos = (uint16_t)(q->pk_used + (inside ? r % 20 : 20 + r % 5));
+		bool inside = r % 3 == 0;
+		int off = inside ? (int)(r % 20) : r % 3 == 1 ? 20 + (int)(r % 5) : -1 - (int)(r % 40);
+		int at = q->pk_used + off;
 		bool wrap = q->pk_uwrap;
 		struct tide_mbuf *pk[20];
+		uint16_t pos;
 
-		if (pos >= q->num) {
-			pos = (uint16_t)(pos - q->num);
+		if (at >= q->num) {
+			at -= q->num;
+			wrap = !wrap;
+		} else if (at < 0) {
+			at += q->num;
 			wrap = !wrap;
 		}
+		pos = (uint16_t)at;
 		ev->off_wrap = (uint16_t)(pos | (wrap ? VRING_PACKED_WRAP : 0));
 		ev->flags = VRING_PACKED_EVENT_F_DESC;
 		for (unsigned j = 0; j < 20; j++)
@@ -979,9 +1009,8 @@ static void pk_notify_check(struct fe *f)
 		for (unsigned j = 0; j < 20; j++)
 			pk_take_used(f, 1, (uint16_t)(30 + j));
 		if (readable(q->call) != inside) {
-			fprintf(stderr, "FAIL packed calls: event at +%u of a burst of 20 (ring of %u): %s\n",
-				inside ? r % 20 : 20 + r % 5, q->num,
-				inside ? "no call" : "a call not asked for");
+			fprintf(stderr, "FAIL packed calls: event at %+d of a burst of 20 (ring of %u): %s\n",
+				off, q->num, inside ? "no call" : "a call not asked for");
 			exit(1);
 		}
 	}
@@ -1274,6 +1303,7 @@ static void good_connection(void)
 	if (mfd_flags & MFD_ALLOW_SEALING)
 		FE_CHECK(ftruncate(f.memfd, FE_MEM / 2) < 0 && errno == EPERM);
 	traffic(&f);
+	restart_check(&f);
 	notify_check(&f);
 	big_frame_check(&f);
 	small_bufs_check(&f);
