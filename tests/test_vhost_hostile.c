@@ -571,7 +571,7 @@ static void on_alarm(int sig)
  * directions notify (the guest asks: no NO_INTERRUPT flag, no event index) and must go on:
  * the writes fail (counted in call_errors), and the fds were made non-blocking.
  */
-static void c_call_saturated(struct fe *f)
+static void call_saturated(struct fe *f, bool packed)
 {
 	uint64_t full = UINT64_MAX - 1;
 	struct tide_vhost_info a, b;
@@ -591,11 +591,23 @@ static void c_call_saturated(struct fe *f)
 	signal(SIGALRM, on_alarm);
 	alarm(10);
 	for (unsigned s = 0; s < 4; s++)
-		fe_tx_post(f, s, frame, sizeof(frame), 12);
+		if (packed)
+			fe_pk_tx_post(f, s, frame, sizeof(frame), 12);
+		else
+			fe_tx_post(f, s, frame, sizeof(frame), 12);
 	k = tide_rx_burst(tide_port_rxq(P, 0), pk, 8);
 	FE_CHECK(k == 4);
 	tide_mbuf_free_bulk(pk, k);
-	fe_rx_post(f, 2);
+	if (packed) {
+		for (unsigned j = 0; j < 2; j++) {
+			uint64_t ad = fe_gpa(f, fe_buf(f, 0, j));
+			uint32_t l = FE_BUF;
+
+			fe_pk_post(f, 0, &ad, &l, 1, (uint16_t)j, VRING_DESC_F_WRITE);
+		}
+	} else {
+		fe_rx_post(f, 2);
+	}
 	pk[0] = mkpkt(1, 60);
 	pk[1] = mkpkt(2, 60);
 	FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), pk, 2) == 2);
@@ -606,6 +618,16 @@ static void c_call_saturated(struct fe *f)
 	FE_CHECK(fcntl(f->vq[1].call, F_GETFL) & O_NONBLOCK);
 	close(f->sock);
 	f->sock = -1;
+}
+
+static void c_call_saturated(struct fe *f)
+{
+	call_saturated(f, false);
+}
+
+static void pc_call_saturated(struct fe *f)
+{
+	call_saturated(f, true);
 }
 
 /* A call fd that is not an eventfd (@fd: replaces the guest Tx vring's). */
@@ -1289,6 +1311,7 @@ static const struct hcase pcases[] = {
 	{"packed: chain with id beyond the queue", "buffer id beyond the queue size", true, pc_chain_id_range},
 	{"packed: in order, bad first buffer", "buffer id beyond the queue size", true, pc_inorder_bad_first},
 	{"packed ring of 200 renegotiated split", "split ring size not a power of two", true, pc_split_size},
+	{"packed: call fd: blocking eventfd, counter full", "frontend closed the connection", false, pc_call_saturated},
 };
 
 static void good_connection(void)
