@@ -16,19 +16,26 @@
  *  - The port's info says so: needs_poll_ctl is 0 for vhost (its thread serves it), 1 for
  *    memif (its control plane runs only in tide_port_poll_ctl()), 0 for a driver without a
  *    control plane (null). tide-fwd reads it (vhost_fwd_ctl checks what tide-fwd does).
+ *  - Every vhost port has a MAC of its own, in this process and in another.
+ *  - A vring the control thread starts while port stop runs brings no burst back: after
+ *    stop, the queues run the no-ops (the thread is parked inside the vring start).
  * Pools come back full.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <tide/lcore.h>
+#include <tide/log.h>
 #include <tide/port.h>
 #include <tide/vhost.h>
 
+#include "driver.h"
 #include "vhost_front.h"
 
 #define WINDOW_MS 300
@@ -216,12 +223,23 @@ static struct tide_port *open_port(const char *spec)
 	return p;
 }
 
+/* The socket files of the two cases: removed however the test ends (a failed check exits). */
+static char paths[2][108];
+
+static void remove_sockets(void)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (paths[i][0] != '\0')
+			unlink(paths[i]);
+}
+
 static void on_alarm(int sig)
 {
 	static const char msg[] = "FAIL: tide_port_stop() did not return (control thread not woken)\n";
 
 	(void)sig;
 	(void)!write(2, msg, sizeof(msg) - 1);
+	remove_sockets(); /* unlink() is async-signal-safe; exit handlers do not run */
 	_exit(1);
 }
 
@@ -410,17 +428,147 @@ static void info_case(const char *path)
 	}
 }
 
+/* ---- port stop against a vring start on the control thread ---- */
+
+static const char *park_at;  /* the control thread's log line to park it at */
+static int parked, unparked; /* it is parked; it may go on */
+
+/* Park the control thread inside the log call of park_at (the port lock held), until
+ * unparked; print warnings and errors. */
+static void park_log(enum tide_log_level level, const char *comp, const char *msg, void *user)
+{
+	const char *at = __atomic_load_n(&park_at, __ATOMIC_ACQUIRE);
+
+	(void)user;
+	if (at != NULL && strstr(msg, at) != NULL) {
+		__atomic_store_n(&park_at, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&unparked, __ATOMIC_ACQUIRE))
+			pause_ms(1);
+	}
+	if (level <= TIDE_LOG_WARNING)
+		fprintf(stderr, "%s %s: %s\n", tide_log_level_name(level), comp, msg);
+}
+
+static void *stop_main(void *arg)
+{
+	tide_port_stop(arg);
+	return NULL;
+}
+
+/*
+ * tide_port_stop() makes the bursts no-ops first and joins the control thread later; a vring
+ * the thread starts in between must not bring a burst back. The control thread is parked
+ * inside the start of vring 0 (tide's Tx queue), the port lock held; port stop runs on
+ * another thread, stores the no-op bursts and waits for the lock; then the control thread
+ * goes on. After stop, both queues' calls must be the no-ops.
+ */
+static void stop_window_case(const char *path)
+{
+	enum tide_log_level lvl = tide_log_get_level();
+	char spec[200];
+	struct tide_port *p;
+	struct tide_txq *tq;
+	struct tide_rxq *rq;
+	tide_tx_burst_fn running;
+	pthread_t s;
+	struct fe f;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
+	p = open_port(spec);
+	tq = tide_port_txq(p, 0);
+	rq = tide_port_rxq(p, 0);
+	running = __atomic_load_n(&tq->call, __ATOMIC_ACQUIRE);
+	FE_CHECK(running != tide_tx_burst_noop);
+	tide_log_set_handler(park_log, NULL);
+	tide_log_set_level(TIDE_LOG_DEBUG);
+	__atomic_store_n(&park_at, "vring 0 start", __ATOMIC_RELEASE);
+	fe_init(&f);
+	fe_connect(&f, path);
+	fe_handshake(&f, FE_TO_VRINGS, feats, no_poll);
+	WAIT_FOR(__atomic_load_n(&parked, __ATOMIC_ACQUIRE), "the control thread to start vring 0");
+	tide_thread_offline(); /* this thread runs no burst while port stop waits for a grace period */
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	FE_CHECK(pthread_create(&s, NULL, stop_main, p) == 0);
+	WAIT_FOR(__atomic_load_n(&tq->call, __ATOMIC_ACQUIRE) != running,
+		 "port stop to make the bursts no-ops");
+	__atomic_store_n(&unparked, 1, __ATOMIC_RELEASE);
+	FE_CHECK(pthread_join(s, NULL) == 0);
+	alarm(0);
+	tide_log_set_level(lvl);
+	tide_log_set_handler(NULL, NULL);
+	printf("stop during a vring start: Tx call %s, Rx call %s after stop\n",
+	       tq->call == tide_tx_burst_noop ? "no-op" : "LIVE",
+	       rq->call == tide_rx_burst_noop ? "no-op" : "LIVE");
+	if (tq->call != tide_tx_burst_noop || rq->call != tide_rx_burst_noop) {
+		fprintf(stderr, "FAIL: a stopped port kept a live burst: the control thread published one after port stop\n");
+		exit(1);
+	}
+	tide_port_close(p);
+	fe_fini(&f);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+}
+
+static void mac_of(const char *spec, uint8_t mac[6])
+{
+	struct tide_port_info pi;
+	struct tide_port *p;
+
+	FE_CHECK(tide_port_open(spec, &p) == 0);
+	FE_CHECK(tide_port_info_get(p, &pi) == 0);
+	memcpy(mac, pi.mac, 6);
+	tide_port_close(p);
+}
+
+/*
+ * Every vhost port has a MAC of its own: two ports of this process, and the first port of
+ * another process (forked before either opened one) all differ, and each is a locally
+ * administered unicast address.
+ */
+static void mac_case(const char *path)
+{
+	uint8_t a[6], b[6], c[6];
+	char spec[160];
+	int pfd[2], st;
+	pid_t child;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s", path);
+	FE_CHECK(pipe(pfd) == 0);
+	child = fork();
+	FE_CHECK(child >= 0);
+	if (child == 0) {
+		mac_of(spec, c);
+		_exit(write(pfd[1], c, 6) == 6 ? 0 : 1);
+	}
+	close(pfd[1]);
+	mac_of(spec, a);
+	mac_of(spec, b);
+	FE_CHECK(read(pfd[0], c, 6) == 6);
+	close(pfd[0]);
+	FE_CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("MACs: %02x:%02x:%02x:%02x:%02x:%02x, %02x:%02x:%02x:%02x:%02x:%02x (this process), "
+	       "%02x:%02x:%02x:%02x:%02x:%02x (another)\n", a[0], a[1], a[2], a[3], a[4], a[5],
+	       b[0], b[1], b[2], b[3], b[4], b[5], c[0], c[1], c[2], c[3], c[4], c[5]);
+	if (memcmp(a, b, 6) == 0 || memcmp(a, c, 6) == 0 || memcmp(b, c, 6) == 0) {
+		fprintf(stderr, "FAIL: two vhost ports share a MAC\n");
+		exit(1);
+	}
+	FE_CHECK((a[0] & 3) == 2 && (b[0] & 3) == 2 && (c[0] & 3) == 2);
+}
+
 int main(void)
 {
-	char path[108];
-
 	tide_thread_register();
 	FE_CHECK(tide_pktpool_create("vhostctl", 1024, 32, 0, NULL, &pool) == 0);
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
-	info_case(path);
-	server_case(path);
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
-	client_case(path);
+	snprintf(paths[0], sizeof(paths[0]), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
+	snprintf(paths[1], sizeof(paths[1]), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
+	atexit(remove_sockets);
+	mac_case(paths[0]);
+	info_case(paths[0]);
+	server_case(paths[0]);
+	client_case(paths[1]);
+	stop_window_case(paths[0]);
 	tide_pool_free(pool);
 	printf("ok\n");
 	return 0;

@@ -25,7 +25,7 @@
 #   without a mode: every case but the held one; exit 77 (skip) without dpdk-testpmd
 #   packed: packed virtqueues (virtio-user packed_vq=1; Meson test vhost_dpdk_packed):
 #           both roles, 64, 1500 and 9000 bytes, mrg_rxbuf on and off, in_order on and
-#           off, 2 queue pairs; kill -9 and restart of testpmd (both roles) and of tide
+#           off, 2 queue pairs, rings of 1000 (not a power of two); kill -9 and restart of testpmd (both roles) and of tide
 #           (client role), each second session exact; every session must have negotiated
 #           VIRTIO_F_RING_PACKED; and tide with packed=no: the same frontend must then run
 #           split virtqueues
@@ -141,7 +141,8 @@ tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "
 peer_start() {
 	rm -f "$dir"/stop.*
 	rm -f "$dir"/start.*
-	START_FILE=$dir/start STOP_FILE=$dir/stop QUIET_MS=1000 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
+	# With a ring size of our choice: tide's debug log shows the sizes the frontend set.
+	env ${qsize:+TIDE_LOG_LEVEL=debug} START_FILE=$dir/start STOP_FILE=$dir/stop QUIET_MS=1000 "$peer" "$1" 60 "$count" "$2" "$3" "$4" >"$dir/peer.out" 2>"$dir/peer.err" &
 	peerpid=$!
 	pids+=("$peerpid")
 }
@@ -169,13 +170,13 @@ run() {
 	local qopt=(); [ "$nq" -gt 1 ] && qopt=(--rxq="$nq" --txq="$nq")
 	local big=(); [ "$size" -gt 1500 ] && big=(--max-pkt-len=9600 --enable-scatter)
 	if [ "$role" = server ]; then
-		peer_start "vhost:socket=$sock,role=server,queues=$nq${spec_extra:-}" "$size" "$nq" 1
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
-		tp_start "$tag" "path=$sock,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
+		tp_start "$tag" "path=$sock,queues=$nq,queue_size=${qsize:-1024}$extra" "${qopt[@]}" "${big[@]}"
 	else
-		tp_start "$tag" "path=$sock,server=1,queues=$nq,queue_size=1024$extra" "${qopt[@]}" "${big[@]}"
+		tp_start "$tag" "path=$sock,server=1,queues=$nq,queue_size=${qsize:-1024}$extra" "${qopt[@]}" "${big[@]}"
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
-		peer_start "vhost:socket=$sock,role=client,queues=$nq${spec_extra:-}" "$size" "$nq" 1
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client,queues=$nq${spec_extra:-}" "$size" "$nq" 1
 	fi
 	ready "$tag" 1
 	settle "$tag" $((count * nq)) 1
@@ -183,7 +184,11 @@ run() {
 	tp_stats "$tag"
 	tp_quit "$tag"
 	[ $rc -eq 0 ] || { echo "FAIL: vhost_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
-	check "tide $role, $size B, $nq queue(s)${extra:+, $extra}${stall:+, port start held}" 1 "$nq"
+	# SET_VRING_NUM's payload: the vring index, then the size (debug: the 8 bytes in hex).
+	if [ -n "${qsize:-}" ] && ! grep -q "SET_VRING_NUM size 8 0x$(printf %x "$qsize")00000001$" "$dir/peer.err"; then
+		echo "FAIL: the frontend did not set vring 1 to $qsize entries"; fail=1
+	fi
+	check "tide $role, $size B, $nq queue(s)${extra:+, $extra}${qsize:+, rings of $qsize}${stall:+, port start held}" 1 "$nq"
 }
 
 # The window the start gate closes, made wide (mode held): gdb stops testpmd inside its
@@ -219,13 +224,13 @@ kill_frontend() {
 	n=$((n + 1)); tag1=k${n}a; tag2=k${n}b; sock=$dir/k$n.sock
 	local srv=""; [ "$role" = client ] && srv=",server=1"
 	if [ "$role" = server ]; then
-		peer_start "vhost:socket=$sock,role=server" 64 1 2
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server" 64 1 2
 		wait_for 10 test -S "$sock"
 		tp_start "$tag1" "path=$sock,queues=1,queue_size=1024$extra"
 	else
 		tp_start "$tag1" "path=$sock$srv,queues=1,queue_size=1024$extra"
 		wait_for 10 test -S "$sock"
-		peer_start "vhost:socket=$sock,role=client" 64 1 2
+		peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client" 64 1 2
 	fi
 	ready "$tag1" 1
 	settle "$tag1" "$count" 1
@@ -249,7 +254,7 @@ tide_client_restart() {
 	n=$((n + 1)); sock=$dir/r$n.sock
 	tp_start r$n "path=$sock,server=1,queues=1,queue_size=1024$extra"
 	wait_for 10 test -S "$sock"
-	peer_start "vhost:socket=$sock,role=client" 64 1 2
+	peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client" 64 1 2
 	ready r$n 1
 	settle r$n "$count" 1
 	wait_for 30 sessions_done 1 || { echo "FAIL: first tide session"; fail=1; return; }
@@ -258,7 +263,7 @@ tide_client_restart() {
 	# connects, so that the new session's counts start from a quiet port.
 	wait_for 10 link_is r$n down || echo "note: testpmd r$n did not report its link down"
 	tp_stats r$n; before_rx=$tp_rx; before_tx=$tp_tx
-	peer_start "vhost:socket=$sock,role=client" 64 1 1
+	peer_start "vhost:socket=$sock,unsealed_mem=yes,role=client" 64 1 1
 	ready r$n 1
 	settle r$n $((before_rx + count)) 1
 	wait "$peerpid"; rc=$?
@@ -275,6 +280,11 @@ if [ "$mode" = packed ]; then
 	run client 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=1"
 	run server 9000 1 ",packed_vq=1,mrg_rxbuf=1,in_order=0"
 	run client 64 2 ",packed_vq=1,cq=1"
+	# Packed rings of a size that is not a power of two (virtio 1.1 allows any).
+	qsize=1000
+	run server 64 1 ",packed_vq=1"
+	run client 1500 1 ",packed_vq=1,mrg_rxbuf=1,in_order=0"
+	qsize=
 	# packed=no: not offered, so the same frontend runs split virtqueues.
 	spec_extra=,packed=no want_packed=0
 	run server 64 1 ",packed_vq=1"
@@ -301,11 +311,11 @@ tide_client_restart
 # Kill -9 of tide (server role): its socket file stays behind; a restarted tide takes it
 # over and a new testpmd connects.
 n=$((n + 1)); sock=$dir/s$n.sock
-peer_start "vhost:socket=$sock,role=server" 64 1 2
+peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server" 64 1 2
 wait_for 10 test -S "$sock"
 kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
 test -S "$sock" || { echo "FAIL: expected a stale socket file"; fail=1; }
-peer_start "vhost:socket=$sock,role=server" 64 1 1
+peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server" 64 1 1
 tp_start s$n "path=$sock,queues=1,queue_size=1024"
 ready s$n 1
 settle s$n "$count" 1

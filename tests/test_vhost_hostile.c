@@ -11,6 +11,8 @@
  * Everything runs in this one process, so ASan/LSan see every allocation.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -25,6 +27,7 @@ static struct tide_port *P;
 static uint64_t extra_feats; /* negotiated on top of feats (the event index, for some runs) */
 static struct tide_pool *pool;
 static char path[108];
+static unsigned mfd_flags = MFD_CLOEXEC | MFD_ALLOW_SEALING; /* of good_connection()'s memory */
 static const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
 			      VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC) |
 			      VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
@@ -536,6 +539,129 @@ static void c_gone_traffic(struct fe *f)
 	rx_poll(); /* the bursts may or may not run before the control plane sees it */
 }
 
+/*
+ * Guest memory tide cannot seal against shrinking (a memfd without MFD_ALLOW_SEALING),
+ * shrunk by the frontend under a running vring: mapped, the next burst would die of SIGBUS.
+ * Refused at SET_MEM_TABLE (unsealed_mem=no, the default); the rest of the handshake and
+ * the shrink then touch nothing of tide's.
+ */
+static void c_unsealed(struct fe *f)
+{
+	uint8_t frame[64] = {0};
+
+	fe_fini(f);
+	fe_init_flags(f, MFD_CLOEXEC);
+	handshake(f, S_MEM);
+	fe_vring(f, 0);
+	fe_vring(f, 1);
+	poll_ctl();
+	fe_tx_post(f, 0, frame, sizeof(frame), 12);
+	FE_CHECK(ftruncate(f->memfd, 0) == 0);
+	rx_poll();
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL: timed out: a burst blocked on the guest's call fd, or a vring stop waits for a burst\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	unlink(path);
+	_exit(1);
+}
+
+/*
+ * The guest's call fds are blocking eventfds whose counter is one below its maximum: a
+ * blocking write of 1 would wait until the guest reads it, which it never does. Both
+ * directions notify (the guest asks: no NO_INTERRUPT flag, no event index) and must go on:
+ * the writes fail (counted in call_errors), and the fds were made non-blocking.
+ */
+static void call_saturated(struct fe *f, bool packed)
+{
+	uint64_t full = UINT64_MAX - 1;
+	struct tide_vhost_info a, b;
+	struct tide_mbuf *pk[8];
+	uint8_t frame[64] = {0};
+	unsigned k;
+
+	for (unsigned v = 0; v < 2; v++) {
+		int e = eventfd(0, EFD_CLOEXEC);
+
+		FE_CHECK(e >= 0 && write(e, &full, sizeof(full)) == sizeof(full));
+		close(f->vq[v].call);
+		f->vq[v].call = e;
+	}
+	handshake(f, S_ALL);
+	vinfo(&a);
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	for (unsigned s = 0; s < 4; s++)
+		if (packed)
+			fe_pk_tx_post(f, s, frame, sizeof(frame), 12);
+		else
+			fe_tx_post(f, s, frame, sizeof(frame), 12);
+	k = tide_rx_burst(tide_port_rxq(P, 0), pk, 8);
+	FE_CHECK(k == 4);
+	tide_mbuf_free_bulk(pk, k);
+	if (packed) {
+		for (unsigned j = 0; j < 2; j++) {
+			uint64_t ad = fe_gpa(f, fe_buf(f, 0, j));
+			uint32_t l = FE_BUF;
+
+			fe_pk_post(f, 0, &ad, &l, 1, (uint16_t)j, VRING_DESC_F_WRITE);
+		}
+	} else {
+		fe_rx_post(f, 2);
+	}
+	pk[0] = mkpkt(1, 60);
+	pk[1] = mkpkt(2, 60);
+	FE_CHECK(tide_tx_burst(tide_port_txq(P, 0), pk, 2) == 2);
+	alarm(0);
+	vinfo(&b);
+	FE_CHECK(b.call_errors == a.call_errors + 2);
+	FE_CHECK(fcntl(f->vq[0].call, F_GETFL) & O_NONBLOCK);
+	FE_CHECK(fcntl(f->vq[1].call, F_GETFL) & O_NONBLOCK);
+	close(f->sock);
+	f->sock = -1;
+}
+
+static void c_call_saturated(struct fe *f)
+{
+	call_saturated(f, false);
+}
+
+static void pc_call_saturated(struct fe *f)
+{
+	call_saturated(f, true);
+}
+
+/* A call fd that is not an eventfd (@fd: replaces the guest Tx vring's). */
+static void call_not_eventfd(struct fe *f, int fd)
+{
+	FE_CHECK(fd >= 0);
+	close(f->vq[1].call);
+	f->vq[1].call = fd;
+	handshake(f, S_MEM);
+	fe_vring(f, 0);
+	fe_vring(f, 1);
+}
+
+/* A pipe whose reader is gone: a write would block once full, or raise SIGPIPE at once. */
+static void c_call_pipe(struct fe *f)
+{
+	int p[2];
+
+	FE_CHECK(pipe2(p, O_CLOEXEC) == 0);
+	close(p[0]);
+	call_not_eventfd(f, p[1]);
+}
+
+/* A regular file: writes succeed and notify nobody. */
+static void c_call_file(struct fe *f)
+{
+	call_not_eventfd(f, memfd_create("fe-callfile", MFD_CLOEXEC));
+}
+
 static const struct hcase cases[] = {
 	{"regions overlap", "overlap", true, c_overlap},
 	{"regions overlap in frontend addresses", "overlap", true, c_overlap_uva},
@@ -574,6 +700,10 @@ static const struct hcase cases[] = {
 	{"Rx buffer crossing the region end", "outside guest memory", true, c_rx_crossing},
 	{"Rx avail index jump", "avail index moved", true, c_rx_avail_jump},
 	{"gone mid-traffic", "frontend closed the connection", false, c_gone_traffic},
+	{"memory that cannot be sealed, shrunk", "cannot be sealed against shrinking", true, c_unsealed},
+	{"call fd: blocking eventfd, counter full", "frontend closed the connection", false, c_call_saturated},
+	{"call fd: a pipe", "call fd is not an eventfd", true, c_call_pipe},
+	{"call fd: a regular file", "call fd is not an eventfd", true, c_call_file},
 };
 
 static int readable(int efd)
@@ -619,6 +749,29 @@ static void notify_check(struct fe *f)
 		tide_mbuf_free(m);
 		FE_CHECK(readable(q->call));
 	}
+}
+
+/*
+ * A burst that finds its vring stopped leaves the queue as it was: the vring stops
+ * (GET_VRING_BASE), a burst runs, the vring restarts (kick) and stops again at once (a
+ * queue left busy would keep the second stop waiting for good: the alarm fails the test).
+ */
+static void restart_check(struct fe *f)
+{
+	struct vhost_user_state st;
+	uint64_t u = 1;
+
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	for (unsigned i = 0; i < 2; i++) {
+		fe_send_state(f, VHOST_USER_GET_VRING_BASE, 1, 0);
+		poll_ctl();
+		FE_CHECK(fe_reply(f, &st, sizeof(st)) == 0 && st.num == f->vq[1].avail_idx);
+		rx_poll();
+		fe_send(f, VHOST_USER_SET_VRING_KICK, &u, 8, &f->vq[1].kick, 1);
+		poll_ctl();
+	}
+	alarm(0);
 }
 
 /* A frame in one descriptor, longer than one mbuf's data room: a chain, intact. */
@@ -830,13 +983,15 @@ static void pk_notify_check(struct fe *f)
 	tide_mbuf_free(m);
 	pk_take_used(f, 1, 21);
 	FE_CHECK(readable(q->call));
-	if (f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX)) {
-		/* Wake me when the used element after the next one is written. */
+	/* Wake me when the used element after the next one is written: at every position of
+	 * two passes of the ring (the event offset and wrap cross the end of the ring too). */
+	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num;
+	     r++) {
 		uint16_t pos = (uint16_t)(q->pk_used + 1);
 		bool wrap = q->pk_uwrap;
 
-		if (pos >= FE_NUM) {
-			pos -= FE_NUM;
+		if (pos >= q->num) {
+			pos = (uint16_t)(pos - q->num);
 			wrap = !wrap;
 		}
 		ev->off_wrap = (uint16_t)(pos | (wrap ? VRING_PACKED_WRAP : 0));
@@ -851,6 +1006,40 @@ static void pk_notify_check(struct fe *f)
 		tide_mbuf_free(m);
 		pk_take_used(f, 1, 23);
 		FE_CHECK(readable(q->call));
+	}
+	/* Bursts of 20 used elements, the event inside the burst (a call), past it or before
+	 * it (none): at offsets 0..19, 20..24 and -1..-40 from the burst's start, around the
+	 * ring. */
+	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num / 4;
+	     r++) {
+		bool inside = r % 3 == 0;
+		int off = inside ? (int)(r % 20) : r % 3 == 1 ? 20 + (int)(r % 5) : -1 - (int)(r % 40);
+		int at = q->pk_used + off;
+		bool wrap = q->pk_uwrap;
+		struct tide_mbuf *pk[20];
+		uint16_t pos;
+
+		if (at >= q->num) {
+			at -= q->num;
+			wrap = !wrap;
+		} else if (at < 0) {
+			at += q->num;
+			wrap = !wrap;
+		}
+		pos = (uint16_t)at;
+		ev->off_wrap = (uint16_t)(pos | (wrap ? VRING_PACKED_WRAP : 0));
+		ev->flags = VRING_PACKED_EVENT_F_DESC;
+		for (unsigned j = 0; j < 20; j++)
+			fe_pk_tx_post(f, 30 + j, frame, sizeof(frame), 12);
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), pk, 20) == 20);
+		tide_mbuf_free_bulk(pk, 20);
+		for (unsigned j = 0; j < 20; j++)
+			pk_take_used(f, 1, (uint16_t)(30 + j));
+		if (readable(q->call) != inside) {
+			fprintf(stderr, "FAIL packed calls: event at %+d of a burst of 20 (ring of %u): %s\n",
+				off, q->num, inside ? "no call" : "a call not asked for");
+			exit(1);
+		}
 	}
 	ev->flags = VRING_PACKED_EVENT_F_ENABLE;
 }
@@ -896,6 +1085,8 @@ static void pk_many_bufs_check(struct fe *f)
 	FE_CHECK(st1.tx_released - st0.tx_released == 68);
 }
 
+static uint16_t pk_num = FE_NUM; /* the packed rings' size in good_packed_connection() */
+
 static void good_packed_connection(void)
 {
 	struct fe f;
@@ -904,6 +1095,7 @@ static void good_packed_connection(void)
 
 	extra_feats |= PACKED;
 	fe_init(&f);
+	f.vq[0].num = f.vq[1].num = pk_num;
 	handshake(&f, S_ALL);
 	vinfo(&vi);
 	FE_CHECK(vi.features & PACKED);
@@ -1097,6 +1289,16 @@ static void pc_base(struct fe *f)
 	fe_send_state(f, VHOST_USER_SET_VRING_ENABLE, 1, 1);
 }
 
+/* Packed rings of 200 running, then the frontend renegotiates split rings: refused at the
+ * vrings' restart (a split ring's indices wrap by mask). */
+static void pc_split_size(struct fe *f)
+{
+	f->vq[0].num = f->vq[1].num = 200;
+	handshake(f, S_ALL);
+	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats);
+	poll_ctl();
+}
+
 static const struct hcase pcases[] = {
 	{"packed: buffer id beyond the queue", "buffer id beyond the queue size", true, pc_id_range},
 	{"packed: buffer outside memory", "outside guest memory", true, pc_addr_outside},
@@ -1116,6 +1318,8 @@ static const struct hcase pcases[] = {
 	{"packed: base beyond the queue size", "base beyond the queue size", true, pc_base},
 	{"packed: chain with id beyond the queue", "buffer id beyond the queue size", true, pc_chain_id_range},
 	{"packed: in order, bad first buffer", "buffer id beyond the queue size", true, pc_inorder_bad_first},
+	{"packed ring of 200 renegotiated split", "split ring size not a power of two", true, pc_split_size},
+	{"packed: call fd: blocking eventfd, counter full", "frontend closed the connection", false, pc_call_saturated},
 };
 
 static void good_connection(void)
@@ -1124,9 +1328,13 @@ static void good_connection(void)
 	struct tide_vhost_info vi;
 	uint64_t d0;
 
-	fe_init(&f);
+	fe_init_flags(&f, mfd_flags);
 	handshake(&f, S_ALL);
+	/* Sealable memory was sealed: the frontend can no longer shrink it under tide. */
+	if (mfd_flags & MFD_ALLOW_SEALING)
+		FE_CHECK(ftruncate(f.memfd, FE_MEM / 2) < 0 && errno == EPERM);
 	traffic(&f);
+	restart_check(&f);
 	notify_check(&f);
 	big_frame_check(&f);
 	small_bufs_check(&f);
@@ -1396,6 +1604,12 @@ static unsigned run_cases(const struct hcase *cs, size_t n, uint64_t base, void 
 	return failed;
 }
 
+/* A failing check exits at once: the socket file goes with the process. */
+static void remove_socket(void)
+{
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned fds0, failed = 0;
@@ -1404,6 +1618,7 @@ int main(int argc, char **argv)
 
 	tide_thread_register();
 	snprintf(path, sizeof(path), "/tmp/tide-vhost-hostile-%d.sock", (int)getpid());
+	atexit(remove_socket);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	FE_CHECK(tide_pktpool_create("hostile", 4096, 64, 0, NULL, &pool) == 0);
 	FE_CHECK(tide_port_open(spec, &P) == 0);
@@ -1418,7 +1633,12 @@ int main(int argc, char **argv)
 	good_packed_connection();
 	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
 	good_packed_connection();
+	/* Packed rings of a size that is not a power of two (virtio 1.1 allows any). */
+	pk_num = 200;
+	good_packed_connection();
 	extra_feats = 0;
+	good_packed_connection();
+	pk_num = FE_NUM;
 	good_inorder_connection(false);
 	good_inorder_connection(true);
 	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
@@ -1429,6 +1649,17 @@ int main(int argc, char **argv)
 	failed += run_cases(pcases, sizeof(pcases) / sizeof(pcases[0]), PACKED,
 			    good_packed_connection, only, fds0);
 	good_connection(); /* and back to a split ring */
+	tide_port_close(P);
+	/* unsealed_mem=yes: memory that cannot be sealed is trusted, and serves. */
+	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server,unsealed_mem=yes", path);
+	FE_CHECK(tide_port_open(spec, &P) == 0);
+	FE_CHECK(tide_port_configure(P, 1, 1) == 0);
+	FE_CHECK(tide_rxq_setup(P, 0, 256, pool, NULL) == 0);
+	FE_CHECK(tide_txq_setup(P, 0, 256, NULL) == 0);
+	FE_CHECK(tide_port_start(P) == 0);
+	mfd_flags = MFD_CLOEXEC;
+	good_connection();
+	printf("ok   unsealed_mem=yes: memory that cannot be sealed serves\n");
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 	/* Each Tx packet freed right after its copy. */

@@ -41,6 +41,7 @@ struct fe_vq {
 	 * and next used positions and their wrap counters. */
 	uint16_t pk_avail, pk_used;
 	bool pk_wrap, pk_uwrap;
+	uint16_t num; /* vring size: FE_NUM; a packed ring may be given any size up to it */
 };
 
 struct fe {
@@ -66,10 +67,11 @@ static inline uint8_t *fe_buf(struct fe *f, unsigned v, unsigned j)
 	return f->mem + FE_BUFS + ((size_t)v * FE_NUM + j) * FE_BUF;
 }
 
-static inline void fe_init(struct fe *f)
+/* Guest memory from memfd_create() with @mfd_flags (fe_init(): sealable, as QEMU's). */
+static inline void fe_init_flags(struct fe *f, unsigned mfd_flags)
 {
 	memset(f, 0, sizeof(*f));
-	f->memfd = memfd_create("fe-guest", MFD_CLOEXEC);
+	f->memfd = memfd_create("fe-guest", mfd_flags);
 	FE_CHECK(f->memfd >= 0 && ftruncate(f->memfd, FE_MEM) == 0);
 	f->mem = mmap(NULL, FE_MEM, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
 	FE_CHECK(f->mem != MAP_FAILED);
@@ -82,11 +84,17 @@ static inline void fe_init(struct fe *f)
 		q->desc = (struct vring_desc *)(f->mem + q->desc_off);
 		q->avail = (struct vring_avail *)(f->mem + q->avail_off);
 		q->used = (struct vring_used *)(f->mem + q->used_off);
+		q->num = FE_NUM;
 		q->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		q->call = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		FE_CHECK(q->kick >= 0 && q->call >= 0);
 	}
 	f->sock = -1;
+}
+
+static inline void fe_init(struct fe *f)
+{
+	fe_init_flags(f, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }
 
 static inline void fe_fini(struct fe *f)
@@ -188,7 +196,7 @@ static inline void fe_vring(struct fe *f, unsigned v)
 	/* Packed: both wrap counters start at 1 (bit 15 of the base). */
 	q->pk_avail = q->pk_used = 0;
 	q->pk_wrap = q->pk_uwrap = true;
-	fe_send_state(f, VHOST_USER_SET_VRING_NUM, v, FE_NUM);
+	fe_send_state(f, VHOST_USER_SET_VRING_NUM, v, q->num);
 	fe_send_state(f, VHOST_USER_SET_VRING_BASE, v, packed ? VRING_PACKED_WRAP : 0);
 	fe_send(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
 	fe_send(f, VHOST_USER_SET_VRING_KICK, &u, 8, &q->kick, 1);
@@ -313,7 +321,7 @@ static inline void fe_pk_post(struct fe *f, unsigned v, const uint64_t *addr,
 			hflags = fl;
 		else
 			__atomic_store_n(&r[q->pk_avail].flags, fl, __ATOMIC_RELAXED);
-		if (++q->pk_avail == FE_NUM) {
+		if (++q->pk_avail == q->num) {
 			q->pk_avail = 0;
 			q->pk_wrap = !q->pk_wrap;
 		}
@@ -352,8 +360,8 @@ static inline int fe_pk_used_batch(struct fe *f, unsigned v, unsigned ndesc, uin
 	*id = e->id;
 	*len = e->len;
 	q->pk_used = (uint16_t)(q->pk_used + ndesc);
-	if (q->pk_used >= FE_NUM) {
-		q->pk_used = (uint16_t)(q->pk_used - FE_NUM);
+	if (q->pk_used >= q->num) {
+		q->pk_used = (uint16_t)(q->pk_used - q->num);
 		q->pk_uwrap = !q->pk_uwrap;
 	}
 	return 1;

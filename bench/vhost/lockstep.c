@@ -179,7 +179,7 @@ static void pair_up(struct pair *p, unsigned idx, int packed)
 		snprintf(p->sock, sizeof(p->sock), "/tmp/tide-vhost-lockstep-%d-%u.sock",
 			 (int)getpid(), idx);
 		unlink(p->sock);
-		snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server%s%s", p->sock,
+		snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server,unsealed_mem=yes%s%s", p->sock,
 			 *p->extra ? "," : "", p->extra);
 		SU_CHECK(tide_port_open(spec, &p->tp) == 0);
 		SU_CHECK(tide_port_configure(p->tp, 1, 1) == 0);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "mem.h"
@@ -75,7 +76,6 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
 
 		q->live = 0;
-		q->live_packed = 0;
 		q->fs.why = NULL;
 		q->fence = vp->fence;
 		q->port_id = (uint16_t)p->id;
@@ -84,15 +84,12 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
 
 		q->live = 0;
-		q->live_packed = 0;
 		q->fs.why = NULL;
 		q->fence = vp->fence;
 	}
-	/* The split bursts until a frontend negotiates its layout. Set before the control plane
-	 * starts: from then on its thread may start a vring and pick that vring's bursts
-	 * (vhost_burst_select()) before this function has returned, and a default stored after
-	 * it would replace the packed choice for good (a frontend already listening, tide in
-	 * client role, gets there first). */
+	/* The queues' bursts, for either layout (the live word says which: vhost.h). Set
+	 * before the control plane starts, whose thread may start vrings before this returns;
+	 * port start publishes them once we return. */
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		__atomic_store_n(&p->rxq[i]->burst, vhost_rx_fn(), __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < p->nb_txq; i++)
@@ -100,32 +97,6 @@ static int vhost_start(struct tide_port *p)
 				 vhost_tx_fn(((struct vhost_txq *)p->txq[i])->free_mode),
 				 __ATOMIC_RELAXED);
 	return vhost_ctl_start(vp);
-}
-
-/*
- * The layout is known only once a frontend negotiated it: each vring start picks the bursts
- * of its queue. A worker that still calls the other layout's burst finds that layout's live
- * word 0 and returns 0; the next call loads this one (acquire in tide_rx/tx_burst()).
- */
-void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed)
-{
-	unsigned i = vring / 2;
-
-	if (vring % 2 == 0) {
-		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
-		tide_tx_burst_fn fn = packed ? vhost_packed_tx_fn(q->free_mode)
-					     : vhost_tx_fn(q->free_mode);
-
-		__atomic_store_n(&q->pub.burst, fn, __ATOMIC_RELAXED);
-		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
-	} else {
-		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
-		tide_rx_burst_fn fn = packed ? vhost_packed_rx_fn() : vhost_rx_fn();
-
-		q->vq.in_order = vhost_in_order(vport(p)); /* before live is stored */
-		__atomic_store_n(&q->pub.burst, fn, __ATOMIC_RELAXED);
-		__atomic_store_n(&q->pub.call, fn, __ATOMIC_RELEASE);
-	}
 }
 
 static void vhost_stop(struct tide_port *p)
@@ -158,12 +129,27 @@ static void vhost_stats_add(const struct tide_port *p, struct tide_port_stats *s
 	st->ierrors += __atomic_load_n(&vport(p)->ctl_errors, __ATOMIC_RELAXED);
 }
 
+/*
+ * A locally administered unicast MAC of its own for every vhost port of every process: the
+ * process id (below 2^22, the kernel's pid_max limit) in the top 22 of the 40 free bits, the
+ * port's open sequence number in this process in the low 18. Two ports in one process, or
+ * ports of two processes in one pid namespace, never share one.
+ */
+static void vhost_mac(uint8_t mac[6], uint64_t pid, unsigned seq)
+{
+	uint64_t v = (pid & 0x3fffff) << 18 | (seq & 0x3ffff);
+
+	mac[0] = 0x02;
+	for (unsigned i = 0; i < 5; i++)
+		mac[1 + i] = (uint8_t)(v >> (32 - 8 * i));
+}
+
 static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
 {
 	static const char *const roles[] = {"server", "client", NULL};
 	static unsigned seq;
 	const char *sock = tide_kvargs_get(kv, "socket");
-	bool mrg, eidx, inord, indir, loop, upp, packed;
+	bool mrg, eidx, inord, indir, loop, upp, packed, unsealed;
 	struct vhost_port *vp;
 	struct tide_port *p;
 	uint64_t queues;
@@ -180,7 +166,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "indirect", true, &indir) ||
 	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
 	    tide_kvargs_bool(kv, "used_per_pkt", false, &upp) ||
-	    tide_kvargs_bool(kv, "packed", true, &packed))
+	    tide_kvargs_bool(kv, "packed", true, &packed) ||
+	    tide_kvargs_bool(kv, "unsealed_mem", false, &unsealed))
 		return -EINVAL;
 	if (sock == NULL) {
 		TIDE_LOG_ERR_("vhost", "socket=PATH is required");
@@ -206,6 +193,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->indirect = indir;
 	vp->txfree_loop = loop;
 	vp->used_per_pkt = upp;
+	vp->unsealed_mem = unsealed;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
 	pthread_mutex_init(&vp->lock, NULL);
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
@@ -225,19 +213,14 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.max_desc = 4096;
 	p->info.count_completion = 1;
 	p->info.needs_poll_ctl = 0; /* the control thread serves the frontend */
-	p->info.mac[0] = 0x02;
-	p->info.mac[1] = 0xfe;
-	p->info.mac[2] = 0x76; /* 'v' */
-	p->info.mac[3] = vp->server ? 0 : 1;
-	p->info.mac[4] = (uint8_t)(p->id >> 8);
-	p->info.mac[5] = (uint8_t)seq;
+	vhost_mac(p->info.mac, (uint64_t)getpid(), seq - 1);
 	ports[0] = p;
 	return 1;
 }
 
 const struct tide_driver tide_driver_vhost = {
 	.name = "vhost",
-	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed",
+	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed, unsealed_mem",
 	.open = vhost_open,
 	.rxq_setup = vhost_rxq_setup,
 	.txq_setup = vhost_txq_setup,
@@ -261,7 +244,7 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 		return -EINVAL;
 	vp = vport(p);
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&vp->lock); /* the control thread changes what follows */
+	vhost_lock(vp); /* the control thread changes what follows */
 	out->connected = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
 	out->server = vp->server;
 	out->features = vp->features;
@@ -271,6 +254,12 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 	out->connects = vp->connects;
 	out->disconnects = __atomic_load_n(&vp->disconnects, __ATOMIC_RELAXED);
 	out->violations = __atomic_load_n(&vp->violations, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < p->nb_rxq && p->rxq[i] != NULL; i++)
+		out->call_errors += __atomic_load_n(&((struct vhost_rxq *)p->rxq[i])->vq.call_errors,
+						    __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < p->nb_txq && p->txq[i] != NULL; i++)
+		out->call_errors += __atomic_load_n(&((struct vhost_txq *)p->txq[i])->vq.call_errors,
+						    __ATOMIC_RELAXED);
 	snprintf(out->reason, sizeof(out->reason), "%s", vp->reason);
 	pthread_mutex_unlock(&vp->lock);
 	return 0;

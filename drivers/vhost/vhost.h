@@ -14,9 +14,10 @@
  * tide_port_poll_ctl(), one at a time under the port's lock; bursts run on worker threads.
  * They share each queue through three words, as the memif driver does:
  *
- *   live   written by the control thread: 1 while the queue's vring runs. The ring
- *          pointers, the memory table copy, the indices and the fds are written before
- *          `live` is stored (release) and only while the queue is quiescent.
+ *   live   written by the control thread: the layout of the queue's vring while it runs
+ *          (VHOST_LIVE_SPLIT, VHOST_LIVE_PACKED), 0 otherwise. The ring pointers, the
+ *          memory table copy, the indices and the fds are written before `live` is stored
+ *          (release) and only while the queue is quiescent.
  *   busy   written by the worker: 1 from the start of a burst until its end.
  *   fs.why written by the worker: the reason of a violation it found in guest memory;
  *          the queue then moves nothing until the control thread, woken through the
@@ -24,7 +25,14 @@
  *
  * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
  * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
- * burst touches the old mapping and the indices are the control thread's to read.
+ * burst touches the old mapping and the indices are the control thread's to read. When
+ * membarrier() fails, a grace period under the port lock instead: every other taker of the
+ * lock is offline while it waits for it (vhost_lock()).
+ *
+ * The queue's burst function is set once, at port start (vhost_start()), and only port
+ * start and stop (the port's control calls) store it: the control thread never does. The
+ * burst reads the layout from the live word it loads anyway (split: a compare with 1 where
+ * it compared with 0; packed: one more compare and a jump to the packed burst).
  *
  * Copy mode only: no mbuf is ever visible to the frontend, so a queue holds no buffer
  * between bursts; stopping or losing a connection has nothing to give back.
@@ -48,6 +56,10 @@
 #define VHOST_RETRY_NS	  (50 * 1000000) /* client: pause between connection attempts */
 #define VHOST_MAX_PKT	  16384u	 /* longest frame accepted from the guest */
 #define VHOST_REASON_LEN  127
+
+/* A queue's live word: its vring runs, with this layout (0: it does not run). */
+#define VHOST_LIVE_SPLIT  1u
+#define VHOST_LIVE_PACKED 2u
 
 extern const struct tide_driver tide_driver_vhost;
 
@@ -97,7 +109,8 @@ struct vhost_vq {
 	bool indirect;
 	bool used_per_pkt;     /* publish used->idx after every packet (benchmark) */
 	bool in_order;	       /* VIRTIO_F_IN_ORDER: the guest Tx vring completes by count */
-	int callfd;	       /* -1: never notify */
+	int callfd;	       /* -1: never notify; else a non-blocking eventfd */
+	uint64_t call_errors;  /* writes to callfd that failed (worker; read relaxed) */
 	struct vhost_mtab mem;
 	/* Packed layout (vhost_packed.c): desc is the descriptor ring, avail the driver's
 	 * event area, used the device's (cast to the packed types); last_avail is a ring
@@ -116,8 +129,7 @@ struct vhost_rxq {
 	uint16_t port_id;
 	struct tide_pool *pool;
 	struct vhost_vq vq;
-	uint32_t live TIDE_CACHE_ALIGNED;
-	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
+	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
 	struct vhost_fault_slot fs;
 };
 
@@ -128,8 +140,7 @@ struct vhost_txq {
 	enum vhost_txfree free_mode;
 	struct vhost_vq vq;
 	struct txc txc;
-	uint32_t live TIDE_CACHE_ALIGNED;
-	uint32_t live_packed; /* live for the packed bursts (a burst of the other layout sees 0) */
+	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
 	struct vhost_fault_slot fs;
 };
 
@@ -166,6 +177,7 @@ struct vhost_port {
 	unsigned queues;
 	bool mrg, event_idx, in_order, indirect;
 	bool txfree_loop, used_per_pkt;
+	bool unsealed_mem; /* map memory that cannot be sealed against shrinking */
 	struct tide_port *port;
 
 	/* Control plane: the port's control thread (vhost_ctl.c) and tide_port_poll_ctl(),
@@ -203,6 +215,15 @@ static inline bool vhost_in_order(const struct vhost_port *vp)
 }
 
 /* ---- control plane (vhost_ctl.c) ---- */
+/*
+ * Take the port lock from a control call of the application (tide_port_poll_ctl(),
+ * tide_vhost_info_get(), port stop; the control thread takes it plainly). The lock's
+ * holder may be waiting for a grace period (quiesce_fallback(): membarrier() failed), which
+ * waits for every online thread to pass a burst call: the caller, when it runs bursts, goes
+ * offline while it waits for the lock (it holds nothing of the data path inside a control
+ * call) and comes back online once it has it, so that wait never waits for it.
+ */
+void vhost_lock(struct vhost_port *vp);
 int vhost_ctl_start(struct vhost_port *vp);
 void vhost_ctl_stop(struct vhost_port *vp);
 int vhost_ctl_poll(struct vhost_port *vp);
@@ -213,10 +234,11 @@ tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
 unsigned vhost_tx_advance_ool(struct txc *t);
 
 /* ---- packed data path (vhost_packed.c) ---- */
-tide_rx_burst_fn vhost_packed_rx_fn(void);
-tide_tx_burst_fn vhost_packed_tx_fn(enum vhost_txfree f);
-/* The queue's bursts for the layout its vring runs with (vhost.c; control thread). */
-void vhost_burst_select(struct tide_port *p, unsigned vring, bool packed);
+/* The packed bursts, jumped to by the queue's burst (vhost_rxtx.c) once it has entered
+ * (busy stored), read VHOST_LIVE_PACKED and found no fault; they leave. */
+uint16_t vhost_packed_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 
 /*
  * Guest physical address -> our address and how many bytes follow it in its region, through

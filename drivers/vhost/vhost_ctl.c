@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tide/lcore.h>
+
 #include "log.h"
 #include "unix_sock.h"
 #include "vhost.h"
@@ -91,16 +93,6 @@ static struct vhost_vq *vring_q(struct vhost_port *vp, unsigned v, uint32_t **li
 	}
 }
 
-/* The live word of vring @v's queue for the packed bursts (vring_q() gives the split one). */
-static uint32_t *vring_live_packed(struct vhost_port *vp, unsigned v)
-{
-	struct tide_port *p = vp->port;
-
-	if (v % 2 == 0)
-		return &((struct vhost_txq *)p->txq[v / 2])->live_packed;
-	return &((struct vhost_rxq *)p->rxq[v / 2])->live_packed;
-}
-
 static bool packed_ring(const struct vhost_port *vp)
 {
 	return vp->features & VHOST_BIT(VIRTIO_F_RING_PACKED);
@@ -126,7 +118,6 @@ static void vring_stop(struct vhost_port *vp, unsigned v)
 	if (q == NULL)
 		return;
 	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(vring_live_packed(vp, v), 0, __ATOMIC_RELAXED);
 	rc = quiesce_barrier(vp->fence);
 	if (rc < 0) /* busy proves nothing: wait for a grace period */
 		quiesce_fallback(vp->port->name, rc);
@@ -197,6 +188,8 @@ static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq 
 			return "base beyond the queue size";
 		return NULL;
 	}
+	if (!tide_is_pow2(n))
+		return "split ring size not a power of two";
 	q->desc = (struct vring_desc *)uva_to_host(vp, vr->desc, vring_desc_bytes(n));
 	q->avail = (struct vring_avail *)uva_to_host(vp, vr->avail, vring_avail_bytes(n));
 	q->used = (struct vring_used *)uva_to_host(vp, vr->used, vring_used_bytes(n));
@@ -268,6 +261,7 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	q->event_idx = vp->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
 	q->indirect = vp->features & VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC);
 	q->used_per_pkt = vp->used_per_pkt;
+	q->in_order = vhost_in_order(vp); /* guest Tx vrings complete by count (Rx bursts) */
 	q->callfd = vr->callfd;
 	q->mem.n = vp->nmap;
 	q->mem.last = 0;
@@ -287,11 +281,9 @@ static int vring_try_start(struct vhost_port *vp, unsigned v)
 	vr->running = true;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
 			q->last_avail, q->avail->idx, q->used->idx);
-	vhost_burst_select(vp->port, v, q->packed);
-	if (q->packed)
-		live = vring_live_packed(vp, v);
-	/* Release: pairs with the acquire load of live in vhost_enter(). */
-	__atomic_store_n(live, 1, __ATOMIC_RELEASE);
+	/* Release: pairs with the acquire load of live in vhost_enter(); the burst takes the
+	 * layout from the value. */
+	__atomic_store_n(live, q->packed ? VHOST_LIVE_PACKED : VHOST_LIVE_SPLIT, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -426,12 +418,29 @@ static int take_fd(struct vhost_rxmsg *m, unsigned i)
 }
 
 /*
- * A region of the memory table: mapped from its fd. The file must be at least as long as
- * the range the frontend announced; we seal it against shrinking when it allows, since a
- * shrink would turn our copies into SIGBUS (frontends whose memory cannot be sealed, such
- * as hugetlbfs files, are trusted not to shrink it, as by every vhost-user backend).
+ * Is the memory file @fd sealed against shrinking (after we tried to seal it)? A frontend
+ * that shrinks a file under our mapping turns our next copy into SIGBUS, which takes the
+ * whole process down with every other port on it. QEMU's memfd backend seals its memory
+ * (seal=on, its default) and a memfd made with MFD_ALLOW_SEALING takes our seal; hugetlbfs
+ * and tmpfs files and memfds without MFD_ALLOW_SEALING (DPDK's EAL memory) cannot be
+ * sealed and are mapped only when the port trusts them (unsealed_mem=yes).
  */
-static const char *map_region(const struct vhost_user_region *r, int fd, struct vhost_map *out)
+static bool sealed_shrink(int fd)
+{
+	int seals;
+
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK); /* EPERM if sealed already: checked below */
+	seals = fcntl(fd, F_GET_SEALS);
+	return seals >= 0 && (seals & F_SEAL_SHRINK);
+}
+
+/*
+ * A region of the memory table: mapped from its fd. The file must be at least as long as
+ * the range the frontend announced, and sealed against shrinking unless @unsealed_ok (see
+ * sealed_shrink()).
+ */
+static const char *map_region(const struct vhost_user_region *r, int fd, bool unsealed_ok,
+			      struct vhost_map *out)
 {
 	struct stat st;
 	uint64_t end, align, len;
@@ -452,7 +461,8 @@ static const char *map_region(const struct vhost_user_region *r, int fd, struct 
 	len = (end + align - 1) & ~(align - 1);
 	if (len < end || len > SIZE_MAX)
 		return "memory region too large";
-	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+	if (!sealed_shrink(fd) && !unsealed_ok)
+		return "memory file cannot be sealed against shrinking (unsealed_mem=yes trusts it)";
 	a = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
 	if (a == MAP_FAILED)
 		return "cannot map memory region";
@@ -512,7 +522,7 @@ static int set_mem_table(struct vhost_port *vp, const uint8_t *pl, uint32_t size
 			}
 		}
 	for (i = 0; i < n && why == NULL; i++)
-		why = map_region(&mem.r[i], vp->rx.fds[i], &nm[i]);
+		why = map_region(&mem.r[i], vp->rx.fds[i], vp->unsealed_mem, &nm[i]);
 	if (why != NULL) {
 		for (unsigned j = 0; j + 1 < i; j++)
 			munmap(nm[j].addr, nm[j].len);
@@ -537,6 +547,38 @@ static int vring_index(struct vhost_port *vp, uint32_t req, uint64_t idx, unsign
 	}
 	*out = (unsigned)idx;
 	return 0;
+}
+
+/*
+ * Why the call fd @fd cannot be used, or NULL. Bursts write it to notify the guest, and a
+ * burst must never block: the kernel's own vhost signals an eventfd without ever waiting
+ * (eventfd_signal()), and so must we. Only an eventfd is taken (the protocol's call fd; a
+ * pipe may block, or raise SIGPIPE once its reader is gone, and a file notifies nobody),
+ * and it is made non-blocking: a write that would overflow the counter then fails with
+ * EAGAIN (counted: tide_vhost_info.call_errors), where the counter, full, is readable and
+ * has woken the guest already. O_NONBLOCK belongs to the file description, which the
+ * frontend shares: its reads of the call fd become non-blocking too. QEMU's event notifiers
+ * and DPDK's virtio-user make their eventfds non-blocking themselves, and the kernel's
+ * irqfd does not read with read(); a frontend that waits in a blocking read() on its call
+ * fd would see EAGAIN instead.
+ */
+static const char *call_fd_check(int fd)
+{
+	char link[64], what[32];
+	ssize_t n;
+	int fl;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, what, sizeof(what) - 1);
+	if (n < 0)
+		return "cannot tell whether the call fd is an eventfd (no /proc)";
+	what[n] = '\0';
+	if (strcmp(what, "anon_inode:[eventfd]") != 0)
+		return "call fd is not an eventfd";
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
+		return "cannot make the call eventfd non-blocking";
+	return NULL;
 }
 
 /* SET_VRING_KICK / CALL / ERR: an index and an fd, or the no-fd flag. */
@@ -569,7 +611,13 @@ static int vring_fd_msg(struct vhost_port *vp, uint32_t req, uint64_t u)
 		return vring_try_start(vp, v);
 	case VHOST_USER_SET_VRING_CALL: {
 		bool was = vr->running;
+		const char *why = fd >= 0 ? call_fd_check(fd) : NULL;
 
+		if (why != NULL) {
+			close(fd);
+			disconnect(vp, KIND_CTL, "SET_VRING_CALL: vring %u: %s", v, why);
+			return -1;
+		}
 		vring_stop(vp, v);
 		close_fd(&vr->callfd);
 		vr->callfd = fd;
@@ -692,8 +740,11 @@ static int handle(struct vhost_port *vp)
 	case VHOST_USER_SET_VRING_NUM:
 		if (vring_index(vp, h.request, st.index, &v) < 0)
 			return -1;
-		if (st.num == 0 || st.num > VHOST_MAX_VRING || !tide_is_pow2(st.num)) {
-			disconnect(vp, KIND_CTL, "SET_VRING_NUM: vring %u size %u (a power of two up to %u)",
+		/* Packed rings may have any size (virtio 1.1+); split ones a power of two (checked
+		 * again at the vring start: the layout may change after this). */
+		if (st.num == 0 || st.num > VHOST_MAX_VRING ||
+		    (!packed_ring(vp) && !tide_is_pow2(st.num))) {
+			disconnect(vp, KIND_CTL, "SET_VRING_NUM: vring %u size %u (1..%u, a power of two for a split ring)",
 				   v, st.num, VHOST_MAX_VRING);
 			return -1;
 		}
@@ -989,6 +1040,21 @@ static void *ctl_main(void *arg)
 
 /* ---- entry points ---- */
 
+void vhost_lock(struct vhost_port *vp)
+{
+	unsigned i = tide_thread_index_;
+	bool online = i < TIDE_MAX_THREADS &&
+		      __atomic_load_n(&tide_qs_.thread[i].seen, __ATOMIC_RELAXED) != 0;
+
+	if (pthread_mutex_trylock(&vp->lock) == 0)
+		return;
+	if (online)
+		tide_thread_offline();
+	pthread_mutex_lock(&vp->lock);
+	if (online)
+		tide_qs_report_(i); /* back online, at a quiescent point */
+}
+
 /*
  * The application's call: what the frontend has sent so far is handled when it returns.
  * Accepting and connecting are the control thread's (it polls for them); a connection
@@ -1000,7 +1066,7 @@ int vhost_ctl_poll(struct vhost_port *vp)
 
 	if (!vp->started)
 		return 0;
-	pthread_mutex_lock(&vp->lock);
+	vhost_lock(vp);
 	cfd = vp->cfd;
 	check_faults(vp);
 	ctl_messages(vp);
@@ -1087,14 +1153,14 @@ fail:
 void vhost_ctl_stop(struct vhost_port *vp)
 {
 	if (vp->thread_on) {
-		pthread_mutex_lock(&vp->lock);
+		vhost_lock(vp);
 		vp->quit = true;
 		pthread_mutex_unlock(&vp->lock);
 		ctl_wake(vp); /* port stop: the thread sees quit */
 		pthread_join(vp->thread, NULL);
 		vp->thread_on = false;
 	}
-	pthread_mutex_lock(&vp->lock);
+	vhost_lock(vp);
 	disconnect(vp, KIND_NORMAL, "port stopped");
 	if (vp->lfd >= 0) {
 		close(vp->lfd);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vhost data path: packed virtqueues (virtio 1.1+ section 2.8), copy mode, both directions,
- * chosen per vring when VIRTIO_F_RING_PACKED was negotiated (vhost_burst_select()).
+ * run when VIRTIO_F_RING_PACKED was negotiated: the queue's burst (vhost_rxtx.c) jumps here
+ * when its live word says VHOST_LIVE_PACKED.
  *
  * One ring of descriptors shared both ways. The driver makes a descriptor available by
  * writing it and then its flags with AVAIL = its wrap counter and USED = the inverse; the
@@ -292,7 +293,7 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 			 uint16_t new_pos, bool new_wrap)
 {
 	const struct vring_packed_event *ev = (const struct vring_packed_event *)(void *)q->avail;
-	uint32_t span = 2u * q->num - 1, o, n, e;
+	uint32_t m = 2u * q->num, o, n, e, ne, no;
 	uint16_t flags, ow;
 
 	/* Our store of the used flags before our load of the guest's wish (see the top). */
@@ -303,12 +304,17 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 		return false;
 	if (flags != VRING_PACKED_EVENT_F_DESC || !q->event_idx)
 		return true;
-	/* Positions as one count modulo twice the queue size (the wrap counter its top bit). */
+	/* Positions as one count modulo twice the queue size, @m (the wrap counter adds the
+	 * queue size); any size, not only powers of two. The driver's event position ev was
+	 * passed when n - ev - 1 < n - o (mod m); e is ev + 1. o and n are below m; an offset
+	 * the driver gave beyond the queue size can only make this answer wrong for it. */
 	ow = load16(&ev->off_wrap);
 	o = old_pos + (old_wrap ? q->num : 0u);
 	n = new_pos + (new_wrap ? q->num : 0u);
-	e = (ow & ~VRING_PACKED_WRAP) + ((ow & VRING_PACKED_WRAP) ? q->num : 0u);
-	return ((n - e - 1) & span) < ((n - o) & span);
+	e = (ow & ~VRING_PACKED_WRAP) + ((ow & VRING_PACKED_WRAP) ? q->num : 0u) + 1u;
+	ne = n >= e ? n - e : n + m - e; /* n - e - 1 (mod m) */
+	no = n >= o ? n - o : n + m - o;
+	return ne < no;
 }
 
 static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, bool new_wrap)
@@ -320,22 +326,11 @@ static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, 
 	pb->pending = false;
 	if (q->callfd >= 0 && pk_want_call(q, pb->old_pos, pb->old_wrap, new_pos, new_wrap) &&
 	    write(q->callfd, &one, sizeof(one)) < 0) {
-		/* A full eventfd counter already wakes the guest. */
+		/* Non-blocking (vhost_ctl.c): a full counter already wakes the guest. */
+		tide_stat_add(&q->call_errors, 1);
 	}
 	pb->old_pos = new_pos;
 	pb->old_wrap = new_wrap;
-}
-
-/* Burst entry: busy published, the queue live (packed) and sound. */
-ALWAYS_INLINE bool pk_enter(uint32_t *busy, const uint32_t *live, bool fence,
-			    const struct vhost_fault_slot *fs)
-{
-	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
-			  __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
-		vhost_leave(busy);
-		return false;
-	}
-	return true;
 }
 
 /* ---- Rx: guest Tx vring -> mbufs ---- */
@@ -394,7 +389,7 @@ static struct pk_end pk_rx_slow(struct vhost_rxq *q, uint16_t pos, bool wrap,
 	return e;
 }
 
-static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
 	struct vhost_vq *vq = &q->vq;
@@ -404,8 +399,6 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	uint16_t pos, i = 0, nb, last_id = 0, wb;
 	bool wrap, upp, batch;
 
-	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fs))
-		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
 	/* A bound on the chains available from here (the mbufs to take), up to @n. */
@@ -508,10 +501,6 @@ static uint16_t pk_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint1
 	return i;
 }
 
-tide_rx_burst_fn vhost_packed_rx_fn(void)
-{
-	return pk_rx_burst;
-}
 
 /* ---- Tx: mbufs -> guest Rx vring ---- */
 
@@ -646,8 +635,6 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	uint16_t wb;
 	bool wrap, upp;
 
-	if (!pk_enter(&q->busy, &q->live_packed, q->fence, &q->fs))
-		return 0;
 	pos = vq->last_avail;
 	wrap = vq->wrap;
 	if (!pk_avail(load16(&pk_ring(vq)[pos].flags), wrap)) {
@@ -696,17 +683,12 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	return k;
 }
 
-static uint16_t pk_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
 	return pk_tx_burst(q, pkts, n, VHOST_FREE_AFTER);
 }
 
-static uint16_t pk_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
 	return pk_tx_burst(q, pkts, n, VHOST_FREE_LOOP);
-}
-
-tide_tx_burst_fn vhost_packed_tx_fn(enum vhost_txfree f)
-{
-	return f == VHOST_FREE_LOOP ? pk_tx_loop : pk_tx_after;
 }

@@ -188,27 +188,22 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
 		return;
 	}
 	if (write(q->callfd, &one, sizeof(one)) < 0) {
-		/* A full eventfd counter already wakes the guest. */
+		/* Non-blocking (vhost_ctl.c): a full counter already wakes the guest. */
+		tide_stat_add(&q->call_errors, 1);
 	}
 }
 
 /*
- * Burst entry: publish busy, check the queue is live and sound, and count the avail
- * entries waiting ([avail] acquire). avail->idx may move at most the queue size past what
- * we took. Returns the count, or 0 with the burst already left (down, faulted, empty, or
- * the index jumped: then the queue faults).
+ * Split burst, after the entry found the queue live with the split layout and sound: count
+ * the avail entries waiting ([avail] acquire). avail->idx may move at most the queue size
+ * past what we took. Returns the count, or 0 with the burst already left (empty, or the
+ * index jumped: then the queue faults).
  */
-ALWAYS_INLINE unsigned vq_enter(uint32_t *busy, const uint32_t *live, bool fence,
-				struct vhost_fault_slot *fs, uint64_t *errors, struct vhost_vq *q,
-				uint16_t *idx)
+ALWAYS_INLINE unsigned vq_avail(uint32_t *busy, struct vhost_fault_slot *fs, uint64_t *errors,
+				struct vhost_vq *q, uint16_t *idx)
 {
 	uint16_t a, k;
 
-	if (tide_unlikely(vhost_enter(busy, live, fence) == 0 ||
-			  __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
-		vhost_leave(busy);
-		return 0;
-	}
 	a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
 	k = (uint16_t)(a - q->last_avail);
 	if (tide_unlikely(k > q->num)) {
@@ -292,15 +287,16 @@ ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf 
 	return RX_OK;
 }
 
-static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+/* The split Rx burst, entered (busy stored, live read as split). */
+static __attribute__((noinline)) uint16_t rx_split(struct tide_rxq *pub, struct tide_mbuf **pkts,
+						   uint16_t n)
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
 	struct vhost_vq *vq = &q->vq;
 	uint16_t aidx, last, uidx, i = 0, last_head = 0;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	unsigned nb = vq_enter(&q->busy, &q->live, q->fence, &q->fs, &pub->stats.errors, vq,
-			       &aidx);
+	unsigned nb = vq_avail(&q->busy, &q->fs, &pub->stats.errors, vq, &aidx);
 	bool upp, batch;
 
 	if (nb == 0)
@@ -362,6 +358,39 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	tide_stat_burst(&pub->stats, i, bytes);
 	vhost_leave(&q->busy);
 	return i;
+}
+
+/*
+ * Burst entry, both layouts: publish busy and read the live word. Returns the layout of a
+ * queue that runs and is sound, or 0 with the burst already left (down, or faulted: it
+ * moves nothing until the control thread has disconnected).
+ */
+ALWAYS_INLINE uint32_t q_enter(uint32_t *busy, const uint32_t *live, bool fence,
+			       const struct vhost_fault_slot *fs)
+{
+	uint32_t l = vhost_enter(busy, live, fence);
+
+	if (tide_unlikely(l == 0 || __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
+		vhost_leave(busy);
+		return 0;
+	}
+	return l;
+}
+
+/*
+ * The queue's Rx burst, for either layout: the entry, then a jump to the body of the layout
+ * the live word names (small, so that the bodies' register saves come after the choice).
+ */
+static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct vhost_rxq *q = (struct vhost_rxq *)pub;
+	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
+
+	if (tide_likely(live == VHOST_LIVE_SPLIT))
+		return rx_split(pub, pkts, n);
+	if (live == VHOST_LIVE_PACKED)
+		return vhost_packed_rx(pub, pkts, n);
+	return 0;
 }
 
 tide_rx_burst_fn vhost_rx_fn(void)
@@ -537,7 +566,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	unsigned room;
 	bool upp;
 
-	if (vq_enter(&q->busy, &q->live, q->fence, &q->fs, &pub->stats.errors, vq, &aidx) == 0)
+	if (vq_avail(&q->busy, &q->fs, &pub->stats.errors, vq, &aidx) == 0)
 		return 0;
 	room = txc_room_sync(t, n);
 	if (room < n)
@@ -579,14 +608,43 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	return k;
 }
 
-static uint16_t tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+/* The split Tx bursts, entered (busy stored, live read as split). */
+static __attribute__((noinline)) uint16_t tx_split_after(struct tide_txq *q,
+							 struct tide_mbuf **pkts, uint16_t n)
 {
 	return tx_burst(q, pkts, n, VHOST_FREE_AFTER);
 }
 
-static uint16_t tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+static __attribute__((noinline)) uint16_t tx_split_loop(struct tide_txq *q,
+							struct tide_mbuf **pkts, uint16_t n)
 {
 	return tx_burst(q, pkts, n, VHOST_FREE_LOOP);
+}
+
+/* The queue's Tx burst, for either layout (as rx_burst()). */
+ALWAYS_INLINE uint16_t tx_enter(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				const enum vhost_txfree f)
+{
+	struct vhost_txq *q = (struct vhost_txq *)pub;
+	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
+
+	if (tide_likely(live == VHOST_LIVE_SPLIT))
+		return f == VHOST_FREE_LOOP ? tx_split_loop(pub, pkts, n)
+					    : tx_split_after(pub, pkts, n);
+	if (live == VHOST_LIVE_PACKED)
+		return f == VHOST_FREE_LOOP ? vhost_packed_tx_loop(pub, pkts, n)
+					    : vhost_packed_tx_after(pub, pkts, n);
+	return 0;
+}
+
+static uint16_t tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_enter(q, pkts, n, VHOST_FREE_AFTER);
+}
+
+static uint16_t tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_enter(q, pkts, n, VHOST_FREE_LOOP);
 }
 
 tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f)

@@ -17,6 +17,10 @@
  *                    | yes: frees each packet inside the loop (benchmark comparison)
  *   used_per_pkt=B   no (default): the used ring index is published once per burst
  *                    | yes: after every packet (benchmark comparison)
+ *   unsealed_mem=B   no (default): guest memory whose file cannot be sealed against
+ *                    shrinking (hugetlbfs files, memfds without MFD_ALLOW_SEALING: DPDK's
+ *                    virtio-user) is refused, since a frontend that shrank it would crash
+ *                    this process (SIGBUS) | yes: such memory is trusted not to shrink
  *
  * Control plane: a started port has a control thread of its own ("<port>-ctl", asleep in
  * poll() until the frontend sends, a worker finds a fault or the port stops), so the port's
@@ -47,10 +51,14 @@ struct tide_vhost_info {
 	uint64_t connects;    /* connections accepted or made */
 	uint64_t disconnects; /* connections that ended (any reason) */
 	uint64_t violations;  /* of those, because the frontend broke a rule */
+	uint64_t call_errors; /* guest notifications whose eventfd write failed (a full
+			       * counter: the guest was woken already) */
 	char reason[128];     /* why the last connection ended ("" if none did) */
 };
 
-/* Fill @out. Returns 0, or -EINVAL if @p is not a vhost port. */
+/* Fill @out. Returns 0, or -EINVAL if @p is not a vhost port. Any thread may call it, one
+ * that runs bursts too (while it waits for the port's control thread it counts as offline:
+ * tide_thread_offline()). */
 TIDE_EXPORT int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out);
 
 #ifdef __cplusplus
