@@ -1660,6 +1660,7 @@ int main(int argc, char **argv)
 	mfd_flags = MFD_CLOEXEC;
 	good_connection();
 	printf("ok   unsealed_mem=yes: memory that cannot be sealed serves\n");
+	mfd_flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 	/* Each Tx packet freed right after its copy. */
