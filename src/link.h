@@ -5,16 +5,24 @@
  *   lcore i:  Rx burst on A --(hint: A)--> Tx burst on T --(A.pair = T)--> next refill of A
  *                                                                          pulls from T
  *
- * Two words carry it, one on each side:
+ * The words it keeps, who writes them, and which grace period makes a stale read harmless:
  *
- *   word                 lives in                written by                 read by
- *   link_rx.pair         the Rx queue (rxr)      any thread, relaxed:       A's refill
- *                                                 T's Tx burst (auto), the
- *                                                 control thread (by hand,
- *                                                 unpair)
- *   link_tx.owner        the Tx engine (txc)     control thread: STOPPED,   every entry to T,
- *                                                 FREE; data-path threads:   refills that follow
- *                                                 compare-and-swap only      a pairing to T
+ *   link_rx.pair    in the Rx queue (struct rxr, afxdp's Rx queue); relaxed atomic.
+ *       written by  the Tx burst of the thread that polled the queue last (automatic), the
+ *                   control thread (tide_recycle_pair, link_unpair);
+ *       read by     the queue's refill, which follows it only if it owns the engine named;
+ *       protected   queue release clears it (link_unpair), then waits one grace period
+ *                   before the engine's memory goes (port.c, release_queues).
+ *   link_tx.owner   in the Tx engine (struct txc); relaxed atomic, FREE stored with release.
+ *       written by  the control thread (STOPPED at setup and stop, FREE at start); data-path
+ *                   threads only by compare-and-swap (taking FREE, adopting: see below);
+ *       read by     every entry to the engine (txc_own) and every refill before it follows
+ *                   a pairing (txc_link_src);
+ *       protected   stop's grace period (no burst that saw the engine running is left when
+ *                   the driver takes its buffers back); an adoption's own grace period (the
+ *                   old owner's refills are done before the new owner enters).
+ *   link_hint_      thread-local, with the grace-period token of the moment it was taken:
+ *                   written and read by the polling thread; stale after any grace period.
  *
  * An Rx queue that can take recycled buffers embeds a struct link_rx: `pair` names the Tx
  * engine its refill takes completed buffers from first. The pairing is automatic (the Tx
@@ -26,10 +34,7 @@
  * thread, or to a queue since moved, is never followed, so an Rx queue that moves to
  * another lcore is re-paired by that lcore's next Tx burst and a Tx queue that moves is
  * adopted only after its old lcore passed a quiescent point (link_tx__adopt).
- *
- * Teardown: the control thread clears every `pair` naming a Tx engine (link_unpair) and
- * runs a grace period (qs.h) before the engine's memory goes. The hint is tagged with the
- * grace-period token it was taken in: after any grace period it is stale and not followed.
+
  */
 #ifndef TIDE_SRC_LINK_H
 #define TIDE_SRC_LINK_H

@@ -7,7 +7,7 @@
 #include "log.h"
 #include "txc.h"
 
-/* txfree=each: one free per mbuf, the baseline of seed 000. */
+/* txfree=each: one free per mbuf, the reference the other policies are compared with. */
 static void release_each(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
 	(void)t;
@@ -15,7 +15,7 @@ static void release_each(struct txc *t, struct tide_mbuf **m, unsigned n)
 		tide_mbuf_free(m[i]);
 }
 
-/* txfree=bulk: refcount-safe, grouped by pool (seed 003's "free in bulk after the loop"). */
+/* txfree=bulk: refcount-safe, grouped by pool. */
 void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
 	(void)t;
@@ -25,7 +25,8 @@ void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n)
 /*
  * txfree=fast: the application promised one pool, refcnt 1, one segment. The pool is
  * learned from the first mbuf ever released and never read again; the slice of the
- * software ring goes straight to the pool in chunks of 64 (seed 000) - no header is read.
+ * software ring goes straight to the pool in chunks of TXC_FAST_FREE_CHUNK; no header is
+ * read.
  */
 static void release_fast(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
@@ -42,8 +43,8 @@ static void release_fast(struct txc *t, struct tide_mbuf **m, unsigned n)
 }
 
 /*
- * Slots that never hold buffers, walked anyway: what completion cost before it became an
- * index move (seed 004's "before"). Only used by benchmarks (walk_empty).
+ * Slots that never hold buffers, walked anyway: the per-slot cost that index_only
+ * completion does without, kept so that benchmarks can compare the two (walk_empty).
  */
 static void release_walk(struct txc *t, struct tide_mbuf **m, unsigned n)
 {

@@ -35,7 +35,7 @@
 
 #define TXC_INLINE static inline __attribute__((always_inline))
 #define TXC_DEFAULT_THRESH 32
-#define TXC_FAST_FREE_CHUNK 64 /* bulk put size of the fast path (seed 000) */
+#define TXC_FAST_FREE_CHUNK 64 /* bulk put size of txfree=fast */
 
 struct txc;
 
@@ -428,9 +428,9 @@ TXC_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)
 
 /*
  * Copy-mode drivers: a burst whose packets were copied out is free right away. Release it
- * with the queue's policy, in one go after the copy loop (seed 003). With txfree=auto the
- * burst is checked against the fast-free contract first (the driver has just read every
- * header): all keep it -> the fast way, otherwise the bulk way. No NULL entries.
+ * with the queue's policy, in one go after the copy loop. With txfree=auto the burst is
+ * checked against the fast-free contract first (the driver has just read every header):
+ * all keep it -> the fast way, otherwise the bulk way. No NULL entries.
  */
 TXC_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsigned n)
 {
