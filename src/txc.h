@@ -186,7 +186,7 @@ TXC_INLINE void txc__mark(struct txc *t, uint32_t idx, void (*set_rs)(void *ctx,
 TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
 			     void (*set_rs)(void *ctx, uint32_t slot), void *ctx)
 {
-	const uint32_t r = t->rs_thresh;
+	const uint32_t thresh = t->rs_thresh;
 	uint32_t off;
 
 	switch ((enum tide_rs)t->rs) {
@@ -196,14 +196,14 @@ TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
 		t->gap = 0;
 		break;
 	case TIDE_RS_BUCKET:
-		/* Fixed slots: the last of every r-slot bucket (r divides the ring). */
-		for (off = (r - 1 - (first & (r - 1))); off < n; off += r)
+		/* Fixed slots: the last of each thresh-slot bucket (thresh divides the ring). */
+		for (off = (thresh - 1 - (first & (thresh - 1))); off < n; off += thresh)
 			txc__mark(t, first + off, set_rs, ctx);
-		t->gap = (first + n) & (r - 1);
+		t->gap = (first + n) & (thresh - 1);
 		break;
 	case TIDE_RS_BURST:
-		/* The slot where the gap would reach r gets a mark, then the burst's last slot. */
-		for (off = r - 1 - t->gap; off + 1 < n; off += r)
+		/* The slot where the gap would reach thresh gets a mark, then the burst's last slot. */
+		for (off = thresh - 1 - t->gap; off + 1 < n; off += thresh)
 			txc__mark(t, first + off, set_rs, ctx);
 		txc__mark(t, first + n - 1, set_rs, ctx);
 		t->gap = 0;
@@ -222,18 +222,18 @@ TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
 TXC_INLINE unsigned txc_advance_dd(struct txc *t, int (*desc_done)(void *ctx, uint32_t slot),
 				   void *ctx)
 {
-	uint32_t h = t->mark_head, cand, old = t->done;
+	uint32_t head = t->mark_head, cand, old = t->done;
 
-	if (h == t->mark_tail)
+	if (head == t->mark_tail)
 		return 0;
-	cand = h;
+	cand = head;
 	while (cand + 1 != t->mark_tail &&
 	       t->marks[(cand + 1) & t->mask] - t->done < t->rs_thresh)
 		cand++;
 	if (!desc_done(ctx, t->marks[cand & t->mask] & t->mask)) {
-		if (cand == h || !desc_done(ctx, t->marks[h & t->mask] & t->mask))
+		if (cand == head || !desc_done(ctx, t->marks[head & t->mask] & t->mask))
 			return 0;
-		cand = h;
+		cand = head;
 	}
 	t->done = t->marks[cand & t->mask] + 1;
 	t->mark_head = cand + 1;
