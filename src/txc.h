@@ -72,7 +72,8 @@ struct txc {
 	struct tide_pool *fast_pool; /* learned from the first mbuf seen (fast contract) */
 	struct tide_txq *q;
 
-	/* Which thread may enter the engine: the recycle link's words (link.h, struct link_tx). */
+	/* Which thread may enter the engine (read at the start of every burst): the recycle
+	 * link's words, written as link.h says (struct link_tx). */
 	struct link_tx link;
 
 	/* Counters (owner thread writes; relaxed so others may read): tx_released and
