@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Port life cycle, checks common to every driver, stats, and the recycle entry points. */
+/* Port life cycle, checks common to every driver, the registry of open ports, stats.
+ * Pairing and the recycle calls are the recycle link's (link.c). */
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -303,18 +304,6 @@ static int check_desc(const struct tide_port *p, const char *what, unsigned qid,
 	return 0;
 }
 
-int rxr_conf_check(const char *who, unsigned nb_desc, struct tide_rxq_conf *conf)
-{
-	if (conf->free_thresh == 0)
-		conf->free_thresh = RXR_DEFAULT_BATCH < nb_desc ? RXR_DEFAULT_BATCH : nb_desc / 2;
-	if (!tide_is_pow2(conf->free_thresh) || conf->free_thresh > nb_desc / 2) {
-		TIDE_LOG_ERR_(who, "rx free_thresh %u must be a power of two dividing the ring and at most half of it (%u descriptors)",
-			      conf->free_thresh, nb_desc);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc, struct tide_pool *pool,
 		   const struct tide_rxq_conf *conf)
 {
@@ -410,13 +399,12 @@ int tide_port_start(struct tide_port *p)
 		return rc;
 	p->started = true;
 	link_hint_ = NULL; /* the driver's first refill ran here: it is not a burst */
-	/* The Tx engines may be taken again (by the first thread that polls each). Release:
-	 * pairs with the acquire load in txc__adopt(); the engine is set up for its owner. */
+	/* The Tx engines may be taken again, by the first thread that polls each. */
 	for (unsigned q = 0; q < p->nb_txq; q++) {
 		struct txc *t = p->txq[q]->txc;
 
 		if (t)
-			__atomic_store_n(&t->owner, TXC_OWNER_FREE, __ATOMIC_RELEASE);
+			link_tx_start(&t->link);
 	}
 	/* Release: pairs with the acquire load in the burst calls; the queues are ready. Only
 	 * where the call is still the stopped no-op: a driver whose control thread runs from
@@ -456,7 +444,7 @@ int tide_port_stop(struct tide_port *p)
 
 		__atomic_store_n(&p->txq[q]->call, tide_tx_burst_noop, __ATOMIC_RELAXED);
 		if (t)
-			__atomic_store_n(&t->owner, TXC_OWNER_STOPPED, __ATOMIC_RELAXED);
+			link_tx_stop(&t->link);
 	}
 	qs_synchronize(); /* stop: no burst of this port runs past this point */
 	p->drv->stop(p);
@@ -542,19 +530,19 @@ int tide_rxq_intr_disable(struct tide_port *p, unsigned qid)
 	return rc < 0 ? rc : p->drv->rxq_intr_set(p, qid, 0);
 }
 
-static uint64_t rd(const uint64_t *c)
+static uint64_t stat_read(const uint64_t *c)
 {
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
 static void queue_stats_read(const struct tide_queue_stats *s, struct tide_queue_stats *out)
 {
-	out->packets = rd(&s->packets);
-	out->bytes = rd(&s->bytes);
-	out->errors = rd(&s->errors);
-	out->nombuf = rd(&s->nombuf);
-	out->polls = rd(&s->polls);
-	out->idle_polls = rd(&s->idle_polls);
+	out->packets = stat_read(&s->packets);
+	out->bytes = stat_read(&s->bytes);
+	out->errors = stat_read(&s->errors);
+	out->nombuf = stat_read(&s->nombuf);
+	out->polls = stat_read(&s->polls);
+	out->idle_polls = stat_read(&s->idle_polls);
 }
 
 int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
@@ -587,8 +575,8 @@ int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
 		st->tx_idle_polls += s->idle_polls;
 		t = p->txq[q]->txc;
 		if (t) {
-			st->tx_released += rd(&t->released);
-			st->tx_recycled += rd(&t->recycled);
+			st->tx_released += stat_read(&t->released);
+			st->tx_recycled += stat_read(&t->recycled);
 		}
 	}
 	if (p->drv->stats_add)
@@ -624,70 +612,4 @@ void tide_port_stats_reset(struct tide_port *p)
 	}
 	if (p->drv->stats_reset)
 		p->drv->stats_reset(p);
-}
-
-unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max)
-{
-	struct txc *t = q->txc;
-	unsigned total = 0;
-
-	/* The owner word is the whole check: STOPPED from before stop's grace period until
-	 * the next start (port->started changes only after the driver's stop). */
-	if (t == NULL || !txc_own(t))
-		return 0;
-	if (max == 0)
-		max = UINT32_MAX;
-	/* Advance until the device reports nothing more, then release up to max. */
-	while (t->advance(t) > 0)
-		;
-	total = txc_reclaim(t, max);
-	return total;
-}
-
-/* Acquire: pairs with the release in tide_port_start(), like the burst calls' load. */
-static bool rxq_stopped(struct tide_rxq *q)
-{
-	return __atomic_load_n(&q->call, __ATOMIC_ACQUIRE) == tide_rx_burst_noop;
-}
-
-unsigned tide_recycle(struct tide_rxq *rxq, struct tide_txq *txq)
-{
-	struct link_rx *l = rxq->refill;
-	struct rxr *r = (struct rxr *)l;
-	struct txc *t = txq->txc;
-	unsigned n;
-
-	/* The Rx queue's live word is its call (the no-op from before stop's grace period until
-	 * the next start); the Tx queue's is its engine's owner (txc_own). */
-	if (l == NULL || l->kind != LINK_SLOTS || t == NULL || rxq_stopped(rxq) || !txc_own(t))
-		return 0;
-	n = t->rs_thresh;
-	/* Room for one bucket at `refill` without wrapping the Rx ring, and whole refill
-	 * batches so that the refill cursor stays batch-aligned. */
-	if (rxr_empty_slots(r) < n || (r->refill & r->mask) + n > r->size || n % r->batch != 0)
-		return 0;
-	if (txc_recycle_into(t, &r->sw[r->refill & r->mask], n, r->pool) != n)
-		return 0;
-	r->post(r, r->refill, n, true);
-	r->refill += n;
-	tide_stat_add(&r->recycled, n);
-	return n;
-}
-
-int tide_recycle_pair(struct tide_rxq *rxq, struct tide_txq *txq)
-{
-	struct link_rx *l = rxq->refill;
-	struct txc *t = txq ? txq->txc : NULL;
-
-	if (l == NULL) {
-		TIDE_LOG_ERR_(rxq->port->name, "Rx queue %u cannot take recycled buffers", rxq->qid);
-		return -ENOTSUP;
-	}
-	if (txq != NULL && (t == NULL || t->link_kind != l->kind)) {
-		TIDE_LOG_ERR_(txq->port->name, "Tx queue %u cannot recycle into %s Rx queue %u",
-			      txq->qid, rxq->port->name, rxq->qid);
-		return -ENOTSUP;
-	}
-	link_rx_set(l, (uintptr_t)t);
-	return 0;
 }

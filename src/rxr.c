@@ -1,9 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/* Rx refill: configuration, setup and teardown. See rxr.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "rxr.h"
+
+int rxr_conf_check(const char *who, unsigned nb_desc, struct tide_rxq_conf *conf)
+{
+	if (conf->free_thresh == 0)
+		conf->free_thresh = RXR_DEFAULT_BATCH < nb_desc ? RXR_DEFAULT_BATCH : nb_desc / 2;
+	if (!tide_is_pow2(conf->free_thresh) || conf->free_thresh > nb_desc / 2) {
+		TIDE_LOG_ERR_(who, "rx free_thresh %u must be a power of two dividing the ring and at most half of it (%u descriptors)",
+			      conf->free_thresh, nb_desc);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 int rxr_init(struct rxr *r, struct tide_rxq *q, unsigned size, struct tide_pool *pool,
 	     const struct tide_rxq_conf *conf,

@@ -9,9 +9,10 @@
  *
  * `next` is the next slot the driver will receive from; `refill` the next slot that needs a
  * buffer. Refill works in batches of `batch` slots (batch divides the ring, so a batch never
- * wraps): buffers come first from the paired Tx queue's completed slots (recycling, seed
- * 001, through the recycle link: link.h) and otherwise from the pool in one bulk get, and each batch is posted with one
- * doorbell. Only the thread that polls the queue touches this structure.
+ * wraps): buffers come first from the paired Tx queue's completed slots (recycling through
+ * the recycle link: link.h) and otherwise from the pool in one bulk get, and each batch is
+ * posted with one doorbell. Only the thread that polls the queue touches this structure,
+ * except `link.pair` (link.h says who writes it).
  */
 #ifndef TIDE_SRC_RXR_H
 #define TIDE_SRC_RXR_H
@@ -37,7 +38,7 @@ struct rxr {
 	/* Driver hook (out of line; called once per batch by tide_recycle). */
 	void (*post)(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
 	void *drv;
-	uint64_t recycled;
+	uint64_t recycled; /* buffers this queue took from a Tx engine (relaxed counter) */
 };
 
 int rxr_init(struct rxr *r, struct tide_rxq *q, unsigned size, struct tide_pool *pool,

@@ -5,11 +5,9 @@
 #include <string.h>
 
 #include "log.h"
-#include "qs.h"
-#include "rxr.h"
 #include "txc.h"
 
-/* txfree=each: one free per mbuf, the baseline of seed 000. */
+/* txfree=each: one free per mbuf, the reference the other policies are compared with. */
 static void release_each(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
 	(void)t;
@@ -17,7 +15,7 @@ static void release_each(struct txc *t, struct tide_mbuf **m, unsigned n)
 		tide_mbuf_free(m[i]);
 }
 
-/* txfree=bulk: refcount-safe, grouped by pool (seed 003's "free in bulk after the loop"). */
+/* txfree=bulk: refcount-safe, grouped by pool. */
 void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
 	(void)t;
@@ -27,7 +25,8 @@ void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n)
 /*
  * txfree=fast: the application promised one pool, refcnt 1, one segment. The pool is
  * learned from the first mbuf ever released and never read again; the slice of the
- * software ring goes straight to the pool in chunks of 64 (seed 000) - no header is read.
+ * software ring goes straight to the pool in chunks of TXC_FAST_FREE_CHUNK; no header is
+ * read.
  */
 static void release_fast(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
@@ -44,8 +43,8 @@ static void release_fast(struct txc *t, struct tide_mbuf **m, unsigned n)
 }
 
 /*
- * Slots that never hold buffers, walked anyway: what completion cost before it became an
- * index move (seed 004's "before"). Only used by benchmarks (walk_empty).
+ * Slots that never hold buffers, walked anyway: the per-slot cost that index_only
+ * completion does without, kept so that benchmarks can compare the two (walk_empty).
  */
 static void release_walk(struct txc *t, struct tide_mbuf **m, unsigned n)
 {
@@ -124,12 +123,12 @@ int txc_init(struct txc *t, struct tide_txq *q, unsigned size, const struct tide
 	t->rs = (uint8_t)conf->rs;
 	t->txfree = (uint8_t)conf->txfree;
 	t->count_mode = d->count_mode;
-	t->o1 = d->slots_empty && !d->walk_empty;
+	t->index_only = d->slots_empty && !d->walk_empty;
 	t->advance = d->advance;
 	t->drv = d->drv;
 	t->q = q;
-	t->owner = TXC_OWNER_STOPPED; /* tide_port_start() makes it FREE */
-	t->link_kind = t->o1 ? LINK_NONE : LINK_SLOTS;
+	link_tx_init(&t->link);
+	t->link_kind = t->index_only ? LINK_NONE : LINK_SLOTS;
 	q->txc = t;
 	switch (conf->txfree) {
 	case TIDE_TXFREE_EACH:
@@ -182,7 +181,7 @@ unsigned txc_release_all(struct txc *t)
 	t->tail = t->done = t->clean = t->gap = 0;
 	t->mark_head = t->mark_tail = 0;
 	t->unsafe_until = 0;
-	t->unsafe_acc = 0;
+	t->unsafe_pending = 0;
 	t->fast_pool = NULL; /* learned again: the next run may use another pool */
 	return n;
 }
@@ -193,7 +192,7 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 	unsigned idx, first;
 	struct tide_mbuf **src;
 
-	if (t->o1)
+	if (t->index_only)
 		return 0; /* its slots hold no buffers */
 	if (t->done - t->clean < n) {
 		t->advance(t);
@@ -228,37 +227,6 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 normal:
 	txc_reclaim(t, n);
 	return 0;
-}
-
-bool txc__adopt(struct txc *t)
-{
-	unsigned me = tide_thread_index_;
-	/* Acquire: pairs with the release store of FREE in tide_port_start(); what the driver's
-	 * start wrote to the engine is visible to its first owner. */
-	uint32_t o = __atomic_load_n(&t->owner, __ATOMIC_ACQUIRE);
-
-	if (o == TXC_OWNER_STOPPED)
-		return false; /* the driver's until the next start */
-	if (o == TXC_OWNER_FREE)
-		/* Started and not polled since: no refill can be following it. */
-		return __atomic_compare_exchange_n(&t->owner, &o, me, false, __ATOMIC_RELAXED,
-						   __ATOMIC_RELAXED);
-	if (o != TXC_OWNER_BUSY || t->adopter != me) {
-		/* Polled by another thread until now: its refills may recycle from this queue
-		 * until it passes a quiescent point. Make them stop (BUSY matches no thread),
-		 * then wait, without blocking, for the grace period: its release publishes the
-		 * owner change to every thread that reports it. */
-		if (!__atomic_compare_exchange_n(&t->owner, &o, TXC_OWNER_BUSY, false,
-						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return false; /* stopped meanwhile */
-		t->adopter = me;
-		t->adopt_token = qs_start();
-	}
-	if (!qs_passed(t->adopt_token))
-		return false;
-	o = TXC_OWNER_BUSY;
-	return __atomic_compare_exchange_n(&t->owner, &o, me, false, __ATOMIC_RELAXED,
-					   __ATOMIC_RELAXED);
 }
 
 unsigned txc_advance_none_ool(struct txc *t)

@@ -35,24 +35,9 @@
 
 #define TXC_INLINE static inline __attribute__((always_inline))
 #define TXC_DEFAULT_THRESH 32
-#define TXC_FAST_FREE_CHUNK 64 /* bulk put size of the fast path (seed 000) */
+#define TXC_FAST_FREE_CHUNK 64 /* bulk put size of txfree=fast */
 
 struct txc;
-
-/*
- * txc.owner besides a thread index (none of them matches one):
- *   STOPPED  set up and not started, or stopped: no thread may enter the engine, and none
- *            can take it (txc__adopt refuses), so the driver's start and stop own it alone.
- *            Written only by the control thread (tide_port_stop, before its grace period);
- *            tide_port_start() re-arms it to FREE.
- *   FREE     started and not polled since: the first thread that asks takes it at once.
- *   BUSY     a thread adopts a queue another thread polled (txc__adopt).
- * Threads move the word only by compare-and-swap from the value they read, so a STOPPED
- * stored meanwhile is never overwritten by a data-path thread.
- */
-#define TXC_OWNER_FREE 0xfffffffeu
-#define TXC_OWNER_BUSY 0xfffffffdu
-#define TXC_OWNER_STOPPED 0xfffffffcu
 
 typedef void (*txc_release_fn)(struct txc *t, struct tide_mbuf **m, unsigned n);
 typedef unsigned (*txc_advance_fn)(struct txc *t);
@@ -69,12 +54,14 @@ struct txc {
 	uint8_t rs;          /* enum tide_rs */
 	uint8_t txfree;      /* enum tide_txfree */
 	bool count_mode;     /* completions arrive as a count: no marks kept */
-	bool auto_pair;      /* pair with the Rx queue the sent packets came from */
+	bool auto_pair;      /* pair with the Rx queue the sent packets came from (link.h; here,
+				not in `link`, because every burst reads it with the fields above) */
 	uint8_t link_kind;   /* enum link_kind: how this engine's buffers reach an Rx queue */
-	bool o1;             /* slots never hold buffers: completion only moves an index */
+	bool index_only;     /* slots never hold buffers and are not walked: completion only
+				moves `clean`, and the driver counts what it releases */
 	bool track;          /* check the fast-free contract per packet (auto/recycle without
 				it asserted): slots before unsafe_until may break it */
-	uint8_t unsafe_acc;  /* this burst had a packet breaking the contract */
+	uint8_t unsafe_pending; /* the burst being committed had a packet breaking the contract */
 	uint32_t unsafe_until; /* slots before this index may hold unsafe buffers */
 	struct tide_mbuf **sw;  /* one pointer per slot */
 	uint32_t *marks;        /* size entries */
@@ -85,11 +72,9 @@ struct txc {
 	struct tide_pool *fast_pool; /* learned from the first mbuf seen (fast contract) */
 	struct tide_txq *q;
 
-	/* The recycle link (link.h): the index of the thread that polls this queue (relaxed
-	 * atomic; other threads' refills read it), and an adoption in progress. */
-	uint32_t owner;
-	uint32_t adopter;     /* the thread adopting the queue (owner == TXC_OWNER_BUSY) */
-	uint64_t adopt_token; /* grace period the adoption waits for */
+	/* Which thread may enter the engine (read at the start of every burst): the recycle
+	 * link's words, written as link.h says (struct link_tx). */
+	struct link_tx link;
 
 	/* Counters (owner thread writes; relaxed so others may read): tx_released and
 	 * tx_recycled of tide/port.h, counted only through txc_count_*() below. */
@@ -137,11 +122,6 @@ int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap,
 unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 			  const struct tide_pool *pool);
 
-/* Out of line: the calling thread is not the queue's owner; take it over if the old owner
- * cannot be using it any more and the queue is not stopped. Returns whether the caller owns
- * the queue now. */
-bool txc__adopt(struct txc *t);
-
 /*
  * Every entry to a Tx queue's state from its polling thread goes through this: does the
  * calling thread own the engine? (Another thread's refill may be recycling from it until
@@ -152,8 +132,7 @@ bool txc__adopt(struct txc *t);
  */
 TXC_INLINE bool txc_own(struct txc *t)
 {
-	return tide_likely(__atomic_load_n(&t->owner, __ATOMIC_RELAXED) == tide_thread_index_) ||
-	       txc__adopt(t);
+	return tide_likely(link_tx_owned(&t->link)) || link_tx__adopt(t);
 }
 
 /* The Tx engine an Rx queue's link is paired with, if the calling thread owns it. */
@@ -161,9 +140,7 @@ TXC_INLINE struct txc *txc_link_src(const struct link_rx *l)
 {
 	struct txc *t = (struct txc *)link_rx_pair(l);
 
-	return t != NULL && __atomic_load_n(&t->owner, __ATOMIC_RELAXED) == tide_thread_index_
-		       ? t
-		       : NULL;
+	return t != NULL && link_tx_owned(&t->link) ? t : NULL;
 }
 
 /*
@@ -210,7 +187,7 @@ TXC_INLINE void txc__mark(struct txc *t, uint32_t idx, void (*set_rs)(void *ctx,
 TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
 			     void (*set_rs)(void *ctx, uint32_t slot), void *ctx)
 {
-	const uint32_t r = t->rs_thresh;
+	const uint32_t thresh = t->rs_thresh;
 	uint32_t off;
 
 	switch ((enum tide_rs)t->rs) {
@@ -220,14 +197,14 @@ TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
 		t->gap = 0;
 		break;
 	case TIDE_RS_BUCKET:
-		/* Fixed slots: the last of every r-slot bucket (r divides the ring). */
-		for (off = (r - 1 - (first & (r - 1))); off < n; off += r)
+		/* Fixed slots: the last of each thresh-slot bucket (thresh divides the ring). */
+		for (off = (thresh - 1 - (first & (thresh - 1))); off < n; off += thresh)
 			txc__mark(t, first + off, set_rs, ctx);
-		t->gap = (first + n) & (r - 1);
+		t->gap = (first + n) & (thresh - 1);
 		break;
 	case TIDE_RS_BURST:
-		/* The slot where the gap would reach r gets a mark, then the burst's last slot. */
-		for (off = r - 1 - t->gap; off + 1 < n; off += r)
+		/* The slot where the gap would reach thresh gets a mark, then the burst's last slot. */
+		for (off = thresh - 1 - t->gap; off + 1 < n; off += thresh)
 			txc__mark(t, first + off, set_rs, ctx);
 		txc__mark(t, first + n - 1, set_rs, ctx);
 		t->gap = 0;
@@ -246,18 +223,18 @@ TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
 TXC_INLINE unsigned txc_advance_dd(struct txc *t, int (*desc_done)(void *ctx, uint32_t slot),
 				   void *ctx)
 {
-	uint32_t h = t->mark_head, cand, old = t->done;
+	uint32_t head = t->mark_head, cand, old = t->done;
 
-	if (h == t->mark_tail)
+	if (head == t->mark_tail)
 		return 0;
-	cand = h;
+	cand = head;
 	while (cand + 1 != t->mark_tail &&
 	       t->marks[(cand + 1) & t->mask] - t->done < t->rs_thresh)
 		cand++;
 	if (!desc_done(ctx, t->marks[cand & t->mask] & t->mask)) {
-		if (cand == h || !desc_done(ctx, t->marks[h & t->mask] & t->mask))
+		if (cand == head || !desc_done(ctx, t->marks[head & t->mask] & t->mask))
 			return 0;
-		cand = h;
+		cand = head;
 	}
 	t->done = t->marks[cand & t->mask] + 1;
 	t->mark_head = cand + 1;
@@ -270,10 +247,6 @@ TXC_INLINE void txc_advance_count(struct txc *t, unsigned n)
 	t->done += n;
 }
 
-/*
- * Release up to @max completed slots through the queue's release policy. With slots that
- * hold no buffers this only moves an index: O(1) however many completed (seed 004).
- */
 /* Release @n slots from `clean` with @fn, in at most two slices (the ring may wrap). */
 TXC_INLINE void txc__release_slots(struct txc *t, unsigned n, txc_release_fn fn)
 {
@@ -289,6 +262,11 @@ TXC_INLINE void txc__release_slots(struct txc *t, unsigned n, txc_release_fn fn)
 /* The refcount-safe release, for slots that may break the fast-free contract. */
 void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n);
 
+/*
+ * Release up to @max completed slots through the queue's release policy. With slots that
+ * hold no buffers this only moves an index: O(1) however many completed (docs/txc.md,
+ * "O(1) completion"). Returns the slots released.
+ */
 TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 {
 	unsigned n = t->done - t->clean, total, unsafe;
@@ -298,7 +276,7 @@ TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 	if (n == 0)
 		return 0;
 	total = n;
-	if (t->o1) {
+	if (t->index_only) {
 		t->clean += n;
 		return n;
 	}
@@ -381,8 +359,8 @@ TXC_INLINE uint32_t txc__refcnt_segs(const struct tide_mbuf *m)
  */
 TXC_INLINE void txc_commit(struct txc *t, unsigned n)
 {
-	if (tide_unlikely(t->unsafe_acc)) {
-		t->unsafe_acc = 0;
+	if (tide_unlikely(t->unsafe_pending)) {
+		t->unsafe_pending = 0;
 		t->unsafe_until = t->tail + n;
 		if (t->fast_pool == NULL && n != 0)
 			t->fast_pool = t->sw[t->tail & t->mask]->pool; /* learned once */
@@ -446,14 +424,14 @@ TXC_INLINE void txc_burst_fill(struct txc_burst *b, uint32_t idx, struct tide_mb
 
 TXC_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)
 {
-	t->unsafe_acc |= b->unsafe != 0;
+	t->unsafe_pending |= b->unsafe != 0;
 }
 
 /*
  * Copy-mode drivers: a burst whose packets were copied out is free right away. Release it
- * with the queue's policy, in one go after the copy loop (seed 003). With txfree=auto the
- * burst is checked against the fast-free contract first (the driver has just read every
- * header): all keep it -> the fast way, otherwise the bulk way. No NULL entries.
+ * with the queue's policy, in one go after the copy loop. With txfree=auto the burst is
+ * checked against the fast-free contract first (the driver has just read every header):
+ * all keep it -> the fast way, otherwise the bulk way. No NULL entries.
  */
 TXC_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsigned n)
 {

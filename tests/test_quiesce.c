@@ -188,7 +188,7 @@ static unsigned hook_advance(struct txc *t)
 {
 	lock();
 	H.adv_calls++;
-	if (tide_thread_index() != __atomic_load_n(&t->owner, __ATOMIC_RELAXED))
+	if (tide_thread_index() != __atomic_load_n(&t->link.owner, __ATOMIC_RELAXED))
 		H.adv_calls_nonowner++;
 	if (H.stopping)
 		H.adv_calls_stopping++;
@@ -405,7 +405,7 @@ static void world_open_wire(bool cross)
 	/* W forwards one burst: it owns port 1's Tx queue, which now holds 64 buffers, and port
 	 * 0's Rx ring has 64 empty slots that its next burst refills from that queue. */
 	assert_int_equal(worker_do(CMD_FWD), 64);
-	assert_int_equal(__atomic_load_n(&t->owner, __ATOMIC_RELAXED), H.w_idx);
+	assert_int_equal(__atomic_load_n(&t->link.owner, __ATOMIC_RELAXED), H.w_idx);
 }
 
 static void world_open(void)
@@ -508,7 +508,7 @@ static void test_adopt(void **state)
 		note_failure("adopt: the parked refill did not recycle (the case tested nothing)");
 	if (main_send(32) != 32)
 		note_failure("adopt: the queue was not handed over after the old lcore passed a quiescent point");
-	else if (__atomic_load_n(&t->owner, __ATOMIC_RELAXED) != tide_thread_index())
+	else if (__atomic_load_n(&t->link.owner, __ATOMIC_RELAXED) != tide_thread_index())
 		note_failure("adopt: the new lcore sends but does not own the queue");
 	world_close();
 }
@@ -639,7 +639,7 @@ static void test_stop_straddle(void **state)
 	tide_thread_offline();
 	assert_int_equal(pthread_create(&c, NULL, c_stop, NULL), 0);
 	/* Stop unpublishes before its grace period, which waits for W: wait for the former. */
-	for (ms = 0; ms < WAIT_MS && __atomic_load_n(&H.engine->owner, __ATOMIC_RELAXED) == H.w_idx;
+	for (ms = 0; ms < WAIT_MS && __atomic_load_n(&H.engine->link.owner, __ATOMIC_RELAXED) == H.w_idx;
 	     ms++)
 		usleep(1000);
 	if (ms == WAIT_MS)
@@ -738,7 +738,7 @@ static void test_stop_entries(void **state)
 		note_failure("stop_entries: tide_txq_done_cleanup() entered the Tx engine of a port never started");
 	assert_int_equal(tide_port_start(solo), 0);
 	tide_txq_done_cleanup(tide_port_txq(solo, 0), 0);
-	if (H.adv_calls == 0 || __atomic_load_n(&t->owner, __ATOMIC_RELAXED) != tide_thread_index())
+	if (H.adv_calls == 0 || __atomic_load_n(&t->link.owner, __ATOMIC_RELAXED) != tide_thread_index())
 		note_failure("stop_entries: after start, tide_txq_done_cleanup() could not take the idle Tx queue");
 	tide_port_close(solo);
 	tide_pool_cache_flush(pool);

@@ -258,7 +258,7 @@ static void afxdp_stop(struct tide_port *p)
 
 			/* Frames in flight go back below (reclaim_frames), uncompleted: counted
 			 * released here, as their completion would have been (afxdp_tx_reap). */
-			if (t->o1)
+			if (t->index_only)
 				txc_count_released(t, t->tail - t->done);
 			txc_release_all(t);
 		}

@@ -182,7 +182,7 @@ static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
 	if (nb)
 		tide_pool_put_bulk(u->pool, m, nb);
 	/* Recycled frames count as released too; the walking engine counts its own. */
-	if (q->txc.o1)
+	if (q->txc.index_only)
 		txc_count_released(&q->txc, n);
 }
 
