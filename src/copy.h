@@ -11,11 +11,11 @@
 
 #include <tide/mbuf.h>
 
-#define COPY_INLINE static inline __attribute__((always_inline))
+#include "inline.h"
 
 /* 16 bytes from @s to @d, neither aligned: one unaligned load and store where the target has
  * them (memcpy of a constant size is expanded inline). */
-COPY_INLINE void copy_16(uint8_t *d, const uint8_t *s)
+TIDE_ALWAYS_INLINE void copy_16(uint8_t *d, const uint8_t *s)
 {
 	memcpy(d, s, 16);
 }
@@ -28,7 +28,7 @@ COPY_INLINE void copy_16(uint8_t *d, const uint8_t *s)
  * the copy gets back the bytes it wrote, in some order, as it would from memcpy). Other
  * lengths go to memcpy.
  */
-COPY_INLINE void copy_bytes(uint8_t *d, const uint8_t *s, uint32_t n)
+TIDE_ALWAYS_INLINE void copy_bytes(uint8_t *d, const uint8_t *s, uint32_t n)
 {
 	if (n - 16u > 128u - 16u) {
 		memcpy(d, s, n);
@@ -55,7 +55,7 @@ COPY_INLINE void copy_bytes(uint8_t *d, const uint8_t *s, uint32_t n)
  * ran dry (the segments taken so far stay chained to @m, for the caller to free with it).
  * Inline, no argument checks: @src and @len are already checked against the peer's memory.
  */
-COPY_INLINE int
+TIDE_ALWAYS_INLINE int
 copy_append(struct tide_pool *pool, uint32_t dataroom, struct tide_mbuf *m,
 	    struct tide_mbuf **cur, const uint8_t *src, uint32_t len)
 {

@@ -45,6 +45,8 @@
 #include <tide/lcore.h>
 #include <tide/port.h>
 
+#include "inline.h"
+
 #define LINK_MANUAL ((uintptr_t)1) /* low bit of `pair`: set by tide_recycle_pair() */
 
 /* How buffers move from a Tx engine to an Rx queue. */
@@ -65,7 +67,7 @@ extern __thread struct link_rx *link_hint_ __attribute__((tls_model("initial-exe
 extern __thread uint64_t link_hint_tok_ __attribute__((tls_model("initial-exec")));
 
 /* An Rx burst of @l's queue (drivers call it from their refill). */
-static inline __attribute__((always_inline)) void link_rx_polled(struct link_rx *l)
+TIDE_ALWAYS_INLINE void link_rx_polled(struct link_rx *l)
 {
 	link_hint_ = l;
 	link_hint_tok_ = __atomic_load_n(&tide_qs_.token, __ATOMIC_RELAXED);
@@ -77,7 +79,7 @@ static inline __attribute__((always_inline)) void link_rx_polled(struct link_rx 
  * kind. The hint is followed only while no grace period ran since it was taken: a queue
  * freed since is never touched.
  */
-static inline __attribute__((always_inline)) void link_tx_sent(uintptr_t self, uint8_t kind)
+TIDE_ALWAYS_INLINE void link_tx_sent(uintptr_t self, uint8_t kind)
 {
 	struct link_rx *l = link_hint_;
 	uintptr_t cur;
@@ -124,7 +126,7 @@ struct link_tx {
 };
 
 /* Does the calling thread own the engine? One load and a compare: the burst path's check. */
-static inline __attribute__((always_inline)) bool link_tx_owned(const struct link_tx *tx)
+TIDE_ALWAYS_INLINE bool link_tx_owned(const struct link_tx *tx)
 {
 	return __atomic_load_n(&tx->owner, __ATOMIC_RELAXED) == tide_thread_index_;
 }

@@ -5,6 +5,7 @@
 
 #include <tide/mbuf.h>
 
+#include "inline.h"
 #include "log.h"
 
 struct init_arg {
@@ -93,7 +94,7 @@ unsigned tide_pktpool_data_room(const struct tide_pool *p)
  * The loop only ORs differences, so the common case costs a few instructions per packet and
  * one predictable branch at the end.
  */
-static inline __attribute__((always_inline)) uintptr_t
+TIDE_ALWAYS_INLINE uintptr_t
 not_in_pool_state(const struct tide_mbuf *m, const struct tide_pool *pool)
 {
 	return ((uintptr_t)m->pool ^ (uintptr_t)pool) |

@@ -26,6 +26,7 @@
 
 #include <tide/common.h>
 
+#include "inline.h"
 #include "stat.h"
 
 /* Which scheme works here, found once per process: 1 private expedited membarrier, 2 the
@@ -52,7 +53,7 @@ void quiesce_fallback(const char *who, int err);
 
 /* Burst entry: publish busy, then read live (acquire: pairs with the store that published
  * the queue). */
-static inline __attribute__((always_inline)) uint32_t
+TIDE_ALWAYS_INLINE uint32_t
 quiesce_enter(uint32_t *busy, const uint32_t *live, bool fence)
 {
 	__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
@@ -65,7 +66,7 @@ quiesce_enter(uint32_t *busy, const uint32_t *live, bool fence)
 
 /* Burst exit. Release: every access to shared memory of this burst happens before busy
  * reads 0. */
-static inline __attribute__((always_inline)) void quiesce_leave(uint32_t *busy)
+TIDE_ALWAYS_INLINE void quiesce_leave(uint32_t *busy)
 {
 	__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
 }

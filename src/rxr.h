@@ -22,6 +22,7 @@
 #include <tide/mbuf.h>
 #include <tide/port.h>
 
+#include "inline.h"
 #include "txc.h"
 
 #define RXR_DEFAULT_BATCH 32
@@ -62,7 +63,7 @@ static inline unsigned rxr_empty_slots(const struct rxr *r)
  * Fill one batch of slots at `refill`: recycled buffers when paired and available, else a
  * bulk get from the pool. Returns the batch size, or 0 (pool empty: counted as nombuf).
  */
-static inline __attribute__((always_inline)) unsigned rxr__get_batch(struct rxr *r)
+TIDE_ALWAYS_INLINE unsigned rxr__get_batch(struct rxr *r)
 {
 	struct tide_mbuf **slots = &r->sw[r->refill & r->mask];
 	struct txc *src = txc_link_src(&r->link);
@@ -83,7 +84,7 @@ static inline __attribute__((always_inline)) unsigned rxr__get_batch(struct rxr 
  * sw[first .. first + n) (free-running indices) and @doorbell(ctx, refill) publishes the new
  * tail once at the end. Inline template: the driver's hooks inline.
  */
-static inline __attribute__((always_inline)) void
+TIDE_ALWAYS_INLINE void
 rxr_refill(struct rxr *r, void (*post)(void *ctx, uint32_t first, unsigned n),
 	   void (*doorbell)(void *ctx, uint32_t tail), void *ctx)
 {

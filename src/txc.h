@@ -30,10 +30,10 @@
 #include <tide/mbuf.h>
 #include <tide/port.h>
 
+#include "inline.h"
 #include "link.h"
 #include "stat.h"
 
-#define TXC_INLINE static inline __attribute__((always_inline))
 #define TXC_DEFAULT_THRESH 32
 #define TXC_FAST_FREE_CHUNK 64 /* bulk put size of txfree=fast */
 
@@ -130,13 +130,13 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
  * public call such as tide_recycle() made between bursts): a stop that stores STOPPED
  * waits for it before the driver takes the engine's buffers back.
  */
-TXC_INLINE bool txc_own(struct txc *t)
+TIDE_ALWAYS_INLINE bool txc_own(struct txc *t)
 {
 	return tide_likely(link_tx_owned(&t->link)) || link_tx__adopt(t);
 }
 
 /* The Tx engine an Rx queue's link is paired with, if the calling thread owns it. */
-TXC_INLINE struct txc *txc_link_src(const struct link_rx *l)
+TIDE_ALWAYS_INLINE struct txc *txc_link_src(const struct link_rx *l)
 {
 	struct txc *t = (struct txc *)link_rx_pair(l);
 
@@ -153,13 +153,13 @@ TXC_INLINE struct txc *txc_link_src(const struct link_rx *l)
  * count; where they do not (copy drivers, AF_XDP's frames), the driver does, when it lets
  * the buffer go.
  */
-TXC_INLINE void txc_count_released(struct txc *t, unsigned n)
+TIDE_ALWAYS_INLINE void txc_count_released(struct txc *t, unsigned n)
 {
 	tide_stat_add(&t->released, n);
 }
 
 /* @n of the buffers counted released went into an Rx queue. */
-TXC_INLINE void txc_count_recycled(struct txc *t, unsigned n)
+TIDE_ALWAYS_INLINE void txc_count_recycled(struct txc *t, unsigned n)
 {
 	tide_stat_add(&t->recycled, n);
 }
@@ -171,8 +171,8 @@ static inline unsigned txc_free_slots(const struct txc *t)
 
 /* ---- RS placement ---- */
 
-TXC_INLINE void txc__mark(struct txc *t, uint32_t idx, void (*set_rs)(void *ctx, uint32_t slot),
-			  void *ctx)
+TIDE_ALWAYS_INLINE void txc__mark(struct txc *t, uint32_t idx,
+				  void (*set_rs)(void *ctx, uint32_t slot), void *ctx)
 {
 	set_rs(ctx, idx & t->mask);
 	if (!t->count_mode)
@@ -184,8 +184,8 @@ TXC_INLINE void txc__mark(struct txc *t, uint32_t idx, void (*set_rs)(void *ctx,
  * RS mark and call @set_rs for each. The gap between two marks never exceeds rs_thresh,
  * which setup checked against the device's limit.
  */
-TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
-			     void (*set_rs)(void *ctx, uint32_t slot), void *ctx)
+TIDE_ALWAYS_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
+				     void (*set_rs)(void *ctx, uint32_t slot), void *ctx)
 {
 	const uint32_t thresh = t->rs_thresh;
 	uint32_t off;
@@ -220,8 +220,8 @@ TXC_INLINE void txc_place_rs(struct txc *t, uint32_t first, unsigned n,
  * bucket even when every slot is marked); if that one is not done yet, the oldest mark is
  * tried. Returns the number of slots newly completed.
  */
-TXC_INLINE unsigned txc_advance_dd(struct txc *t, int (*desc_done)(void *ctx, uint32_t slot),
-				   void *ctx)
+TIDE_ALWAYS_INLINE unsigned txc_advance_dd(struct txc *t,
+					   int (*desc_done)(void *ctx, uint32_t slot), void *ctx)
 {
 	uint32_t head = t->mark_head, cand, old = t->done;
 
@@ -242,13 +242,13 @@ TXC_INLINE unsigned txc_advance_dd(struct txc *t, int (*desc_done)(void *ctx, ui
 }
 
 /* Count mode: @n more slots completed, in order. */
-TXC_INLINE void txc_advance_count(struct txc *t, unsigned n)
+TIDE_ALWAYS_INLINE void txc_advance_count(struct txc *t, unsigned n)
 {
 	t->done += n;
 }
 
 /* Release @n slots from `clean` with @fn, in at most two slices (the ring may wrap). */
-TXC_INLINE void txc__release_slots(struct txc *t, unsigned n, txc_release_fn fn)
+TIDE_ALWAYS_INLINE void txc__release_slots(struct txc *t, unsigned n, txc_release_fn fn)
 {
 	unsigned idx = t->clean & t->mask;
 	unsigned first = t->size - idx < n ? t->size - idx : n;
@@ -267,7 +267,7 @@ void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n);
  * hold no buffers this only moves an index: O(1) however many completed (docs/txc.md,
  * "O(1) completion"). Returns the slots released.
  */
-TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
+TIDE_ALWAYS_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 {
 	unsigned n = t->done - t->clean, total, unsafe;
 
@@ -299,8 +299,8 @@ TXC_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
  * the last burst: check until there is room or nothing more is done. @advance_inline is the
  * driver's inline completion check. Returns the free slots.
  */
-TXC_INLINE unsigned txc_make_room(struct txc *t, unsigned want,
-				  unsigned (*advance_inline)(struct txc *t))
+TIDE_ALWAYS_INLINE unsigned txc_make_room(struct txc *t, unsigned want,
+					  unsigned (*advance_inline)(struct txc *t))
 {
 	unsigned free_slots, need = want > t->free_thresh ? want : t->free_thresh;
 
@@ -323,7 +323,7 @@ TXC_INLINE unsigned txc_make_room(struct txc *t, unsigned want,
  * completion is reported in the burst itself with txc_commit_done(), so a later check has
  * nothing to find. txc_advance_none_ool is their txc_drv.advance.
  */
-TXC_INLINE unsigned txc_advance_none(struct txc *t)
+TIDE_ALWAYS_INLINE unsigned txc_advance_none(struct txc *t)
 {
 	(void)t;
 	return 0;
@@ -333,7 +333,7 @@ unsigned txc_advance_none_ool(struct txc *t);
 
 /* Such a queue never has to refuse packets for lack of room: everything in it is complete,
  * so reclaim it all. Returns the slots free for a burst of @n. */
-TXC_INLINE unsigned txc_room_sync(struct txc *t, unsigned n)
+TIDE_ALWAYS_INLINE unsigned txc_room_sync(struct txc *t, unsigned n)
 {
 	unsigned room = txc_make_room(t, n, txc_advance_none);
 
@@ -347,17 +347,16 @@ TXC_INLINE unsigned txc_room_sync(struct txc *t, unsigned n)
 /* refcnt and nb_segs as one word (mbuf.h pins them together): 1 and 1 keep the contract. */
 #define TXC_REFCNT_SEGS_ONE (1u | 1u << 16)
 
-TXC_INLINE uint32_t txc__refcnt_segs(const struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE uint32_t txc__refcnt_segs(const struct tide_mbuf *m)
 {
 	return __atomic_load_n((const uint32_t *)(const void *)&m->refcnt, __ATOMIC_RELAXED);
 }
-
 
 /*
  * After a burst: pair with the Rx queue the packets came from (txfree=auto/recycle), so
  * that its refill pulls completed buffers from this queue (link_tx_sent: a few loads).
  */
-TXC_INLINE void txc_commit(struct txc *t, unsigned n)
+TIDE_ALWAYS_INLINE void txc_commit(struct txc *t, unsigned n)
 {
 	if (tide_unlikely(t->unsafe_pending)) {
 		t->unsafe_pending = 0;
@@ -388,7 +387,7 @@ struct txc_burst {
 	const struct tide_pool *pool;
 };
 
-TXC_INLINE void txc_burst_begin(const struct txc *t, struct txc_burst *b)
+TIDE_ALWAYS_INLINE void txc_burst_begin(const struct txc *t, struct txc_burst *b)
 {
 	b->sw = t->sw;
 	b->mask = t->mask;
@@ -399,7 +398,7 @@ TXC_INLINE void txc_burst_begin(const struct txc *t, struct txc_burst *b)
 
 /* Note whether @m keeps the fast-free contract of this queue (same pool, refcnt 1, one
  * segment) when tracking. */
-TXC_INLINE void txc_burst_check(struct txc_burst *b, const struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE void txc_burst_check(struct txc_burst *b, const struct tide_mbuf *m)
 {
 	b->unsafe |= ((uintptr_t)m->pool ^ (uintptr_t)b->pool) |
 		     (txc__refcnt_segs(m) ^ TXC_REFCNT_SEGS_ONE);
@@ -410,19 +409,19 @@ TXC_INLINE void txc_burst_check(struct txc_burst *b, const struct tide_mbuf *m)
  * (chosen at start): true when @m keeps the contract; a driver calls txc_burst_check() for
  * the rest, out of its loop. Two compares on the header line the driver reads anyway.
  */
-TXC_INLINE bool txc_burst_keeps(const struct txc_burst *b, const struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE bool txc_burst_keeps(const struct txc_burst *b, const struct tide_mbuf *m)
 {
 	return txc__refcnt_segs(m) == TXC_REFCNT_SEGS_ONE && m->pool == b->pool;
 }
 
-TXC_INLINE void txc_burst_fill(struct txc_burst *b, uint32_t idx, struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE void txc_burst_fill(struct txc_burst *b, uint32_t idx, struct tide_mbuf *m)
 {
 	b->sw[idx & b->mask] = m;
 	if (b->track)
 		txc_burst_check(b, m);
 }
 
-TXC_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)
+TIDE_ALWAYS_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)
 {
 	t->unsafe_pending |= b->unsafe != 0;
 }
@@ -433,7 +432,7 @@ TXC_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)
  * checked against the fast-free contract first (the driver has just read every header):
  * all keep it -> the fast way, otherwise the bulk way. No NULL entries.
  */
-TXC_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsigned n)
+TIDE_ALWAYS_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsigned n)
 {
 	if (n == 0)
 		return;
@@ -455,7 +454,7 @@ TXC_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts, unsign
 }
 
 /* Commit @n filled slots that the device has already completed. */
-TXC_INLINE void txc_commit_done(struct txc *t, unsigned n)
+TIDE_ALWAYS_INLINE void txc_commit_done(struct txc *t, unsigned n)
 {
 	txc_commit(t, n);
 	txc_advance_count(t, n);

@@ -27,6 +27,7 @@
 #include <tide/afxdp.h>
 #include <tide/port.h>
 
+#include "inline.h"
 #include "driver.h"
 #include "link.h"
 #include "txc.h"
@@ -156,7 +157,7 @@ void afxdp_tx_reap(struct afxdp_txq *q, struct afxdp_rxq *rq);
 void afxdp_rx_refill(struct afxdp_rxq *q);
 /* Write the template @r into @m's second half with the Rx length @len and data offset
  * @data_off put in: two 16-byte stores (tide/mbuf.h). */
-static inline __attribute__((always_inline)) void
+TIDE_ALWAYS_INLINE void
 afxdp_mbuf_rx(struct tide_mbuf *m, struct tide_mbuf__rx_regs r, uint32_t len, uint16_t data_off)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

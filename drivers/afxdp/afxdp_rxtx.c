@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "inline.h"
 #include "afxdp.h"
 
 #define AFXDP_BULK 64
@@ -187,7 +188,7 @@ static inline void tx_complete(struct afxdp_txq *q, uint32_t idx, unsigned n,
 }
 
 /* Count-mode completion: the completion ring says how many, in submission order. */
-static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
+TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 {
 	struct afxdp_txq *q = t->drv;
 	uint32_t idx;

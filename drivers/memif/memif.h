@@ -49,6 +49,7 @@
 
 #include <tide/memif.h>
 
+#include "inline.h"
 #include "driver.h"
 #include "memif_desc.h"
 #include "memif_msg.h"
@@ -307,14 +308,14 @@ void memif_txq_flush(struct memif_txq *q);
  * (src/quiesce.h; memif_quiesce() in memif_ctl.c is the control thread's half). @fence is
  * set without membarrier() (quiesce=fence, or a kernel without it).
  */
-static inline __attribute__((always_inline)) uint32_t memif_enter(uint32_t *busy,
-								   const uint32_t *live,
-								   bool fence)
+TIDE_ALWAYS_INLINE uint32_t memif_enter(uint32_t *busy,
+					const uint32_t *live,
+					bool fence)
 {
 	return quiesce_enter(busy, live, fence);
 }
 
-static inline __attribute__((always_inline)) void memif_leave(uint32_t *busy)
+TIDE_ALWAYS_INLINE void memif_leave(uint32_t *busy)
 {
 	quiesce_leave(busy);
 }
@@ -360,7 +361,7 @@ static inline void memif_tx_fault(struct memif_txq *q, const char *why)
  * Client Tx: the server's tail on the C2S ring reports completions as a count. It may
  * move no further than the head we published.
  */
-static inline __attribute__((always_inline)) unsigned memif_tx_advance_client(struct txc *t)
+TIDE_ALWAYS_INLINE unsigned memif_tx_advance_client(struct txc *t)
 {
 	struct memif_txq *q = t->drv;
 	/* [C2S-tail] acquire: pairs with the server's release store of tail. */

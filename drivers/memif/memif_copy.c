@@ -25,18 +25,17 @@
  */
 #include <string.h>
 
+#include "inline.h"
 #include "copy.h"
 #include "memif.h"
-
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /*
  * Write flags, region and length of a descriptor we own (not published yet) in one 8-byte
  * store; the server's Tx keeps the offset the client posted. The layout is little-endian
  * (memif_proto.h).
  */
-ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
-				      uint32_t length)
+TIDE_ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
+					   uint32_t length)
 {
 	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
 
@@ -62,7 +61,7 @@ static int rx_chain(struct memif_rxq *q, struct tide_mbuf *m, const struct memif
 	return 0;
 }
 
-ALWAYS_INLINE void rx_done(struct memif_rxq *q, unsigned k, uint64_t bytes)
+TIDE_ALWAYS_INLINE void rx_done(struct memif_rxq *q, unsigned k, uint64_t bytes)
 {
 	tide_stat_burst(&q->pub.stats, k, bytes);
 	memif_leave(&q->busy);
@@ -131,8 +130,8 @@ static __attribute__((noinline)) unsigned rx_slow(struct memif_rxq *q, struct ti
  * header from the queue's template (two wide stores and the length), the copy, and a
  * prefetch of the next slot's buffer. Everything else goes through rx_slow().
  */
-ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
-			       const bool server)
+TIDE_ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
+				    const bool server)
 {
 	struct memif_rxq *q = (struct memif_rxq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
@@ -301,8 +300,8 @@ unsigned memif_tx_advance_ool(struct txc *t)
  * buffer_size); server, the posted buffers described by @d (lengths checked).
  * Writes each descriptor's length and flags (and, client, region and offset).
  */
-ALWAYS_INLINE void tx_copy_pkt(struct memif_txq *q, struct tide_mbuf *m, uint16_t first,
-			       unsigned need, const struct memif_desc *d, const bool server)
+TIDE_ALWAYS_INLINE void tx_copy_pkt(struct memif_txq *q, struct tide_mbuf *m, uint16_t first,
+				    unsigned need, const struct memif_desc *d, const bool server)
 {
 	struct memif_ring *ring = q->r.ring;
 	const uint32_t bs = q->r.lim.buffer_size;
@@ -391,7 +390,7 @@ unsigned memif_tx_room_more(struct memif_txq *q, bool server)
 }
 
 /* Drop packet @i of the burst (no slot for it can exist): freed now, counted in errors. */
-ALWAYS_INLINE void tx_drop(struct tide_mbuf **pkts, uint16_t i, uint64_t *dropped)
+TIDE_ALWAYS_INLINE void tx_drop(struct tide_mbuf **pkts, uint16_t i, uint64_t *dropped)
 {
 	tide_mbuf_free(pkts[i]);
 	pkts[i] = NULL;
@@ -485,8 +484,8 @@ static __attribute__((noinline)) bool tx_general(struct memif_txq *q, struct tid
 	return true;
 }
 
-ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-			       const bool server, const enum memif_txfree f)
+TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				    const bool server, const enum memif_txfree f)
 {
 	struct memif_txq *q = (struct memif_txq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);

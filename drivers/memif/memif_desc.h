@@ -21,9 +21,8 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "inline.h"
 #include "memif_proto.h"
-
-#define MEMIF_DESC_INLINE static inline __attribute__((always_inline))
 
 /* What we know about the peer's memory, owned by the caller and read-only here. */
 struct memif_desc_limits {
@@ -33,7 +32,7 @@ struct memif_desc_limits {
 	uint16_t max_chain;   /* most descriptors one packet may span (>= 1) */
 };
 
-MEMIF_DESC_INLINE int memif_desc_fail(const char **reason, const char *why)
+TIDE_ALWAYS_INLINE int memif_desc_fail(const char **reason, const char *why)
 {
 	if (reason)
 		*reason = why;
@@ -44,7 +43,7 @@ MEMIF_DESC_INLINE int memif_desc_fail(const char **reason, const char *why)
  * Copy the descriptor at @shared to @local with one relaxed atomic load per field, so that
  * the compiler neither tears nor repeats a read. No checks.
  */
-MEMIF_DESC_INLINE void memif_desc_fetch(const struct memif_desc *shared, struct memif_desc *local)
+TIDE_ALWAYS_INLINE void memif_desc_fetch(const struct memif_desc *shared, struct memif_desc *local)
 {
 	local->flags = __atomic_load_n(&shared->flags, __ATOMIC_RELAXED);
 	local->region = __atomic_load_n(&shared->region, __ATOMIC_RELAXED);
@@ -58,8 +57,8 @@ MEMIF_DESC_INLINE void memif_desc_fetch(const struct memif_desc *shared, struct 
  * the region. Flags are not checked (memif_desc_chain_read() bounds chains).
  * Returns 0 or -EINVAL.
  */
-MEMIF_DESC_INLINE int memif_desc_check(const struct memif_desc *d,
-				       const struct memif_desc_limits *lim, const char **reason)
+TIDE_ALWAYS_INLINE int memif_desc_check(const struct memif_desc *d,
+					const struct memif_desc_limits *lim, const char **reason)
 {
 	if (__builtin_expect(d->region >= lim->n_regions, 0))
 		return memif_desc_fail(reason, "descriptor region out of range");
@@ -72,9 +71,9 @@ MEMIF_DESC_INLINE int memif_desc_check(const struct memif_desc *d,
 }
 
 /* memif_desc_fetch() then memif_desc_check() on the copy in @out. Returns 0 or -EINVAL. */
-MEMIF_DESC_INLINE int memif_desc_read(const struct memif_desc *shared,
-				      const struct memif_desc_limits *lim, struct memif_desc *out,
-				      const char **reason)
+TIDE_ALWAYS_INLINE int memif_desc_read(const struct memif_desc *shared,
+				       const struct memif_desc_limits *lim, struct memif_desc *out,
+				       const char **reason)
 {
 	memif_desc_fetch(shared, out);
 	return memif_desc_check(out, lim, reason);
@@ -91,11 +90,11 @@ MEMIF_DESC_INLINE int memif_desc_read(const struct memif_desc *shared,
  * the packet and counts it; only flags are read beyond max_chain), or -EINVAL for a bad
  * descriptor or a chain that still continues at the last published slot (a violation).
  */
-MEMIF_DESC_INLINE int memif_desc_chain_read(const struct memif_desc *desc, uint16_t mask,
-					    uint16_t index, uint16_t avail,
-					    const struct memif_desc_limits *lim,
-					    struct memif_desc *out, uint16_t *skip,
-					    const char **reason)
+TIDE_ALWAYS_INLINE int memif_desc_chain_read(const struct memif_desc *desc, uint16_t mask,
+					     uint16_t index, uint16_t avail,
+					     const struct memif_desc_limits *lim,
+					     struct memif_desc *out, uint16_t *skip,
+					     const char **reason)
 {
 	unsigned int n = 0;
 
@@ -136,8 +135,8 @@ MEMIF_DESC_INLINE int memif_desc_chain_read(const struct memif_desc *desc, uint1
  * distance of 2^15 or more modulo 2^16) apart from "moved too far".
  * Returns 0 with *moved = seen - cached, or -EINVAL (*moved untouched).
  */
-MEMIF_DESC_INLINE int memif_ring_index_check(uint16_t cached, uint16_t seen, uint32_t window,
-					     uint16_t *moved, const char **reason)
+TIDE_ALWAYS_INLINE int memif_ring_index_check(uint16_t cached, uint16_t seen, uint32_t window,
+					      uint16_t *moved, const char **reason)
 {
 	uint16_t d = (uint16_t)(seen - cached);
 
@@ -149,7 +148,7 @@ MEMIF_DESC_INLINE int memif_ring_index_check(uint16_t cached, uint16_t seen, uin
 }
 
 /* The ring header at @ring carries MEMIF_COOKIE. Returns 0 or -EINVAL. */
-MEMIF_DESC_INLINE int memif_ring_check_cookie(const struct memif_ring *ring, const char **reason)
+TIDE_ALWAYS_INLINE int memif_ring_check_cookie(const struct memif_ring *ring, const char **reason)
 {
 	if (__atomic_load_n(&ring->cookie, __ATOMIC_RELAXED) != MEMIF_COOKIE)
 		return memif_desc_fail(reason, "bad ring cookie");

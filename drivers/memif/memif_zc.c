@@ -19,11 +19,10 @@
  */
 #include <string.h>
 
+#include "inline.h"
 #include "memif.h"
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-ALWAYS_INLINE void zc_post(void *ctx, uint32_t first, unsigned n)
+TIDE_ALWAYS_INLINE void zc_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct memif_rxq *q = ctx;
 	struct memif_ring *ring = q->r.ring;
@@ -40,7 +39,7 @@ ALWAYS_INLINE void zc_post(void *ctx, uint32_t first, unsigned n)
 	}
 }
 
-ALWAYS_INLINE void zc_doorbell(void *ctx, uint32_t refill)
+TIDE_ALWAYS_INLINE void zc_doorbell(void *ctx, uint32_t refill)
 {
 	struct memif_rxq *q = ctx;
 
@@ -169,7 +168,7 @@ tide_rx_burst_fn memif_zc_rx_fn(void)
 }
 
 /* Region of @p (1..nzpool), or 0 when it is not exposed. */
-ALWAYS_INLINE uint16_t zc_region(const struct memif_txq *q, const struct tide_pool *p)
+TIDE_ALWAYS_INLINE uint16_t zc_region(const struct memif_txq *q, const struct tide_pool *p)
 {
 	for (unsigned k = 0; k < q->nzpool; k++)
 		if (q->zpool[k] == p)
@@ -186,7 +185,7 @@ ALWAYS_INLINE uint16_t zc_region(const struct memif_txq *q, const struct tide_po
  * mbufs of a region pool (a chain of as many as its length needs) and our reference to the
  * original is dropped, which leaves the other holders' chain as it was.
  */
-ALWAYS_INLINE bool zc_needs_copy(const struct memif_txq *q, const struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE bool zc_needs_copy(const struct memif_txq *q, const struct tide_mbuf *m)
 {
 	if (tide_likely(m->next == NULL))
 		return zc_region(q, m->pool) == 0; /* one slot: nothing to cut */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inline.h"
 #include "driver.h"
 #include "log.h"
 #include "txc.h"
@@ -55,7 +56,7 @@ struct null_txq {
 
 /* ---- Rx ---- */
 
-static inline __attribute__((always_inline)) uint16_t
+TIDE_ALWAYS_INLINE uint16_t
 rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool fill)
 {
 	struct null_rxq *q = (struct null_rxq *)pub;

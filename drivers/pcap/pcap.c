@@ -49,6 +49,7 @@
 
 #include <tide/pcap.h>
 
+#include "inline.h"
 #include "driver.h"
 #include "log.h"
 #include "txc.h"
@@ -343,7 +344,7 @@ static void rx_log_big(struct pcap_rxq *q, const struct pcap_pkthdr *h, uint64_t
 		      q->pp->rx_path, (unsigned long long)nr, h->caplen, q->room);
 }
 
-static inline __attribute__((always_inline)) uint16_t
+TIDE_ALWAYS_INLINE uint16_t
 rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool pace)
 {
 	struct pcap_rxq *q = (struct pcap_rxq *)pub;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inline.h"
 #include "mem.h"
 #include "log.h"
 #include "simnic.h"
@@ -22,7 +23,7 @@ static struct simnic_port *sport(const struct tide_port *p)
 
 /* ---- Tx ---- */
 
-static inline __attribute__((always_inline)) int tx_desc_done(void *ctx, uint32_t slot)
+TIDE_ALWAYS_INLINE int tx_desc_done(void *ctx, uint32_t slot)
 {
 	struct simnic_txq *q = ctx;
 
@@ -30,19 +31,19 @@ static inline __attribute__((always_inline)) int tx_desc_done(void *ctx, uint32_
 	return __atomic_load_n(&q->ring[slot].status, __ATOMIC_ACQUIRE) & SIMNIC_TXD_STAT_DD;
 }
 
-static inline __attribute__((always_inline)) void tx_set_rs(void *ctx, uint32_t slot)
+TIDE_ALWAYS_INLINE void tx_set_rs(void *ctx, uint32_t slot)
 {
 	struct simnic_txq *q = ctx;
 
 	q->ring[slot].cmd |= SIMNIC_TXD_CMD_RS;
 }
 
-static inline __attribute__((always_inline)) unsigned tx_advance_dd(struct txc *t)
+TIDE_ALWAYS_INLINE unsigned tx_advance_dd(struct txc *t)
 {
 	return txc_advance_dd(t, tx_desc_done, t->drv);
 }
 
-static inline __attribute__((always_inline)) unsigned tx_advance_head(struct txc *t)
+TIDE_ALWAYS_INLINE unsigned tx_advance_head(struct txc *t)
 {
 	struct simnic_txq *q = t->drv;
 	/* Pairs with the device's release store of the head write-back. */
@@ -83,7 +84,7 @@ static bool tx_slow(struct tide_mbuf *m, struct txc_burst *b, bool track)
  * next run starts at the same slot: inside a run, packet k always takes slot + k). Returns
  * the packets taken; the slots used, the drops and the bytes are added to the counters.
  */
-static inline __attribute__((always_inline)) unsigned
+TIDE_ALWAYS_INLINE unsigned
 tx_run(struct tide_mbuf *const *p, unsigned n, struct simnic_tx_desc *ring, uint32_t slot,
        uint32_t size, struct txc_burst *b, const bool track, uint32_t *used, uint64_t *bytes,
        uint64_t *dropped)
@@ -119,7 +120,7 @@ tx_run(struct tide_mbuf *const *p, unsigned n, struct simnic_tx_desc *ring, uint
 	return (unsigned)k;
 }
 
-static inline __attribute__((always_inline)) uint16_t
+TIDE_ALWAYS_INLINE uint16_t
 tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n, const bool wb_head,
 	 const bool inline_hw, const bool track)
 {
@@ -184,7 +185,7 @@ static const tide_tx_burst_fn tx_bursts[2][2][2] = {
 
 /* ---- Rx ---- */
 
-static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t first, unsigned n)
+TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct simnic_rxq *q = ctx;
 	/* A batch never wraps (it divides the ring): one run of slots, no mask per slot. */
@@ -201,7 +202,7 @@ static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t fi
 		simnic_rxd_post(&d[k], (uint64_t)(uintptr_t)sw[k] + off);
 }
 
-static inline __attribute__((always_inline)) void rx_doorbell(void *ctx, uint32_t tail)
+TIDE_ALWAYS_INLINE void rx_doorbell(void *ctx, uint32_t tail)
 {
 	struct simnic_rxq *q = ctx;
 
@@ -221,7 +222,7 @@ static void rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
  * is in ring order (simnic_desc.h): when the last one is done, all are, and one acquire
  * load covers the burst; otherwise scan for the first one not done.
  */
-static inline __attribute__((always_inline)) unsigned
+TIDE_ALWAYS_INLINE unsigned
 rx_done(const struct simnic_rx_desc *ring, uint32_t mask, uint32_t next, unsigned n)
 {
 	unsigned i;
@@ -242,7 +243,7 @@ rx_done(const struct simnic_rx_desc *ring, uint32_t mask, uint32_t next, unsigne
 
 /* Hand out @n written-back descriptors of one run of slots (no wrap inside). Returns the
  * bytes received. */
-static inline __attribute__((always_inline)) uint64_t
+TIDE_ALWAYS_INLINE uint64_t
 rx_run(const struct simnic_rx_desc *d, struct tide_mbuf *const *sw, struct tide_mbuf **pkts,
        unsigned n, struct tide_mbuf__rx_regs tmpl)
 {
@@ -260,7 +261,7 @@ rx_run(const struct simnic_rx_desc *d, struct tide_mbuf *const *sw, struct tide_
 	return bytes;
 }
 
-static inline __attribute__((always_inline)) uint16_t
+TIDE_ALWAYS_INLINE uint16_t
 rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool inline_hw)
 {
 	struct simnic_rxq *q = (struct simnic_rxq *)pub;

@@ -13,6 +13,7 @@
 
 #include <tide/simnic.h>
 
+#include "inline.h"
 #include "driver.h"
 #include "rxr.h"
 #include "simnic_desc.h"
@@ -125,7 +126,7 @@ static_assert(offsetof(struct tide_mbuf__rx_tmpl, rss_hash) == 16 + 2 * 4,
 static_assert(offsetof(struct simnic_tx_desc, len) == 8 && offsetof(struct simnic_tx_desc, cmd) == 10,
 	      "Tx descriptor's second word: len, cmd, rsvd, status");
 
-static inline __attribute__((always_inline)) void
+TIDE_ALWAYS_INLINE void
 simnic_txd_set(struct simnic_tx_desc *d, uint16_t len, uint16_t cmd)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -140,8 +141,8 @@ simnic_txd_set(struct simnic_tx_desc *d, uint16_t len, uint16_t cmd)
 #endif
 }
 
-static inline __attribute__((always_inline)) void simnic_rxd_post(struct simnic_rx_desc *d,
-								  uint64_t addr)
+TIDE_ALWAYS_INLINE void simnic_rxd_post(struct simnic_rx_desc *d,
+					uint64_t addr)
 {
 	uint64_t zero = 0; /* len, status, rss: written back by the device */
 
@@ -159,7 +160,7 @@ static inline __attribute__((always_inline)) void simnic_rxd_post(struct simnic_
 typedef uint16_t simnic_v8u16 __attribute__((vector_size(16)));
 typedef uint32_t simnic_v4u32 __attribute__((vector_size(16)));
 
-static inline __attribute__((always_inline)) void
+TIDE_ALWAYS_INLINE void
 simnic_mbuf_rx(struct tide_mbuf *m, struct tide_mbuf__rx_regs r, uint16_t len, uint32_t rss)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
