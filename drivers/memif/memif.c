@@ -440,6 +440,9 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	return 1;
 }
 
+static unsigned memif_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
+			     unsigned max);
+
 const struct tide_driver tide_driver_memif = {
 	.name = "memif",
 	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name, max_chain, handshake_timeout, quiesce, zc_quarantine",
@@ -456,6 +459,7 @@ const struct tide_driver tide_driver_memif = {
 	.stats_add = memif_stats_add,
 	.rxq_intr_fd = tide_memif_rxq_eventfd,
 	.rxq_intr_set = tide_memif_rxq_intr,
+	.xstats = memif_xstats,
 };
 
 /* ---- tide/memif.h ---- */
@@ -463,6 +467,27 @@ const struct tide_driver tide_driver_memif = {
 static struct memif_port *memif_of(struct tide_port *p)
 {
 	return p != NULL && p->drv == &tide_driver_memif ? mport(p) : NULL;
+}
+
+/* The connection counters for tide_xstats_*(): handshakes completed, links that went down,
+ * of those because the peer broke a rule, and of those in a control message. */
+static unsigned memif_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
+			     unsigned max)
+{
+	static const char *const n[] = {"connects", "disconnects", "violations", "ctl_errors"};
+	const struct memif_port *mp = p->priv;
+	const uint64_t v[] = {
+	    mp->connects,
+	    __atomic_load_n(&mp->disconnects, __ATOMIC_RELAXED),
+	    __atomic_load_n(&mp->violations, __ATOMIC_RELAXED),
+	    __atomic_load_n(&mp->ctl_errors, __ATOMIC_RELAXED),
+	};
+
+	for (unsigned i = 0; i < 4 && i < max; i++) {
+		xnames[i] = n[i];
+		values[i] = v[i];
+	}
+	return 4;
 }
 
 int tide_memif_info_get(struct tide_port *p, struct tide_memif_info *out)

@@ -170,6 +170,7 @@ static void link_up(struct memif_port *mp)
 	mp->retry_ns = MEMIF_RETRY_NS;
 	mp->last_err = 0;
 	__atomic_store_n(&mp->up, 1, __ATOMIC_RELAXED);
+	tide_port_link_changed(p);
 	tide_log(TIDE_LOG_NOTICE, p->name, "link up: '%s', %u C2S and %u S2C rings of %u slots",
 		 mp->peer_name, mp->n_c2s, mp->n_s2c,
 		 1u << mp->ring[MEMIF_DIR_C2S][0].log2);
@@ -367,6 +368,8 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 			       mp->peer_name[0] ? mp->peer_name : "peer", reason);
 	}
 	__atomic_store_n(&mp->up, 0, __ATOMIC_RELAXED);
+	if (was_up)
+		tide_port_link_changed(mp->port);
 	mp->next_msg = 0;
 	/* Client: retry at once after a link that worked, back off after a failed attempt. */
 	now = memif_now_ns();

@@ -310,7 +310,8 @@ TIDE_EXPORT void tide_port_stats_reset(struct tide_port *p);
  * tide_xstats_names_get() fills up to @n names and returns how many the port has (call it
  * with NULL, 0 for the count); tide_xstats_get() the same for the values. Both: -EINVAL for
  * a NULL port. tide_xstats_get_by_name(): 0 and the value, -ENOENT for a name the port
- * does not have. tide_xstats_reset() zeroes them all (as tide_port_stats_reset()).
+ * does not have. tide_xstats_reset() zeroes the port's counters and those the driver resets
+ * with tide_port_stats_reset(); connection counters (memif's, vhost's) count from open.
  * Control calls; counters are read while bursts run, each one atomically.
  */
 #define TIDE_XSTAT_NAME_SIZE 64
