@@ -267,6 +267,17 @@ static void check_xstats(const char *what, struct tide_port *p, uint64_t rx, uin
 	assert_int_equal(tide_xstats_get_by_name(p, "rx_q0_packets", &v), 0);
 	assert_int_equal(v, rx);
 	assert_int_equal(tide_xstats_get_by_name(p, "no_such_counter", &v), -ENOENT);
+	/* AF_XDP: the kernel's drops, by cause, add up to rx_missed. */
+	if (tide_xstats_get_by_name(p, "afxdp_rx_dropped", &v) == 0) {
+		uint64_t full, missed;
+
+		assert_int_equal(tide_xstats_get_by_name(p, "afxdp_rx_ring_full", &full), 0);
+		assert_int_equal(tide_xstats_get_by_name(p, "rx_missed", &missed), 0);
+		if (v + full != missed)
+			fail_msg("%s: afxdp_rx_dropped %llu + afxdp_rx_ring_full %llu != rx_missed %llu",
+				 what, (unsigned long long)v, (unsigned long long)full,
+				 (unsigned long long)missed);
+	}
 	assert_int_equal(tide_xstats_names_get(NULL, names, 256), -EINVAL);
 }
 

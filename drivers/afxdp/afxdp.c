@@ -216,7 +216,7 @@ static void reclaim_frames(struct afxdp_port *ap)
 		}
 }
 
-static uint64_t live_missed(const struct afxdp_port *ap);
+static void live_xs(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N]);
 
 static void afxdp_stop(struct tide_port *p)
 {
@@ -224,23 +224,16 @@ static void afxdp_stop(struct tide_port *p)
 
 	/* tide_port_stop() ran a grace period first: no burst of this port is running and no
 	 * refill of another port reaps these completion rings, so the sockets can go. */
-	/* Why the kernel missed what it missed (rx_missed lumps them): no frame posted, or
-	 * the Rx ring full - an Rx queue too shallow for the stalls of its thread. */
-	for (unsigned i = 0; i < ap->nb_rxq; i++) {
-		struct xdp_statistics xs;
-		socklen_t len = sizeof(xs);
+	/* The sockets' counters die with them: keep what they counted. */
+	{
+		uint64_t live[AFXDP_XS_N];
 
-		if (ap->sk[i].xsk &&
-		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs,
-			       &len) == 0 && xs.rx_dropped + xs.rx_ring_full != 0)
-			TIDE_LOG_INFO_(p->name, "queue %u: kernel dropped %llu for want of a fill frame, %llu with the Rx ring full; fill ring found empty %llu times",
-				       i, (unsigned long long)xs.rx_dropped,
-				       (unsigned long long)xs.rx_ring_full,
-				       (unsigned long long)xs.rx_fill_ring_empty_descs);
+		live_xs(ap, live);
+		for (unsigned k = 0; k < AFXDP_XS_N; k++) {
+			ap->xs_saved[k] += live[k] - ap->xs_base[k];
+			ap->xs_base[k] = 0;
+		}
 	}
-	/* The sockets' drop counters die with them: keep what they counted. */
-	ap->missed_saved += live_missed(ap) - ap->missed_base;
-	ap->missed_base = 0;
 	afxdp_lib_log_begin();
 	/* The first socket holds the UMEM's fd: delete it last. */
 	for (unsigned i = AFXDP_MAX_QUEUES; i-- > 0;) {
@@ -548,21 +541,32 @@ static int afxdp_link_get(struct tide_port *p, struct tide_link *out)
 	return 0;
 }
 
-/* Drops the kernel counted on the open sockets (Rx ring full, no fill frame). */
-static uint64_t live_missed(const struct afxdp_port *ap)
+/* The kernel's counters of the open sockets, summed (AFXDP_XS_* order). */
+static void live_xs(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N])
 {
-	uint64_t sum = 0;
-
+	memset(out, 0, AFXDP_XS_N * sizeof(out[0]));
 	for (unsigned i = 0; i < ap->nb_rxq; i++) {
 		struct xdp_statistics xs;
 		socklen_t len = sizeof(xs);
 
-		if (ap->sk[i].xsk &&
-		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs,
-			       &len) == 0)
-			sum += xs.rx_dropped + xs.rx_ring_full;
+		if (ap->sk[i].xsk == NULL ||
+		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs, &len) != 0)
+			continue;
+		out[AFXDP_XS_RX_DROPPED] += xs.rx_dropped;
+		out[AFXDP_XS_RX_INVALID] += xs.rx_invalid_descs;
+		out[AFXDP_XS_TX_INVALID] += xs.tx_invalid_descs;
+		out[AFXDP_XS_RX_RING_FULL] += xs.rx_ring_full;
+		out[AFXDP_XS_FILL_RING_EMPTY] += xs.rx_fill_ring_empty_descs;
+		out[AFXDP_XS_TX_RING_EMPTY] += xs.tx_ring_empty_descs;
 	}
-	return sum;
+}
+
+/* The kernel's counters since open (or the last reset), the stopped sockets' included. */
+static void port_xs(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N])
+{
+	live_xs(ap, out);
+	for (unsigned k = 0; k < AFXDP_XS_N; k++)
+		out[k] += ap->xs_saved[k] - ap->xs_base[k];
 }
 
 static void afxdp_stats_add(const struct tide_port *p, struct tide_port_stats *st)
@@ -575,15 +579,41 @@ static void afxdp_stats_add(const struct tide_port *p, struct tide_port_stats *s
 		if (q)
 			st->oerrors += __atomic_load_n(&q->kick_errors, __ATOMIC_RELAXED);
 	}
-	st->rx_missed += ap->missed_saved + live_missed(ap) - ap->missed_base;
+	uint64_t xs[AFXDP_XS_N];
+
+	port_xs(ap, xs);
+	/* Frames the kernel could not deliver: no fill frame posted, or the Rx ring full. */
+	st->rx_missed += xs[AFXDP_XS_RX_DROPPED] + xs[AFXDP_XS_RX_RING_FULL];
 }
 
 static void afxdp_stats_reset(struct tide_port *p)
 {
 	struct afxdp_port *ap = aport(p);
 
-	ap->missed_saved = 0;
-	ap->missed_base = live_missed(ap);
+	memset(ap->xs_saved, 0, sizeof(ap->xs_saved));
+	live_xs(ap, ap->xs_base);
+}
+
+/* The kernel's XDP_STATISTICS for tide_xstats_*(), each summed over the port's sockets. */
+static unsigned afxdp_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
+			     unsigned max)
+{
+	static const char *const n[AFXDP_XS_N] = {
+	    [AFXDP_XS_RX_DROPPED] = "rx_dropped",
+	    [AFXDP_XS_RX_INVALID] = "rx_invalid_descs",
+	    [AFXDP_XS_TX_INVALID] = "tx_invalid_descs",
+	    [AFXDP_XS_RX_RING_FULL] = "rx_ring_full",
+	    [AFXDP_XS_FILL_RING_EMPTY] = "rx_fill_ring_empty_descs",
+	    [AFXDP_XS_TX_RING_EMPTY] = "tx_ring_empty_descs",
+	};
+	uint64_t xs[AFXDP_XS_N];
+
+	port_xs(aport(p), xs);
+	for (unsigned k = 0; k < AFXDP_XS_N && k < max; k++) {
+		xnames[k] = n[k];
+		values[k] = xs[k];
+	}
+	return AFXDP_XS_N;
 }
 
 /* ---- Rx interrupts ---- */
@@ -768,6 +798,7 @@ const struct tide_driver tide_driver_afxdp = {
 	.link_get = afxdp_link_get,
 	.stats_add = afxdp_stats_add,
 	.stats_reset = afxdp_stats_reset,
+	.xstats = afxdp_xstats,
 	.rxq_intr_fd = afxdp_rxq_intr_fd,
 	.rxq_intr_set = afxdp_rxq_intr_set,
 };

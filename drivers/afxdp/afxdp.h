@@ -107,6 +107,17 @@ struct afxdp_sock {
 	struct xsk_ring_cons comp_spare;
 };
 
+/* The counters of struct xdp_statistics, in the order afxdp_xstats() names them. */
+enum {
+	AFXDP_XS_RX_DROPPED,
+	AFXDP_XS_RX_INVALID,
+	AFXDP_XS_TX_INVALID,
+	AFXDP_XS_RX_RING_FULL,
+	AFXDP_XS_FILL_RING_EMPTY,
+	AFXDP_XS_TX_RING_EMPTY,
+	AFXDP_XS_N
+};
+
 struct afxdp_port {
 	struct tide_port *port;
 	char dev[IF_NAMESIZE];
@@ -133,8 +144,10 @@ struct afxdp_port {
 	int link_fd, xsks_map_fd;
 	bool zero_copy;              /* what the sockets got */
 	const char *attached_mode;
-	/* rx_missed of sockets closed by stop, and the count at the last stats reset. */
-	uint64_t missed_saved, missed_base;
+	/* The kernel's XDP_STATISTICS of the sockets (AFXDP_XS_* order), summed over the Rx
+	 * queues: what sockets deleted at stop had counted, and the live values at the last
+	 * stats reset. Control thread. */
+	uint64_t xs_saved[AFXDP_XS_N], xs_base[AFXDP_XS_N];
 };
 
 extern const struct tide_driver tide_driver_afxdp;
