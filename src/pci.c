@@ -211,6 +211,45 @@ static void log_group_members(const char *bdf, int group)
 		      bdf, group, list[0] ? list : "(none listed in sysfs)");
 }
 
+/*
+ * The highest IOVA the IOMMU domain accepts (the end of its last valid range), or
+ * UINT64_MAX when the kernel does not say. IOVA = VA needs it above every address mapped.
+ */
+static uint64_t iova_limit(int container)
+{
+	struct vfio_iommu_type1_info probe = {.argsz = sizeof(probe)};
+	struct vfio_iommu_type1_info *info;
+	uint64_t limit = UINT64_MAX;
+	uint32_t off;
+
+	if (ioctl(container, VFIO_IOMMU_GET_INFO, &probe) < 0 ||
+	    !(probe.flags & VFIO_IOMMU_INFO_CAPS) || probe.argsz <= sizeof(probe))
+		return limit;
+	info = calloc(1, probe.argsz);
+	if (info == NULL)
+		return limit;
+	info->argsz = probe.argsz;
+	if (ioctl(container, VFIO_IOMMU_GET_INFO, info) == 0)
+		for (off = info->cap_offset; off != 0 && off + sizeof(struct vfio_info_cap_header) <=
+							     info->argsz;) {
+			const struct vfio_info_cap_header *h =
+				(const void *)((const char *)info + off);
+
+			if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
+				const struct vfio_iommu_type1_info_cap_iova_range *r = (const void *)h;
+
+				if (r->nr_iovas > 0 &&
+				    off + sizeof(*r) + r->nr_iovas * sizeof(r->iova_ranges[0]) <=
+					    info->argsz)
+					limit = r->iova_ranges[r->nr_iovas - 1].end;
+				break;
+			}
+			off = h->next;
+		}
+	free(info);
+	return limit;
+}
+
 static int open_dev_node(const char *path, const char *bdf)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -269,6 +308,7 @@ int pci_open(const char *bdf, struct pci_dev **out)
 	d->group_id = group;
 	d->container = d->group = d->fd = -1;
 	d->link_vector = -1;
+	d->iova_max = UINT64_MAX;
 	for (unsigned i = 0; i < PCI_MAX_VECTORS; i++)
 		d->irq_fd[i] = -1;
 	if (pci_id_read(bdf, &d->vendor, &d->device) < 0) {
@@ -307,6 +347,7 @@ int pci_open(const char *bdf, struct pci_dev **out)
 			      bdf, group, strerror(errno));
 		goto fail;
 	}
+	d->iova_max = iova_limit(d->container);
 	d->fd = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, d->bdf);
 	if (d->fd < 0) {
 		rc = -errno;
@@ -386,7 +427,7 @@ static void dma_ioctl_unmap(struct pci_dev *d, uintptr_t va, size_t len)
 			       (unsigned long)va, len, strerror(errno));
 }
 
-int pci_dma_map(struct pci_dev *d, void *va, size_t len)
+int pci_dma_map(struct pci_dev *d, void *va, size_t len, size_t page)
 {
 	uintptr_t base = (uintptr_t)va;
 	long pg = sysconf(_SC_PAGESIZE);
@@ -401,6 +442,13 @@ int pci_dma_map(struct pci_dev *d, void *va, size_t len)
 			d->dma[i].refs++;
 			return 0;
 		}
+	if (base + len - 1 > d->iova_max) {
+		TIDE_LOG_ERR_("pci", "%s: memory at %p..%#lx is beyond what the IOMMU can address "
+			      "(IOVA up to %#llx): IOVA = VA needs an IOMMU with 48-bit addresses "
+			      "(QEMU: -device intel-iommu,aw-bits=48)", d->bdf, va,
+			      (unsigned long)(base + len - 1), (unsigned long long)d->iova_max);
+		return -ERANGE;
+	}
 	if (d->nb_dma == PCI_MAX_DMA) {
 		TIDE_LOG_ERR_("pci", "%s: more than %d DMA regions", d->bdf, PCI_MAX_DMA);
 		return -ENOSPC;
@@ -412,7 +460,8 @@ int pci_dma_map(struct pci_dev *d, void *va, size_t len)
 			      rc == -ENOMEM ? " (the locked-memory limit: ulimit -l)" : "");
 		return rc;
 	}
-	d->dma[d->nb_dma++] = (struct pci_dma){.base = base, .len = len, .refs = 1};
+	d->dma[d->nb_dma++] = (struct pci_dma){
+		.base = base, .len = len, .page = page ? page : (size_t)pg, .refs = 1};
 	return 0;
 }
 

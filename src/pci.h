@@ -37,6 +37,7 @@
 struct pci_dma {
 	uintptr_t base;
 	size_t len;
+	size_t page;  /* the pages backing it (4 KiB, 2 MiB): DMA may not cross them as one */
 	unsigned refs;
 };
 
@@ -52,6 +53,7 @@ struct pci_dev {
 	int irq_fd[PCI_MAX_VECTORS];  /* eventfds of the MSI-X vectors, -1 when not set */
 	unsigned nb_irq;
 	int link_vector;              /* the vector of link changes, set by the driver; -1 */
+	uint64_t iova_max;            /* highest IOVA the IOMMU domain takes */
 	unsigned nb_dma;
 	struct pci_dma dma[PCI_MAX_DMA];
 };
@@ -82,11 +84,13 @@ int pci_cfg_read(struct pci_dev *d, unsigned off, void *buf, size_t len);
 int pci_cfg_write(struct pci_dev *d, unsigned off, const void *buf, size_t len);
 
 /*
- * Map [va, va + len) for device DMA at IOVA = va (read and write). Page-aligned. A region
+ * Map [va, va + len) for device DMA at IOVA = va (read and write), memory backed by pages
+ * of @page bytes (0: the system page). Page-aligned. A region
  * mapped before with the same base gains a reference (the length must match). Returns 0,
- * -ENOSPC (too many regions), -EINVAL, or the ioctl's -errno (logged).
+ * -ENOSPC (too many regions), -ERANGE (beyond the IOMMU's address width: IOVA = VA cannot
+ * work), -EINVAL, or the ioctl's -errno (logged).
  */
-int pci_dma_map(struct pci_dev *d, void *va, size_t len);
+int pci_dma_map(struct pci_dev *d, void *va, size_t len, size_t page);
 
 /* Drop a reference; the mapping goes with the last one. */
 void pci_dma_unmap(struct pci_dev *d, void *va);

@@ -101,7 +101,7 @@ int tide_pci_dma_map(struct tide_port *p, struct tide_pool *pool)
 	tide_pool_mem_info(pool, &mi);
 	if (pci_dma_find(d, mi.base, mi.len) != NULL)
 		return 0;
-	return pci_dma_map(d, mi.base, mi.len);
+	return pci_dma_map(d, mi.base, mi.len, mi.hugepages ? 2u << 20 : 0);
 }
 
 int tide_pci_link_fd(struct tide_port *p)

@@ -41,7 +41,7 @@ static void *ring_alloc(struct e1000e_port *ep, size_t bytes, size_t *len)
 
 	if (p == MAP_FAILED)
 		return NULL;
-	if (pci_dma_map(ep->pci, p, l) < 0) {
+	if (pci_dma_map(ep->pci, p, l, 0) < 0) {
 		munmap(p, l);
 		return NULL;
 	}
@@ -64,7 +64,7 @@ static int pool_map(struct e1000e_port *ep, struct tide_pool *pool)
 	int rc;
 
 	tide_pool_mem_info(pool, &mi);
-	rc = pci_dma_map(ep->pci, mi.base, mi.len);
+	rc = pci_dma_map(ep->pci, mi.base, mi.len, mi.hugepages ? 2u << 20 : 0);
 	if (rc < 0)
 		TIDE_LOG_ERR_(ep->port->name, "pool %s (%zu bytes at %p) cannot be mapped for the "
 			      "device", tide_pool_name(pool), mi.len, mi.base);
@@ -219,6 +219,8 @@ static int e1000e_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->size = nb_desc;
 	q->mask = nb_desc - 1;
 	q->tdt = (volatile uint32_t *)(ep->regs + E1000E_TDT);
+	q->dma_page = 4096; /* until the first packet finds its region */
+	q->fast_asserted = conf->txfree == TIDE_TXFREE_FAST || (conf->flags & TIDE_TXQ_F_FAST_FREE);
 	ep->txq = q;
 	*out = &q->pub;
 	return 0;

@@ -30,10 +30,12 @@ struct e1000e_txq {
 	size_t ring_len;      /* bytes mapped (page multiple) */
 	uint32_t size, mask;
 	volatile uint32_t *tdt; /* doorbell */
-	/* The DMA region the last packet's data was found in: one compare per packet. */
-	uintptr_t dma_lo, dma_len;
+	/* The DMA region the last packet's data was found in (one compare per packet), and
+	 * its page size: a segment across a page gets a descriptor per page (see tx_slow). */
+	uintptr_t dma_lo, dma_len, dma_page;
+	bool fast_asserted;   /* txfree=fast: releases ignore references */
 	uint64_t unmapped;    /* packets refused: their memory is not mapped for the device */
-	uint64_t shared_chain; /* chains refused: a segment is shared (refcnt > 1) */
+	uint64_t refused;     /* packets refused otherwise (shared chain segment, fast+split) */
 	struct e1000e_port *ep;
 };
 

@@ -55,7 +55,15 @@ static inline __attribute__((always_inline)) bool tx_mapped(struct e1000e_txq *q
 		return false;
 	q->dma_lo = r->base;
 	q->dma_len = r->len;
+	q->dma_page = r->page;
 	return true;
+}
+
+/* Does [a, a + len) cross a page of the region it is in? */
+static inline __attribute__((always_inline)) bool tx_crosses(const struct e1000e_txq *q,
+							     uintptr_t a, uint32_t len)
+{
+	return ((a ^ (a + len - 1)) & ~(q->dma_page - 1)) != 0;
 }
 
 static void tx_refuse_unmapped(struct e1000e_txq *q, const struct tide_mbuf *m)
@@ -78,44 +86,76 @@ tx_write(struct e1000e_tx_desc *d, uintptr_t addr, uint32_t len, uint32_t cmd)
 }
 
 /*
- * A chain: every segment checked (mapped, refcnt 1), then split into independent buffers,
- * one per descriptor and slot, so that completion releases each the usual way. A chain
- * with a shared segment is refused (another holder still follows its links). Returns the
- * slots used (0: refused, the packet freed and counted).
+ * The rare packet: a chain, or a segment whose bytes cross a page of the memory it is in.
+ * Every segment is checked (mapped; refcnt 1 in a chain), then gets one descriptor per
+ * page it touches. A chain is split into independent buffers, one per slot, so completion
+ * releases each the usual way; a segment on two descriptors sits in both slots with one
+ * more reference, so that both releases together free it once (txfree=fast, which
+ * releases without looking at references, refuses such a packet instead). A chain with a
+ * shared segment is refused too (another holder still follows its links).
+ * Returns the slots used; 0: refused (the packet freed, counted); -1: no room (the caller
+ * keeps the packet).
  */
-static unsigned tx_chain(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx,
-			 struct txc_burst *b, uint64_t *bytes)
+static int tx_slow(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, unsigned room,
+		   struct txc_burst *b, uint64_t *bytes)
 {
 	struct tide_mbuf *s;
-	unsigned k = 0, nseg = m->nb_segs;
+	unsigned need = 0, k = 0;
 
 	for (s = m; s != NULL; s = s->next) {
-		if (!tx_mapped(q, (uintptr_t)s->buf_addr + s->data_off, s->data_len)) {
+		uintptr_t a = (uintptr_t)s->buf_addr + s->data_off;
+
+		if (!tx_mapped(q, a, s->data_len)) {
 			tx_refuse_unmapped(q, s);
 			goto refuse;
 		}
-		if (tide_mbuf_refcnt_read(s) != 1) {
-			if (q->shared_chain++ == 0)
+		if (m->nb_segs > 1 && tide_mbuf_refcnt_read(s) != 1) {
+			if (q->refused++ == 0)
 				TIDE_LOG_ERR_(q->ep->port->name, "Tx: a chain with a shared segment "
 					      "is refused (counted in oerrors)");
 			goto refuse;
 		}
+		if (s->data_len != 0 && tx_crosses(q, a, s->data_len)) {
+			if (q->fast_asserted) {
+				if (q->refused++ == 0)
+					TIDE_LOG_ERR_(q->ep->port->name,
+						      "Tx: txfree=fast and a buffer across a page "
+						      "boundary of its memory: refused (counted in "
+						      "oerrors)");
+				goto refuse;
+			}
+			need += 2;
+		} else {
+			need += 1;
+		}
 	}
-	for (s = m; s != NULL; k++) {
+	if (need > room)
+		return -1;
+	for (s = m; s != NULL;) {
 		struct tide_mbuf *next = s->next;
-		uint32_t slot = (idx + k) & q->mask;
+		uintptr_t a = (uintptr_t)s->buf_addr + s->data_off;
+		uint32_t len = s->data_len, cmd = next ? 0 : E1000E_TXD_CMD_EOP;
 
-		tx_write(&q->ring[slot], (uintptr_t)s->buf_addr + s->data_off, s->data_len,
-			 next ? 0 : E1000E_TXD_CMD_EOP);
-		*bytes += s->data_len;
+		*bytes += len;
 		s->next = NULL;
 		s->nb_segs = 1;
-		s->pkt_len = s->data_len;
+		s->pkt_len = len;
+		if (len != 0 && tx_crosses(q, a, len)) {
+			uint32_t first = (uint32_t)(((a | (q->dma_page - 1)) + 1) - a);
+
+			tide_mbuf_refcnt_update(s, 1);
+			tx_write(&q->ring[(idx + k) & q->mask], a, first, 0);
+			txc_burst_fill(b, idx + k, s);
+			k++;
+			a += first;
+			len -= first;
+		}
+		tx_write(&q->ring[(idx + k) & q->mask], a, len, cmd);
 		txc_burst_fill(b, idx + k, s);
+		k++;
 		s = next;
 	}
-	(void)nseg;
-	return k;
+	return (int)k;
 refuse:
 	tide_mbuf_free(m);
 	return 0;
@@ -125,42 +165,42 @@ static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 {
 	struct e1000e_txq *q = (struct e1000e_txq *)pub;
 	struct txc *t = &q->txc;
-	unsigned room = txc_make_room(t, n, tx_advance);
+	/* One slot stays free: a full ring would put the tail on the head, which the device
+	 * reads as empty. */
+	unsigned room = txc_make_room(t, n + 1u, tx_advance);
 	struct e1000e_tx_desc *const ring = q->ring;
 	const uint32_t mask = q->mask, first = t->tail;
-	uint32_t used = 0;
+	uint32_t used = 0, npkts = 0;
 	uint64_t bytes = 0, dropped = 0;
 	struct txc_burst b;
 	unsigned i;
 
+	room = room ? room - 1 : 0;
 	txc_burst_begin(t, &b);
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		uintptr_t a;
+		uintptr_t a = (uintptr_t)m->buf_addr + m->data_off;
+		int k;
 
-		if (tide_likely(m->nb_segs == 1)) {
-			if (used == room)
-				break;
-			a = (uintptr_t)m->buf_addr + m->data_off;
-			if (tide_unlikely(!tx_mapped(q, a, m->data_len))) {
-				tx_refuse_unmapped(q, m);
-				tide_mbuf_free(m);
-				dropped++;
-				continue;
-			}
+		if (used == room)
+			break;
+		/* One segment in device memory, within one page: one descriptor. */
+		if (tide_likely(m->nb_segs == 1 && a - q->dma_lo < q->dma_len &&
+				m->data_len <= q->dma_len - (a - q->dma_lo) &&
+				!tx_crosses(q, a, m->data_len))) {
 			tx_write(&ring[(first + used) & mask], a, m->data_len, E1000E_TXD_CMD_EOP);
 			txc_burst_fill(&b, first + used, m);
 			bytes += m->data_len;
 			used++;
-		} else {
-			unsigned k;
-
-			if (m->nb_segs > room - used)
-				break;
-			k = tx_chain(q, m, first + used, &b, &bytes);
-			used += k;
-			dropped += k == 0;
+			npkts++;
+			continue;
 		}
+		k = tx_slow(q, m, first + used, room - used, &b, &bytes);
+		if (k < 0)
+			break;
+		used += (uint32_t)k;
+		npkts += k != 0;
+		dropped += k == 0;
 	}
 	txc_burst_end(t, &b);
 	if (used) {
@@ -169,7 +209,7 @@ static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 		/* The descriptors are in memory before the device learns of them. */
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		*q->tdt = t->tail & mask;
-		tide_stat_burst(&pub->stats, used, bytes);
+		tide_stat_burst(&pub->stats, npkts, bytes);
 	}
 	if (tide_unlikely(dropped))
 		tide_stat_add(&pub->stats.errors, dropped);
@@ -198,8 +238,11 @@ static inline __attribute__((always_inline)) void rx_doorbell(void *ctx, uint32_
 {
 	struct e1000e_rxq *q = ctx;
 
+	/* The device owns the descriptors from its head up to, not including, the tail, and
+	 * head == tail means none: so it is given every posted one but the last, which it
+	 * gets with the next refill (the ring's whole size would read as empty). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*q->rdt = tail & q->mask;
+	*q->rdt = (tail - 1) & q->mask;
 }
 
 void e1000e_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell)
