@@ -264,7 +264,7 @@ static void intr_program(struct e1000e_port *ep)
 	/* The Rx vector fires once per enable: its cause is cleared and masked when it
 	 * fires. The link vector stays armed; poll_ctl clears its cause. */
 	e1000e_wr(ep, E1000E_EIAC, E1000E_ICR_RXQ0);
-	e1000e_wr(ep, E1000E_IMS, E1000E_ICR_LSC | E1000E_ICR_OTHER);
+	e1000e_wr(ep, E1000E_IMS, E1000E_ICR_LINK);
 }
 
 static int e1000e_start(struct tide_port *p)
@@ -394,7 +394,7 @@ static int e1000e_poll_ctl(struct tide_port *p)
 	struct e1000e_port *ep = eport(p);
 
 	if (ep->irq && pci_irq_drain(ep->pci->irq_fd[E1000E_VEC_OTHER]) != 0)
-		e1000e_wr(ep, E1000E_ICR, E1000E_ICR_LSC | E1000E_ICR_OTHER);
+		e1000e_wr(ep, E1000E_ICR, E1000E_ICR_LINK);
 	return link_read(ep, NULL);
 }
 
@@ -403,7 +403,10 @@ static int e1000e_rxq_intr_fd(struct tide_port *p, unsigned qid)
 	struct e1000e_port *ep = eport(p);
 
 	(void)qid;
-	return ep->irq ? ep->pci->irq_fd[E1000E_VEC_RX] : -ENOTSUP;
+	if (!ep->irq)
+		return -ENOTSUP;
+	return e1000e_rd(ep, E1000E_STATUS) & E1000E_STATUS_LU ? ep->pci->irq_fd[E1000E_VEC_RX]
+							       : -ENOTCONN;
 }
 
 static int e1000e_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
@@ -414,6 +417,8 @@ static int e1000e_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
 	if (!ep->irq)
 		return -ENOTSUP;
 	if (enable) {
+		if (!(e1000e_rd(ep, E1000E_STATUS) & E1000E_STATUS_LU))
+			return -ENOTCONN;
 		/* A cause left from packets that came while masked would fire at once. */
 		e1000e_wr(ep, E1000E_ICR, E1000E_ICR_RXQ0);
 		e1000e_wr(ep, E1000E_IMS, E1000E_ICR_RXQ0);

@@ -32,6 +32,7 @@
 #define E1000E_ICR_LSC (1u << 2)
 #define E1000E_ICR_RXQ0 (1u << 20)
 #define E1000E_ICR_OTHER (1u << 24)
+#define E1000E_ICR_LINK (E1000E_ICR_LSC | E1000E_ICR_OTHER) /* MSI-X: link changes */
 #define E1000E_IVAR_RXQ0_SHIFT 0
 #define E1000E_IVAR_OTHER_SHIFT 16
 #define E1000E_IVAR_VALID 0x8u

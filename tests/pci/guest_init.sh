@@ -13,6 +13,8 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs run /run
+mkdir -p /tmp
+mount -t tmpfs tmp /tmp
 mkdir -p /dev/hugepages
 mount -t hugetlbfs hugetlbfs /dev/hugepages
 COUNT=1000
@@ -49,6 +51,16 @@ ask() { # one command to the wire, its reply on stdout
 
 phase main && pci_guest $BDF /dev/ttyS1 $COUNT main
 
+# The port conformance row (tests/test_port.c), the wire sending every frame back.
+if phase main; then
+	ask "REFLECT on" >/dev/null
+	TIDE_TEST_PCI_BDF=$BDF test_port conformance e1000e >/run/conf.log 2>&1
+	rc=$?
+	ask "REFLECT off" >/dev/null
+	echo "PCITEST port_conformance $([ $rc = 0 ] && echo ok || echo FAIL) rc=$rc"
+	[ $rc = 0 ] || tail -n 20 /run/conf.log | sed 's/^/conformance: /'
+fi
+
 # Wait until a forwarder's log ($1) shows it forwarding ($2), then a second for the link.
 ready() {
 	for _ in $(seq 300); do grep -aq "$2" $1 && break; sleep 0.1; done
@@ -75,6 +87,24 @@ if phase tide; then
 	wait $fwd
 	echo "PCITEST fwd_exit rc=$?"
 	tail -n 25 /run/fwd.log | sed 's/^/fwd: /'
+fi
+
+# tide-fwd sleeping on the Rx interrupt between bursts of traffic.
+if phase tide; then
+	tide-fwd -p pci:$BDF -l 0 --rx-mode interrupt --stats-period 0 >/run/fwdi.log 2>&1 &
+	fwd=$!
+	ready /run/fwdi.log "Ctrl-C stops"
+	r1=$(ask "ECHO 26 1000 60 30000")
+	sleep 1
+	r2=$(ask "ECHO 27 1000 1514 30000")
+	kill -INT $fwd
+	wait $fwd
+	rc=$?
+	ok=FAIL
+	[ "$rc" = 0 ] && [ "${r1#* }" = "26 sent=1000 back=1000 bad=0 order=0" ] &&
+		[ "${r2#* }" = "27 sent=1000 back=1000 bad=0 order=0" ] && ok=ok
+	echo "PCITEST fwd_interrupt $ok rc=$rc: $r1; $r2"
+	[ $ok = ok ] || tail -n 12 /run/fwdi.log | sed 's/^/fwd: /'
 fi
 
 if ! phase dpdk; then

@@ -305,6 +305,45 @@ static void test_tx(struct ctx *c, uint8_t tag, uint32_t len, unsigned n)
 	       bytes);
 }
 
+/*
+ * One burst as long as the Tx ring, on an empty ring (rs=every, so that every slot comes
+ * back): a tail equal to the head reads as an empty ring to the device, so one slot must
+ * stay free; the rest of the packets go with the next burst. Nothing may be lost.
+ */
+static void test_tx_ring_full(struct ctx *c)
+{
+	struct tide_txq_conf conf = {.sz = sizeof(conf), .rs = TIDE_RS_EVERY};
+	struct tide_mbuf *m[64];
+	unsigned rx = 0, bad = 1, order = 1, k1 = 0, k2 = 0;
+	unsigned long long bytes;
+	const char *r;
+	int rc;
+
+	rc = tide_port_stop(c->p);
+	if (rc == 0)
+		rc = tide_txq_setup(c->p, 0, 64, &conf);
+	if (rc == 0)
+		rc = tide_port_start(c->p);
+	c->txq = tide_port_txq(c->p, 0);
+	for (unsigned i = 0; i < 64; i++)
+		m[i] = frame_alloc(c->pool, 60, 15, i);
+	if (rc == 0) {
+		k1 = tide_tx_burst(c->txq, m, 64);
+		usleep(100000);
+		tide_txq_done_cleanup(c->txq, 0);
+		k2 = tide_tx_burst(c->txq, m + k1, (uint16_t)(64 - k1));
+	}
+	tide_mbuf_free_bulk(m + k1 + k2, 64 - k1 - k2);
+	ctl_send("WAIT 15 64 5000");
+	r = ctl_reply(8000);
+	if (r == NULL || sscanf(r, "STAT %*u rx=%u bad=%u order=%u bytes=%llu", &rx, &bad, &order,
+				&bytes) != 4)
+		rx = 0;
+	result("tx_ring_full", rc == 0 && k1 == 63 && k2 == 1 && rx == 64 && bad == 0 && order == 0,
+	       "setup %d; a burst of 64 on 64 descriptors took %u, the next %u; the wire has %u",
+	       rc, k1, k2, rx);
+}
+
 /* A Tx from a pool the device has not mapped is refused and counted, never sent. */
 static void test_unmapped(struct ctx *c)
 {
@@ -385,20 +424,22 @@ static void test_link(struct ctx *c)
 {
 	int fd = tide_pci_link_fd(c->p);
 	struct pollfd p = {.fd = fd, .events = POLLIN};
-	int irq_down, irq_up;
+	int irq_down, irq_up, intr_down;
 	bool down, up;
 
 	ctl_send("LINK off");
 	(void)ctl_reply(5000);
 	irq_down = poll(&p, 1, 3000);
 	down = link_wait(c->p, 0, 3);
+	intr_down = tide_rxq_intr_fd(c->p, 0); /* no Rx interrupt while the link is down */
 	ctl_send("LINK on");
 	(void)ctl_reply(5000);
 	irq_up = poll(&p, 1, 5000);
 	up = link_wait(c->p, 1, 5);
-	result("link", fd >= 0 && irq_down == 1 && down && irq_up == 1 && up,
-	       "fd %d; off: interrupt %d, down %d; on: interrupt %d, up %d", fd, irq_down, down,
-	       irq_up, up);
+	result("link", fd >= 0 && irq_down == 1 && down && intr_down == -ENOTCONN && irq_up == 1 &&
+			       up && tide_rxq_intr_fd(c->p, 0) >= 0,
+	       "fd %d; off: interrupt %d, down %d, Rx interrupt fd %d; on: interrupt %d, up %d", fd,
+	       irq_down, down, intr_down, irq_up, up);
 }
 
 /* ---- stop/start/close while another thread polls ---- */
@@ -530,6 +571,7 @@ static void run_main(void)
 	       (unsigned long long)st.ierrors, (unsigned long long)st.rx_missed,
 	       (unsigned long long)st.oerrors);
 	test_unmapped(&c);
+	test_tx_ring_full(&c);
 	test_intr(&c);
 	test_link(&c);
 	test_lifecycle(&c);

@@ -10,12 +10,12 @@
 # fault (QEMU "vtd_" on stderr, "DMAR" in the guest log) only for the one deliberate bad
 # mapping. Exit 77 when QEMU or the guest kernel cannot be had.
 #
-# usage: run.sh PCI_GUEST TIDE_FWD WIRE CACHE_DIR [COUNT]
+# usage: run.sh PCI_GUEST TIDE_FWD WIRE TEST_PORT CACHE_DIR [COUNT]
 #   The guest kernel: Debian's linux-image-*-cloud-amd64, from $TIDE_GUEST_KERNEL_DIR
 #   (default /var/cache/tide/guest-kernel, where scripts/install-deps puts it), else
 #   downloaded into CACHE_DIR.
 set -u
-guest=$1 fwd=$2 wire=$3 cache=$4 count=${5:-${PCI_COUNT:-10000}}
+guest=$1 fwd=$2 wire=$3 test_port=$4 cache=$5 count=${6:-${PCI_COUNT:-10000}}
 skip() { echo "skip: $*"; exit 77; }
 fail() { echo "FAIL: $*"; failed=1; }
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
@@ -42,6 +42,9 @@ kmod=$(ls -d "$kdir"/root/lib/modules/* | head -1)
 dir=$(mktemp -d /tmp/tide-pci-XXXXXX)
 pids=()
 cleanup() {
+	# timeout(1) passes a TERM on to QEMU; QEMU's own pid file covers a timeout killed harder.
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	[ -s "$dir/qemu.pid" ] && kill -9 "$(cat "$dir/qemu.pid")" 2>/dev/null
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$dir"
@@ -67,7 +70,8 @@ done
 libs() { ldd "$@" 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\/[^ ]*ld-linux/ {print $1}'; }
 cp "$guest" "$irfs/bin/pci_guest"
 cp "$fwd" "$irfs/bin/tide-fwd"
-bins=("$guest" "$fwd")
+cp "$test_port" "$irfs/bin/test_port"
+bins=("$guest" "$fwd" "$test_port")
 tp=$(command -v dpdk-testpmd || true)
 if [ -n "$tp" ]; then
 	pmddir=$(ls -d /usr/lib/x86_64-linux-gnu/dpdk/pmds-* 2>/dev/null | head -1)
@@ -103,7 +107,7 @@ for _ in $(seq 50); do grep -q ready "$dir/wire.log" && break; sleep 0.1; done
 start=$SECONDS
 timeout 170 taskset -c "${cpu:-0}" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 \
 	-machine q35,kernel-irqchip=split -device intel-iommu,intremap=on,caching-mode=on,aw-bits=48 \
-	-nodefaults -display none -no-reboot \
+	-nodefaults -display none -no-reboot -pidfile "$dir/qemu.pid" \
 	-serial file:"$dir/console.log" \
 	-chardev socket,id=ctl,path="$dir/ctl.sock" -serial chardev:ctl \
 	-monitor unix:"$dir/mon.sock",server=on,wait=off \
@@ -127,9 +131,9 @@ failed=0
 [ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
 [ $wrc -eq 0 ] || fail "wire exit status $wrc: $(tail -1 "$dir/wire.log")"
 grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
-for name in bind bad_config open mac link_up rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 \
-	stats tx_unmapped tx_mapped_later intr link stop_start_polling stop_pool_whole \
-	close_pool_whole iommu_quiet_before_badmap badmap_fault_seen badmap_nothing_sent \
+for name in bind bad_config open mac link_up port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 \
+	stats tx_unmapped tx_mapped_later tx_ring_full intr link stop_start_polling stop_pool_whole \
+	close_pool_whole fwd_interrupt iommu_quiet_before_badmap badmap_fault_seen badmap_nothing_sent \
 	badmap_pool_whole; do
 	grep -aq "^PCITEST $name ok" "$dir/console.log" || fail "no 'PCITEST $name ok'"
 done

@@ -14,6 +14,8 @@
  *   ECHO TAG COUNT LEN MS      send COUNT frames and wait up to MS ms for all to come back
  *   LINK on|off                QEMU monitor: set_link on the NIC's netdev
  *   FAULTS                     how many IOMMU fault lines ("vtd_") QEMU has printed so far
+ *   REFLECT on|off             send every frame that is not a test frame straight back
+ *                              (the port conformance row's partner)
  *   BYE                        print the totals and exit 0
  *
  * Every frame from the guest is checked (tests/pci/wire_frame.h): length, pattern, and
@@ -41,7 +43,8 @@ struct tagstat {
 };
 
 static struct tagstat stats[256];
-static uint64_t foreign, total_rx, total_tx;
+static uint64_t foreign, reflected, total_rx, total_tx;
+static bool reflect;
 static int dg = -1, ctl = -1;
 static struct sockaddr_un qaddr;
 static const char *mon_path, *netdev, *qemu_err;
@@ -83,6 +86,18 @@ static void rx_one(const uint8_t *b, ssize_t n)
 	total_rx++;
 	if (rc == -1) {
 		foreign++;
+		/* Back at once, waiting briefly while QEMU is not reading (no receive here: this
+		 * runs inside the receive loop). */
+		for (int i = 0; reflect && i < 100; i++) {
+			struct pollfd p = {.fd = dg, .events = POLLOUT};
+
+			if (sendto(dg, b, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&qaddr,
+				   sizeof(qaddr)) == n) {
+				reflected++;
+				break;
+			}
+			poll(&p, 1, 1);
+		}
 		return;
 	}
 	s = &stats[b[18]];
@@ -243,6 +258,9 @@ static void command(char *line)
 		snprintf(cmd, sizeof(cmd), "set_link %s %s", netdev, arg);
 		monitor(cmd);
 		reply("OK LINK %s", arg);
+	} else if (sscanf(line, "REFLECT %15s", arg) == 1) {
+		reflect = strcmp(arg, "on") == 0;
+		reply("OK REFLECT %s reflected=%llu", arg, (unsigned long long)reflected);
 	} else if (strcmp(line, "FAULTS") == 0) {
 		FILE *f = fopen(qemu_err, "r");
 		char l[1024];
@@ -255,9 +273,9 @@ static void command(char *line)
 		reply("FAULTS %u", n);
 	} else if (strcmp(line, "BYE") == 0) {
 		rx_all();
-		printf("wire: BYE frames to the guest %llu, from it %llu, foreign %llu\n",
-		       (unsigned long long)total_tx, (unsigned long long)total_rx,
-		       (unsigned long long)foreign);
+		printf("wire: BYE frames to the guest %llu, from it %llu, foreign %llu, reflected "
+		       "%llu\n", (unsigned long long)total_tx, (unsigned long long)total_rx,
+		       (unsigned long long)foreign, (unsigned long long)reflected);
 		exit(0);
 	} else {
 		reply("ERR %s", line);
