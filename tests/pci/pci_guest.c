@@ -535,6 +535,53 @@ static void test_bad_config(struct tide_pool *pool)
 	       rc3, rc4);
 }
 
+/*
+ * rx_chain=no: a frame longer than one buffer is dropped and counted (ierrors), the frames
+ * that fit still arrive, and every buffer of the dropped chains is back.
+ */
+static void test_rx_no_chain(struct tide_pool *pool)
+{
+	struct ctx c = {.pool = pool};
+	struct tide_mbuf *pkts[32];
+	struct tide_port_stats st;
+	char spec[96];
+	unsigned got_long = 0, got_short = 0;
+	double end;
+	int rc;
+
+	snprintf(spec, sizeof(spec), "pci:%s,rx_chain=no", bdf);
+	rc = port_up(&c, spec);
+	if (rc == 0 && !link_wait(c.p, 1, 5))
+		rc = -ENOLINK;
+	if (rc < 0) {
+		result("rx_no_chain", false, "%s: %d", spec, rc);
+		return;
+	}
+	ctl_send("RX 16 20 8996");
+	(void)ctl_reply(10000);
+	ctl_send("RX 17 20 1514");
+	(void)ctl_reply(10000);
+	end = now() + 5;
+	while (got_short < 20 && now() < end) {
+		uint16_t k = tide_rx_burst(c.rxq, pkts, 32);
+
+		for (uint16_t i = 0; i < k; i++) {
+			if (pkts[i]->pkt_len == 8996)
+				got_long++;
+			else if (pkts[i]->pkt_len == 1514)
+				got_short++;
+		}
+		tide_mbuf_free_bulk(pkts, k);
+	}
+	tide_port_stats_get(c.p, &st);
+	tide_port_close(c.p);
+	result("rx_no_chain", got_long == 0 && got_short == 20 && st.ierrors == 20 &&
+				      pool_whole(pool),
+	       "8996-byte frames received %u (0 expected), 1514-byte %u of 20, ierrors %llu, "
+	       "pool whole %d", got_long, got_short, (unsigned long long)st.ierrors,
+	       pool_whole(pool));
+}
+
 static void run_main(void)
 {
 	static const uint32_t sizes[] = {60, 1514, 8996};
@@ -579,6 +626,7 @@ static void run_main(void)
 	tide_port_close(c.p);
 	result("close_pool_whole", rc == 0 && pool_whole(c.pool) && c.other && pool_whole(c.other),
 	       "avail %u of %u", tide_pool_avail(c.pool), tide_pool_size(c.pool));
+	test_rx_no_chain(c.pool);
 	tide_pool_free(c.pool);
 	tide_pool_free(c.other);
 }

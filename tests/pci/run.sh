@@ -133,7 +133,7 @@ failed=0
 grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
 for name in bind bad_config open mac link_up port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 \
 	stats tx_unmapped tx_mapped_later tx_ring_full intr link stop_start_polling stop_pool_whole \
-	close_pool_whole fwd_interrupt iommu_quiet_before_badmap badmap_fault_seen badmap_nothing_sent \
+	close_pool_whole rx_no_chain fwd_interrupt iommu_quiet_before_badmap badmap_fault_seen badmap_nothing_sent \
 	badmap_pool_whole; do
 	grep -aq "^PCITEST $name ok" "$dir/console.log" || fail "no 'PCITEST $name ok'"
 done
