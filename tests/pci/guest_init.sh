@@ -89,9 +89,11 @@ if phase tide; then
 	tail -n 25 /run/fwd.log | sed 's/^/fwd: /'
 fi
 
-# tide-fwd sleeping on the Rx interrupt between bursts of traffic.
+# tide-fwd sleeping on the Rx interrupt between bursts of traffic; the driver by name, not
+# promiscuous (the frames are addressed to the NIC).
 if phase tide; then
-	tide-fwd -p pci:$BDF -l 0 --rx-mode interrupt --stats-period 0 >/run/fwdi.log 2>&1 &
+	tide-fwd -p e1000e:pci=$BDF,promisc=no -l 0 --rx-mode interrupt --stats-period 0 \
+		>/run/fwdi.log 2>&1 &
 	fwd=$!
 	ready /run/fwdi.log "Ctrl-C stops"
 	r1=$(ask "ECHO 26 1000 60 30000")
