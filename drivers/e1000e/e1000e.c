@@ -449,7 +449,6 @@ static void e1000e_stats_reset(struct tide_port *p)
 
 /* ---- open ---- */
 
-static const char *const yesno_keys = "pci, promisc, allmulti, rx_chain";
 
 static int open_dev(struct tide_kvargs *kv, const char *bdf, struct tide_port **ports,
 		    unsigned max)
@@ -544,7 +543,7 @@ static const struct tide_pci_id e1000e_ids[] = {
 
 const struct tide_driver tide_driver_e1000e = {
 	.name = "e1000e",
-	.keys = yesno_keys,
+	.keys = "pci, promisc, allmulti, rx_chain",
 	.open = e1000e_open,
 	.rxq_setup = e1000e_rxq_setup,
 	.txq_setup = e1000e_txq_setup,
