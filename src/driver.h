@@ -38,6 +38,11 @@
 #include "kvargs.h"
 #include "stat.h"
 
+/* A vendor/device ID pair a PCI driver claims. */
+struct tide_pci_id {
+	uint16_t vendor, device;
+};
+
 struct tide_driver {
 	const char *name;
 	const char *keys; /* one-line list of spec keys, for error messages */
@@ -93,6 +98,12 @@ struct tide_driver {
 	 * driver's prefix (xstats.c adds "DRIVER_"). Returns how many the port has.
 	 */
 	unsigned (*xstats)(struct tide_port *p, const char **names, uint64_t *values, unsigned max);
+
+	/* PCI drivers: the IDs claimed (ending with {0, 0}), and an open for the device at
+	 * @bdf (normalised), which the "pci" driver calls for a spec pci:BDF,key=value... */
+	const struct tide_pci_id *pci_ids;
+	int (*pci_open)(struct tide_kvargs *kv, const char *bdf, struct tide_port **ports,
+			unsigned max);
 };
 
 struct tide_port {
@@ -133,6 +144,8 @@ void tide_port_foreach_rxq(void (*fn)(struct tide_rxq *q, void *arg), void *arg)
 
 /* The driver table. */
 const struct tide_driver *tide_driver_find(const char *name);
+/* The driver at position @i of the table, NULL past the end. */
+const struct tide_driver *tide_driver_at(unsigned i);
 const char *tide_driver_names(void);
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))

@@ -24,6 +24,11 @@ const struct tide_driver *tide_driver_find(const char *name)
 	return NULL;
 }
 
+const struct tide_driver *tide_driver_at(unsigned i)
+{
+	return i < sizeof(drivers) / sizeof(drivers[0]) ? drivers[i] : NULL;
+}
+
 const char *tide_driver_names(void)
 {
 	static char names[256];

@@ -67,11 +67,18 @@ def keys_documented(page):
     return keys
 
 
+# Drivers that read no keys of their own: they hand the spec to the driver they pick.
+BUS_DRIVERS = {"pci": "a bus: the keys are those of the driver that claims the device"}
+
+
 def check_keys():
     drivers = driver_structs()
     if len(drivers) < 7:
         fail("found only %d drivers in drivers/: %s" % (len(drivers), sorted(drivers)))
     for name, (path, listed) in sorted(drivers.items()):
+        if name in BUS_DRIVERS:
+            print("ok: %s: %s" % (name, BUS_DRIVERS[name]))
+            continue
         read = keys_read(os.path.dirname(path))
         page = os.path.join(root, "docs", "drivers", name + ".md")
         if len(set(listed)) != len(listed):

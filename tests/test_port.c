@@ -35,7 +35,8 @@ static int setup_thread(void **state)
 struct conf_row {
 	const char *name;
 	const char *driver;
-	const char *spec; /* %1$s: scratch directory, %2$s/%3$s: veth ends, %4$d: pid */
+	const char *spec; /* %1$s: scratch directory, %2$s/%3$s: veth ends, %4$d: pid,
+			     %5$s: the PCI device (TIDE_TEST_PCI_BDF) */
 	const char *peer; /* NULL: the port alone */
 	bool root;        /* needs root (veth pairs) */
 	bool shared;      /* the port's pool is TIDE_POOL_F_SHARED (memif zero-copy) */
@@ -56,6 +57,8 @@ static const struct conf_row conf_rows[] = {
 	{"memif_zero_copy", "memif", "memif:socket=%1$s/m.sock,role=client,id=3,zero_copy=yes,ring_size=512",
 	 "memif:socket=%1$s/m.sock,role=server,id=3", false, true},
 	{"afxdp", "afxdp", "afxdp:dev=%2$s,mode=native", "afxdp:dev=%3$s,mode=native", true},
+	/* In the PCI suite's guest (tests/pci), whose wire sends every frame back. */
+	{"e1000e", "e1000e", "pci:%5$s", NULL, false},
 };
 
 #define CONF_TARGET 3000      /* packets the port under test must receive per round */
@@ -87,7 +90,9 @@ static void quiet(enum tide_log_level l, const char *c, const char *m, void *u)
 
 static void row_spec(char *out, size_t len, const char *fmt)
 {
-	snprintf(out, len, fmt, scratch, veth_a, veth_b, (int)getpid());
+	const char *bdf = getenv("TIDE_TEST_PCI_BDF");
+
+	snprintf(out, len, fmt, scratch, veth_a, veth_b, (int)getpid(), bdf ? bdf : "");
 }
 
 static void cleanup_scratch(void)
@@ -153,6 +158,9 @@ static const char *row_prepare(const struct conf_row *r)
 	atexit(cleanup_scratch);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	if (strcmp(r->driver, "e1000e") == 0 && getenv("TIDE_TEST_PCI_BDF") == NULL)
+		return "needs an 82574L bound to vfio-pci and a wire that echoes (TIDE_TEST_PCI_BDF; "
+		       "the pci suite runs this row in its guest)";
 	if (strcmp(r->driver, "pcap") == 0 && write_input_capture() < 0)
 		return NULL; /* the row then fails at open, with the driver's message */
 	if (!r->root)
