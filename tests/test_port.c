@@ -56,6 +56,8 @@ static const struct conf_row conf_rows[] = {
 	{"memif_zero_copy", "memif", "memif:socket=%1$s/m.sock,role=client,id=3,zero_copy=yes,ring_size=512",
 	 "memif:socket=%1$s/m.sock,role=server,id=3", false, true},
 	{"afxdp", "afxdp", "afxdp:dev=%2$s,mode=native", "afxdp:dev=%3$s,mode=native", true},
+	{"virtio", "virtio", "virtio:path=%1$s/v.sock,role=client",
+	 "vhost:socket=%1$s/v.sock,role=server", false, true},
 };
 
 #define CONF_TARGET 3000      /* packets the port under test must receive per round */
