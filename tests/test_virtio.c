@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The virtio frontend against tide's own vhost-user backend, in one process over a UNIX
+ * socket: exact counts and payloads both ways, for each feature combination the frontend
+ * negotiates (in-order or per-id completion, mergeable receive buffers, the event index),
+ * and every pool whole at the end.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tide/lcore.h>
+#include <tide/log.h>
+#include <tide/port.h>
+#include <tide/vhost.h>
+
+#include "testutil.h"
+
+#define FRAMES	   10000u
+#define DEADLINE_S 60.0
+#define BURST	   32
+
+static char dir[64];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/tide-virtio-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char p[96];
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/v.sock", dir);
+	unlink(p);
+	rmdir(dir);
+	return 0;
+}
+
+struct side {
+	struct tide_port *p;
+	struct tide_pool *pool;
+	struct tide_rxq *rxq;
+	struct tide_txq *txq;
+	uint32_t sent, got;   /* frames sent, received (in order: the next expected seq) */
+};
+
+static void side_open(struct side *s, const char *spec, bool shared, unsigned dataroom)
+{
+	struct tide_pktpool_opts o = {.sz = sizeof(o), .pool_flags = shared ? TIDE_POOL_F_SHARED : 0};
+
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(tide_pktpool_create(shared ? "virtio" : "vhost", 4096, 64, dataroom, &o,
+					     &s->pool),
+			 0);
+	if (tide_port_open(spec, &s->p) != 0)
+		fail_msg("cannot open %s", spec);
+	assert_int_equal(tide_port_configure(s->p, 1, 1), 0);
+	assert_int_equal(tide_rxq_setup(s->p, 0, 256, s->pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(s->p, 0, 256, NULL), 0);
+	s->rxq = tide_port_rxq(s->p, 0);
+	s->txq = tide_port_txq(s->p, 0);
+}
+
+/* Frame @seq of @size bytes: the sequence number, then a pattern that depends on it. */
+static void frame_fill(uint8_t *b, uint32_t seq, unsigned size)
+{
+	memcpy(b, &seq, 4);
+	for (unsigned i = 4; i < size; i++)
+		b[i] = (uint8_t)(seq * 7 + i);
+}
+
+static void send_some(struct side *s, unsigned size, uint32_t total)
+{
+	struct tide_mbuf *pkts[BURST];
+	unsigned n = total - s->sent < BURST ? total - s->sent : BURST;
+	uint8_t buf[9216];
+	uint16_t k;
+
+	if (n == 0 || tide_mbuf_alloc_bulk(s->pool, pkts, n) < 0)
+		return;
+	for (unsigned j = 0; j < n; j++) {
+		uint32_t seq = s->sent + j;
+		unsigned left = size, off = 0;
+		struct tide_mbuf *m = pkts[j];
+
+		frame_fill(buf, seq, size);
+		/* Frames above the data room are chains (the backend's copy takes them). */
+		while (left > 0) {
+			unsigned k2 = left < tide_mbuf_tailroom(m) ? left : tide_mbuf_tailroom(m);
+
+			memcpy(tide_mbuf_append(pkts[j], (uint16_t)k2), buf + off, k2);
+			off += k2;
+			left -= k2;
+			if (left > 0) {
+				struct tide_mbuf *t = tide_mbuf_alloc(s->pool);
+
+				require_non_null(t);
+				assert_int_equal(tide_mbuf_chain(pkts[j], t), 0);
+				m = t;
+			}
+		}
+	}
+	k = tide_tx_burst(s->txq, pkts, (uint16_t)n);
+	tide_mbuf_free_bulk(pkts + k, n - k);
+	s->sent += k;
+}
+
+/* Receive and check: sizes, order and every byte. Returns the segments seen. */
+static unsigned recv_some(struct side *s, unsigned size)
+{
+	struct tide_mbuf *pkts[BURST];
+	uint16_t n = tide_rx_burst(s->rxq, pkts, BURST);
+	uint8_t want[9216], got[9216];
+	unsigned segs = 0;
+
+	for (unsigned j = 0; j < n; j++) {
+		struct tide_mbuf *m = pkts[j];
+
+		if (m->pkt_len != size)
+			fail_msg("frame %u: %u bytes, sent %u", s->got, m->pkt_len, size);
+		assert_int_equal(tide_mbuf_read(m, 0, size, got), 0);
+		frame_fill(want, s->got, size);
+		if (memcmp(got, want, size) != 0) {
+			uint32_t seq;
+
+			memcpy(&seq, got, 4);
+			fail_msg("frame %u: payload differs (it carries seq %u)", s->got, seq);
+		}
+		segs += m->nb_segs;
+		s->got++;
+	}
+	tide_mbuf_free_bulk(pkts, n);
+	return segs;
+}
+
+static void wait_up(struct side *a, struct side *b)
+{
+	double end = now_s() + DEADLINE_S;
+	struct tide_link la, lb;
+
+	do {
+		assert_int_equal(tide_port_link_get(a->p, &la), 0);
+		assert_int_equal(tide_port_link_get(b->p, &lb), 0);
+		if (now_s() > end)
+			fail_msg("link not up: virtio %d, vhost %d", la.up, lb.up);
+		usleep(1000);
+	} while (!la.up || !lb.up);
+}
+
+static uint64_t xstat(struct tide_port *p, const char *name)
+{
+	uint64_t v = 0;
+
+	if (tide_xstats_get_by_name(p, name, &v) != 0)
+		fail_msg("no xstat %s", name);
+	return v;
+}
+
+struct run {
+	const char *virtio;   /* extra keys of the virtio port */
+	const char *vhost;    /* of the vhost port */
+	unsigned dataroom;    /* of the virtio port's pool (0: default) */
+	unsigned v2h, h2v;    /* frame sizes each way (0: that direction is idle) */
+	bool h2v_dropped;     /* the backend cannot place h2v frames: it drops them all */
+	unsigned min_segs;    /* h2v frames arrive in at least this many segments each */
+	uint64_t on, off;     /* features the backend must report negotiated, and not */
+};
+
+#define F_MRG	   (1ull << 15)
+#define F_EVENT	   (1ull << 29)
+#define F_IN_ORDER (1ull << 35)
+
+static void exchange(const struct run *r)
+{
+	char spec[256];
+	struct side v, h;
+	struct tide_port_stats st;
+	struct tide_vhost_info vi;
+	uint32_t want_v = r->v2h ? FRAMES : 0, want_h = r->h2v ? FRAMES : 0;
+	uint64_t segs = 0;
+	double end;
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server%s", dir, r->vhost);
+	side_open(&h, spec, false, 0);
+	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client%s", dir, r->virtio);
+	side_open(&v, spec, true, r->dataroom);
+	assert_int_equal(tide_port_start(h.p), 0);
+	assert_int_equal(tide_port_start(v.p), 0);
+	wait_up(&v, &h);
+	assert_int_equal(tide_vhost_info_get(h.p, &vi), 0);
+	if ((vi.features & r->on) != r->on || (vi.features & r->off) != 0)
+		fail_msg("negotiated features 0x%llx: want 0x%llx on and 0x%llx off",
+			 (unsigned long long)vi.features, (unsigned long long)r->on,
+			 (unsigned long long)r->off);
+	end = now_s() + DEADLINE_S;
+	while (h.got < want_v || (v.got < want_h && !r->h2v_dropped) ||
+	       (r->h2v_dropped && h.sent < want_h)) {
+		if (now_s() > end)
+			fail_msg("after %.0f s: virtio sent %u, vhost got %u; vhost sent %u, virtio got %u",
+				 DEADLINE_S, v.sent, h.got, h.sent, v.got);
+		if (r->v2h)
+			send_some(&v, r->v2h, want_v);
+		if (r->h2v)
+			send_some(&h, r->h2v, want_h);
+		recv_some(&h, r->v2h);
+		segs += recv_some(&v, r->h2v);
+	}
+	/* Exact counts, nothing extra in flight. */
+	for (int i = 0; i < 100; i++) {
+		recv_some(&h, r->v2h);
+		segs += recv_some(&v, r->h2v);
+		tide_txq_done_cleanup(v.txq, 0);
+	}
+	assert_int_equal(h.got, want_v);
+	assert_int_equal(v.got, r->h2v_dropped ? 0 : want_h);
+	assert_int_equal(tide_port_stats_get(v.p, &st), 0);
+	assert_int_equal(st.opackets, want_v);
+	assert_int_equal(st.obytes, (uint64_t)want_v * r->v2h);
+	assert_int_equal(st.ipackets, v.got);
+	assert_int_equal(st.ibytes, (uint64_t)v.got * r->h2v);
+	assert_int_equal(st.rxq[0].errors + st.txq[0].errors, 0);
+	assert_int_equal(xstat(v.p, "virtio_faults"), 0);
+	assert_int_equal(xstat(v.p, "virtio_connects"), 1);
+	if (r->h2v && !r->h2v_dropped && segs < (uint64_t)FRAMES * r->min_segs)
+		fail_msg("%llu segments for %u frames, want at least %u each",
+			 (unsigned long long)segs, FRAMES, r->min_segs);
+	assert_int_equal(tide_port_stats_get(h.p, &st), 0);
+	assert_int_equal(st.ipackets, want_v);
+	if (r->h2v_dropped) {
+		/* The backend took every frame and counted each as an error (too large). */
+		assert_int_equal(st.txq[0].errors, want_h);
+		assert_int_equal(st.opackets, 0);
+	} else {
+		assert_int_equal(st.opackets, want_h);
+	}
+	assert_int_equal(tide_port_stop(v.p), 0);
+	assert_int_equal(tide_port_stop(h.p), 0);
+	tide_port_close(v.p);
+	tide_port_close(h.p);
+	tide_pool_cache_flush(v.pool);
+	tide_pool_cache_flush(h.pool);
+	assert_pool_full(v.pool);
+	assert_pool_full(h.pool);
+	tide_pool_free(v.pool);
+	tide_pool_free(h.pool);
+}
+
+/* 64-byte frames both ways, VIRTIO_F_IN_ORDER: Tx completes by count. */
+static void test_small_in_order(void **state)
+{
+	struct run r = {"", "", 0, 64, 64, false, 1, F_IN_ORDER | F_MRG, F_EVENT};
+
+	(void)state;
+	exchange(&r);
+}
+
+static void test_large_in_order(void **state)
+{
+	struct run r = {"", "", 0, 1518, 1518, false, 1, F_IN_ORDER, 0};
+
+	(void)state;
+	exchange(&r);
+}
+
+/* Without VIRTIO_F_IN_ORDER: every used id is read, checked and marks its slot. */
+static void test_small_per_id(void **state)
+{
+	struct run r = {",in_order=no", "", 0, 64, 64, false, 1, 0, F_IN_ORDER};
+
+	(void)state;
+	exchange(&r);
+}
+
+static void test_large_per_id(void **state)
+{
+	struct run r = {",in_order=no", ",in_order=no", 0, 1518, 1518, false, 1, 0, F_IN_ORDER};
+
+	(void)state;
+	exchange(&r);
+}
+
+/* The event index negotiated: kicks follow avail_event instead of the used flags. */
+static void test_event_idx(void **state)
+{
+	struct run r = {",event_idx=yes", "", 0, 64, 1518, false, 1, F_EVENT, 0};
+
+	(void)state;
+	exchange(&r);
+}
+
+/* Receive buffers of 512 bytes: 1518-byte frames span three with MRG_RXBUF... */
+static void test_mergeable(void **state)
+{
+	struct run r = {",mrg_rxbuf=yes", "", 512, 64, 1518, false, 3, F_MRG, 0};
+
+	(void)state;
+	exchange(&r);
+}
+
+/* ...and without it the backend cannot place them: it drops and counts every one. */
+static void test_not_mergeable(void **state)
+{
+	struct run r = {",mrg_rxbuf=no", "", 512, 64, 1518, true, 1, 0, F_MRG};
+
+	(void)state;
+	exchange(&r);
+}
+
+/* A pool the backend cannot map is refused when the queue is set up, with a reason. */
+static char logged[512];
+
+static void capture(enum tide_log_level l, const char *c, const char *m, void *u)
+{
+	(void)l;
+	(void)c;
+	(void)u;
+	snprintf(logged, sizeof(logged), "%s", m);
+}
+
+static void test_pool_not_shared(void **state)
+{
+	struct tide_pool *pool;
+	struct tide_port *p;
+	char spec[128];
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock", dir);
+	assert_int_equal(tide_pktpool_create("private", 512, 0, 0, NULL, &pool), 0);
+	assert_int_equal(tide_port_open(spec, &p), 0);
+	assert_int_equal(tide_port_configure(p, 1, 1), 0);
+	tide_log_set_handler(capture, NULL);
+	assert_int_equal(tide_rxq_setup(p, 0, 256, pool, NULL), -EINVAL);
+	tide_log_set_handler(NULL, NULL);
+	if (strstr(logged, "TIDE_POOL_F_SHARED") == NULL)
+		fail_msg("log: %s", logged);
+	tide_port_close(p);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small_in_order),
+		cmocka_unit_test(test_large_in_order),
+		cmocka_unit_test(test_small_per_id),
+		cmocka_unit_test(test_large_per_id),
+		cmocka_unit_test(test_event_idx),
+		cmocka_unit_test(test_mergeable),
+		cmocka_unit_test(test_not_mergeable),
+		cmocka_unit_test(test_pool_not_shared),
+	};
+
+	if (tide_thread_register() < 0)
+		return 1;
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
