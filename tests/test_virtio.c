@@ -60,6 +60,8 @@ struct side {
 	struct tide_rxq *rxq;
 	struct tide_txq *txq;
 	uint32_t sent, got;   /* frames sent, received (in order: the next expected seq) */
+	struct tide_pool *other; /* non-NULL: odd frames come from this pool, even ones are
+				    sent with a second reference the sender drops after the burst */
 };
 
 static void side_open(struct side *s, const char *spec, bool shared, unsigned dataroom)
@@ -96,6 +98,16 @@ static void send_some(struct side *s, unsigned size, uint32_t total)
 
 	if (n == 0 || tide_mbuf_alloc_bulk(s->pool, pkts, n) < 0)
 		return;
+	if (s->other != NULL)
+		for (unsigned j = 0; j < n; j++) {
+			if ((s->sent + j) % 2 == 0) {
+				tide_mbuf_refcnt_update(pkts[j], 1);
+			} else {
+				tide_mbuf_free(pkts[j]);
+				pkts[j] = tide_mbuf_alloc(s->other);
+				require_non_null(pkts[j]);
+			}
+		}
 	for (unsigned j = 0; j < n; j++) {
 		uint32_t seq = s->sent + j;
 		unsigned left = size, off = 0;
@@ -119,6 +131,10 @@ static void send_some(struct side *s, unsigned size, uint32_t total)
 		}
 	}
 	k = tide_tx_burst(s->txq, pkts, (uint16_t)n);
+	if (s->other != NULL)
+		for (unsigned j = 0; j < k; j++)
+			if ((s->sent + j) % 2 == 0)
+				tide_mbuf_free(pkts[j]); /* the second reference */
 	tide_mbuf_free_bulk(pkts + k, n - k);
 	s->sent += k;
 }
@@ -182,6 +198,7 @@ struct run {
 	bool h2v_dropped;     /* the backend cannot place h2v frames: it drops them all */
 	unsigned min_segs;    /* h2v frames arrive in at least this many segments each */
 	uint64_t on, off;     /* features the backend must report negotiated, and not */
+	bool bounce;          /* the virtio side sends what the device cannot read in place */
 };
 
 #define F_MRG	   (1ull << 15)
@@ -202,6 +219,8 @@ static void exchange(const struct run *r)
 	side_open(&h, spec, false, 0);
 	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client%s", dir, r->virtio);
 	side_open(&v, spec, true, r->dataroom);
+	if (r->bounce)
+		assert_int_equal(tide_pktpool_create("private", 256, 0, 0, NULL, &v.other), 0);
 	assert_int_equal(tide_port_start(h.p), 0);
 	assert_int_equal(tide_port_start(v.p), 0);
 	wait_up(&v, &h);
@@ -239,6 +258,7 @@ static void exchange(const struct run *r)
 	assert_int_equal(st.rxq[0].errors + st.txq[0].errors, 0);
 	assert_int_equal(xstat(v.p, "virtio_faults"), 0);
 	assert_int_equal(xstat(v.p, "virtio_connects"), 1);
+	assert_int_equal(xstat(v.p, "virtio_tx_bounced"), r->bounce ? want_v : 0);
 	if (r->h2v && !r->h2v_dropped && segs < (uint64_t)FRAMES * r->min_segs)
 		fail_msg("%llu segments for %u frames, want at least %u each",
 			 (unsigned long long)segs, FRAMES, r->min_segs);
@@ -261,6 +281,11 @@ static void exchange(const struct run *r)
 	assert_pool_full(h.pool);
 	tide_pool_free(v.pool);
 	tide_pool_free(h.pool);
+	if (v.other) {
+		tide_pool_cache_flush(v.other);
+		assert_pool_full(v.other);
+		tide_pool_free(v.other);
+	}
 }
 
 /* 64-byte frames both ways, VIRTIO_F_IN_ORDER: Tx completes by count. */
@@ -324,6 +349,16 @@ static void test_not_mergeable(void **state)
 	exchange(&r);
 }
 
+/* Packets the device cannot read in place (a pool outside the memory table, a second
+ * reference) are copied into the port's pool, each counted; the originals are freed. */
+static void test_bounce(void **state)
+{
+	struct run r = {"", "", 0, 200, 64, false, 1, 0, 0, true};
+
+	(void)state;
+	exchange(&r);
+}
+
 /* A pool the backend cannot map is refused when the queue is set up, with a reason. */
 static char logged[512];
 
@@ -366,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_event_idx),
 		cmocka_unit_test(test_mergeable),
 		cmocka_unit_test(test_not_mergeable),
+		cmocka_unit_test(test_bounce),
 		cmocka_unit_test(test_pool_not_shared),
 	};
 

@@ -144,16 +144,17 @@ struct env {
 	struct backend b;
 };
 
-static void env_up(struct env *e, uint64_t features, const char *keys)
+/* Open and start the port, accept its connection. */
+static void env_open(struct env *e, uint64_t features, const char *keys)
 {
 	char spec[192];
 	struct tide_pktpool_opts o = {.sz = sizeof(o), .pool_flags = TIDE_POOL_F_SHARED};
-	struct tide_link l;
-	double end;
 
 	memset(e, 0, sizeof(*e));
+	pthread_mutex_lock(&log_lock);
 	logbuf[0] = 0;
-	e->b.features = features | VIRTIO_BIT(VIRTIO_F_VERSION_1);
+	pthread_mutex_unlock(&log_lock);
+	e->b.features = features;
 	e->b.lfd = unix_sock_listen(sock, false, SOCK_STREAM, 1);
 	assert_true(e->b.lfd >= 0);
 	assert_int_equal(tide_pktpool_create("hostile", 1024, 0, 0, &o, &e->pool), 0);
@@ -175,6 +176,14 @@ static void env_up(struct env *e, uint64_t features, const char *keys)
 	/* One connection only: a reconnect after the fault finds nobody listening. */
 	close(e->b.lfd);
 	unlink(sock);
+}
+
+static void env_up(struct env *e, uint64_t features, const char *keys)
+{
+	struct tide_link l;
+	double end;
+
+	env_open(e, features | VIRTIO_BIT(VIRTIO_F_VERSION_1), keys);
 	while (!e->b.kicked[0] || !e->b.kicked[1])
 		backend_msg(&e->b);
 	end = now_s() + 10;
@@ -352,6 +361,34 @@ static void test_rx_num_buffers(void **state)
 	expect_fault(&e, "num_buffers of 0 or beyond the posted buffers", true);
 }
 
+/* A device without VIRTIO_F_VERSION_1: the handshake stops, the connection is closed. */
+static void test_no_version_1(void **state)
+{
+	struct env e;
+	struct tide_link l;
+	char b;
+
+	(void)state;
+	env_open(&e, VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF), "");
+	for (;;) {
+		struct pollfd pf = {.fd = e.b.cfd, .events = POLLIN};
+
+		assert_int_equal(poll(&pf, 1, 5000), 1);
+		if (recv(e.b.cfd, &b, 1, MSG_PEEK) == 0)
+			break;
+		backend_msg(&e.b);
+	}
+	close(e.b.cfd);
+	if (!logged("does not offer VIRTIO_F_VERSION_1"))
+		fail_msg("log:\n%s", logbuf);
+	assert_int_equal(tide_port_link_get(e.p, &l), 0);
+	assert_int_equal(l.up, 0);
+	assert_int_equal(tide_port_stop(e.p), 0);
+	tide_port_close(e.p);
+	assert_pool_full(e.pool);
+	tide_pool_free(e.pool);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -384,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_rx_used_id_twice),
 		cmocka_unit_test(test_rx_used_len),
 		cmocka_unit_test(test_rx_num_buffers),
+		cmocka_unit_test(test_no_version_1),
 	};
 
 	if (tide_thread_register() < 0)
