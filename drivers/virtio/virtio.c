@@ -376,6 +376,8 @@ int virtio_dev_init(struct virtio_port *vp)
 	gen = ++vp->gen;
 	if (gen == VIRTIO_SEEN_NONE)
 		gen = vp->gen = 1;
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		virtio_rxq_prime((struct virtio_rxq *)p->rxq[i], gen);
 	for (unsigned v = 0; v < nb_vrings(p); v++)
 		if (vring_queue(vp, v, &live, &busy, &fs) != NULL) {
 			fs->why = NULL;

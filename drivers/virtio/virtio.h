@@ -194,6 +194,8 @@ void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 /* The queue's buffers go home (port stop; the worker's resync). */
 void virtio_rxq_flush(struct virtio_rxq *q);
 void virtio_txq_flush(struct virtio_txq *q);
+/* Post a full ring of receive buffers for connection @gen (control thread, queue off). */
+void virtio_rxq_prime(struct virtio_rxq *q, uint32_t gen);
 
 /* ---- control plane (virtio_user.c) ---- */
 int virtio_ctl_start(struct virtio_port *vp);

@@ -133,6 +133,18 @@ static bool rxq_resync(struct virtio_rxq *q, uint32_t live)
 	return true;
 }
 
+/*
+ * The control thread's resync of an Rx queue that is off (live 0, no burst running): the
+ * new connection's ring gets every buffer before the queue goes live, so a device that
+ * sends at once finds them (a worker's resync would post them only at its first Rx burst).
+ */
+void virtio_rxq_prime(struct virtio_rxq *q, uint32_t gen)
+{
+	virtio_rxq_flush(q);
+	q->seen = gen;
+	rxr_refill(&q->rxr, rx_post, rx_doorbell, q);
+}
+
 /* tide_recycle()'s post: recycled buffers in slots [first, first + n). While the queue is
  * off they wait in the slots, and the next resync gives them back. */
 void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell)
