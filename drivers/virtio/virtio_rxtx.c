@@ -81,16 +81,17 @@ ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct virtio_rxq *q = ctx;
 	struct vring_desc *desc = q->vq.desc;
-	uint16_t *ring = q->vq.avail->ring;
+	uint16_t *ring = q->vq.avail->ring, *slot_desc = q->slot_desc;
+	struct tide_mbuf **sw = q->rxr.sw;
 	uint32_t mask = q->rxr.mask, off = (uint32_t)q->headroom - VIRTIO_HDR_LEN,
 		 len = q->buf_len;
 
 	for (unsigned k = 0; k < n; k++) {
 		uint32_t s = (first + k) & mask;
-		uint16_t id = q->slot_desc[s];
+		uint16_t id = slot_desc[s];
 		struct vring_desc *d = &desc[id];
 
-		d->addr = (uint64_t)(uintptr_t)q->rxr.sw[s]->buf_addr + off;
+		d->addr = (uint64_t)(uintptr_t)sw[s]->buf_addr + off;
 		d->len = len;
 		d->flags = VRING_DESC_F_WRITE;
 		d->next = 0;
@@ -161,36 +162,44 @@ void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 	quiesce_leave(&q->busy);
 }
 
+/* What the Rx loop reads on every entry, in locals: the stores into mbufs could alias the
+ * queue's fields (-fno-strict-aliasing) and force a reload of each after every store. */
+struct rx_view {
+	struct tide_mbuf **sw;
+	uint16_t *slot_desc, *desc_slot;
+	uint32_t mask, num;
+};
+
 /*
  * The buffer of used entry @id, to be received at position @pos; @posted buffers are
  * posted from @pos on. A device may use buffers in any order: the slot of @id trades places
  * with the slot at @pos (descriptor and mbuf alike), so that [pos + 1, refill) stays
  * exactly what is posted. NULL when @id names no posted buffer.
  */
-ALWAYS_INLINE struct tide_mbuf *rx_take(struct virtio_rxq *q, uint32_t id, uint32_t pos,
+ALWAYS_INLINE struct tide_mbuf *rx_take(const struct rx_view *v, uint32_t id, uint32_t pos,
 					uint32_t posted)
 {
-	uint32_t mask = q->rxr.mask, s, p = pos & mask;
+	uint32_t mask = v->mask, s, p = pos & mask;
 
-	if (tide_unlikely(id >= q->vq.num))
+	if (tide_unlikely(id >= v->num))
 		return NULL;
-	s = q->desc_slot[id];
+	s = v->desc_slot[id];
 	if (tide_unlikely(s != p)) {
 		struct tide_mbuf *m;
 		uint16_t other;
 
 		if (((s - p) & mask) >= posted)
 			return NULL; /* not posted: used already, or never */
-		m = q->rxr.sw[s];
-		other = q->slot_desc[p];
-		q->rxr.sw[s] = q->rxr.sw[p];
-		q->rxr.sw[p] = m;
-		q->slot_desc[s] = other;
-		q->desc_slot[other] = (uint16_t)s;
-		q->slot_desc[p] = (uint16_t)id;
-		q->desc_slot[id] = (uint16_t)p;
+		m = v->sw[s];
+		other = v->slot_desc[p];
+		v->sw[s] = v->sw[p];
+		v->sw[p] = m;
+		v->slot_desc[s] = other;
+		v->desc_slot[other] = (uint16_t)s;
+		v->slot_desc[p] = (uint16_t)id;
+		v->desc_slot[id] = (uint16_t)p;
 	}
-	return q->rxr.sw[p];
+	return v->sw[p];
 }
 
 /* A chain cut short by a fault: its segments stay in their slots, each freed on its own. */
@@ -211,11 +220,14 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	struct virtio_vq *vq = &q->vq;
 	struct rxr *r = &q->rxr;
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
-	uint32_t next, posted, avail, used = 0, hdr_off;
+	uint32_t next, posted, avail, used = 0, hdr_off, buf_len;
+	const struct vring_used_elem *ring;
 	struct tide_mbuf__rx_regs tmpl;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	uint16_t uidx, i = 0, mask;
+	struct rx_view v;
+	uint16_t uidx, i = 0, lu;
+	bool mrg;
 
 	if (tide_unlikely(live != q->seen) && !rxq_resync(q, live))
 		goto out;
@@ -230,26 +242,34 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		why = "used index moved past the posted buffers";
 		goto fault;
 	}
-	mask = vq->mask;
+	v.sw = r->sw;
+	v.slot_desc = q->slot_desc;
+	v.desc_slot = q->desc_slot;
+	v.mask = vq->mask;
+	v.num = vq->num;
+	ring = vq->used->ring;
+	lu = q->last_used;
+	buf_len = q->buf_len;
+	mrg = vq->mrg;
 	hdr_off = (uint32_t)q->headroom - VIRTIO_HDR_LEN;
 	tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
 	while (i < n && used < avail) {
-		const struct vring_used_elem *e = &vq->used->ring[(uint16_t)(q->last_used + used) & mask];
+		const struct vring_used_elem *e = &ring[(lu + used) & v.mask];
 		uint32_t id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 		uint32_t len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-		struct tide_mbuf *m = rx_take(q, id, next + used, posted - used), *last;
+		struct tide_mbuf *m = rx_take(&v, id, next + used, posted - used), *last;
 		uint16_t nbuf = 1;
 
 		if (tide_unlikely(m == NULL)) {
-			why = id >= vq->num ? "used id beyond the queue size"
-					    : "used id of a buffer not posted";
+			why = id >= v.num ? "used id beyond the queue size"
+					  : "used id of a buffer not posted";
 			goto fault;
 		}
-		if (tide_unlikely(len < VIRTIO_HDR_LEN || len > q->buf_len)) {
+		if (tide_unlikely(len < VIRTIO_HDR_LEN || len > buf_len)) {
 			why = "used length outside the posted buffer";
 			goto fault;
 		}
-		if (vq->mrg) {
+		if (mrg) {
 			const uint16_t *nb = (const uint16_t *)(const void *)((const uint8_t *)m->buf_addr +
 				hdr_off + offsetof(struct virtio_net_hdr_mrg, num_buffers));
 
@@ -265,14 +285,14 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		m->data_len = (uint16_t)(len - VIRTIO_HDR_LEN);
 		m->pkt_len = len - VIRTIO_HDR_LEN;
 		last = m;
-		for (uint16_t j = 1; j < nbuf; j++) {
+		for (uint16_t j = 1; tide_unlikely(j < nbuf); j++) {
 			struct tide_mbuf *s;
 
-			e = &vq->used->ring[(uint16_t)(q->last_used + used + j) & mask];
+			e = &ring[(lu + used + j) & v.mask];
 			id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 			len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-			s = rx_take(q, id, next + used + j, posted - used - j);
-			if (tide_unlikely(s == NULL || len > q->buf_len)) {
+			s = rx_take(&v, id, next + used + j, posted - used - j);
+			if (tide_unlikely(s == NULL || len > buf_len)) {
 				rx_unlink(m);
 				why = s == NULL ? "used id of a buffer not posted"
 						: "used length outside the posted buffer";
@@ -410,12 +430,13 @@ unsigned virtio_tx_advance_ool(struct txc *t)
 
 /* Can the device read @m in place? One segment, refcnt 1 (the header goes into its
  * headroom, which nobody else may be writing), room for the header, a pool it reaches. */
-ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_mbuf *m)
+ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_pool *pool0,
+			    const struct tide_mbuf *m)
 {
 	if (tide_unlikely(tide_mbuf__refcnt_segs(m) != TIDE_MBUF_REFCNT_SEGS_ONE ||
 			  m->data_off < VIRTIO_HDR_LEN))
 		return false;
-	if (tide_likely(m->pool == q->pools[0]))
+	if (tide_likely(m->pool == pool0))
 		return true;
 	for (unsigned k = 1; k < q->npools; k++)
 		if (m->pool == q->pools[k])
@@ -446,6 +467,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	struct virtio_txq *q = (struct virtio_txq *)pub;
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
 	struct txc *t = &q->txc;
+	const struct tide_pool *pool0;
 	struct vring_desc *desc;
 	uint64_t bytes = 0, dropped = 0;
 	struct txc_burst b;
@@ -464,7 +486,9 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	room = txc_make_room(t, n, tx_advance);
 	if (n > room)
 		n = (uint16_t)room;
+	/* In locals: the stores into mbufs and descriptors could alias q. */
 	desc = q->vq.desc;
+	pool0 = q->pools[0];
 	tail = t->tail;
 	txc_burst_begin(t, &b);
 	for (i = 0; i < n; i++) {
@@ -472,7 +496,7 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 		struct vring_desc *d;
 		uint8_t *hdr;
 
-		if (tide_unlikely(!tx_direct(q, m))) {
+		if (tide_unlikely(!tx_direct(q, pool0, m))) {
 			struct tide_mbuf *c = tx_bounce(q, m);
 
 			if (c == NULL) {
