@@ -64,9 +64,12 @@ struct side {
 				    sent with a second reference the sender drops after the burst */
 };
 
-static void side_open(struct side *s, const char *spec, bool shared, unsigned dataroom)
+static void side_open_tx(struct side *s, const char *spec, bool shared, unsigned dataroom,
+			 enum tide_txfree txfree)
 {
 	struct tide_pktpool_opts o = {.sz = sizeof(o), .pool_flags = shared ? TIDE_POOL_F_SHARED : 0};
+	struct tide_txq_conf c = {.sz = sizeof(c), .txfree = txfree,
+				  .flags = txfree == TIDE_TXFREE_FAST ? TIDE_TXQ_F_FAST_FREE : 0};
 
 	memset(s, 0, sizeof(*s));
 	assert_int_equal(tide_pktpool_create(shared ? "virtio" : "vhost", 4096, 64, dataroom, &o,
@@ -76,9 +79,14 @@ static void side_open(struct side *s, const char *spec, bool shared, unsigned da
 		fail_msg("cannot open %s", spec);
 	assert_int_equal(tide_port_configure(s->p, 1, 1), 0);
 	assert_int_equal(tide_rxq_setup(s->p, 0, 256, s->pool, NULL), 0);
-	assert_int_equal(tide_txq_setup(s->p, 0, 256, NULL), 0);
+	assert_int_equal(tide_txq_setup(s->p, 0, 256, &c), 0);
 	s->rxq = tide_port_rxq(s->p, 0);
 	s->txq = tide_port_txq(s->p, 0);
+}
+
+static void side_open(struct side *s, const char *spec, bool shared, unsigned dataroom)
+{
+	side_open_tx(s, spec, shared, dataroom, TIDE_TXFREE_AUTO);
 }
 
 /* Frame @seq of @size bytes: the sequence number, then a pattern that depends on it. */
@@ -199,6 +207,8 @@ struct run {
 	unsigned min_segs;    /* h2v frames arrive in at least this many segments each */
 	uint64_t on, off;     /* features the backend must report negotiated, and not */
 	bool bounce;          /* the virtio side sends what the device cannot read in place */
+	enum tide_txfree txfree; /* of the virtio Tx queue */
+	bool recycles;        /* completed Tx buffers must reach the Rx refill directly */
 };
 
 #define F_MRG	   (1ull << 15)
@@ -218,7 +228,7 @@ static void exchange(const struct run *r)
 	snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server%s", dir, r->vhost);
 	side_open(&h, spec, false, 0);
 	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client%s", dir, r->virtio);
-	side_open(&v, spec, true, r->dataroom);
+	side_open_tx(&v, spec, true, r->dataroom, r->txfree);
 	if (r->bounce)
 		assert_int_equal(tide_pktpool_create("private", 256, 0, 0, NULL, &v.other), 0);
 	assert_int_equal(tide_port_start(h.p), 0);
@@ -256,6 +266,11 @@ static void exchange(const struct run *r)
 	assert_int_equal(st.ipackets, v.got);
 	assert_int_equal(st.ibytes, (uint64_t)v.got * r->h2v);
 	assert_int_equal(st.rxq[0].errors + st.txq[0].errors, 0);
+	/* The Tx engine released (and, paired with the Rx queue, recycled) what completed. */
+	if (st.tx_released + st.tx_recycled < want_v - 256 ||
+	    (r->recycles && st.tx_recycled == 0))
+		fail_msg("tx_released %llu, tx_recycled %llu", (unsigned long long)st.tx_released,
+			 (unsigned long long)st.tx_recycled);
 	assert_int_equal(xstat(v.p, "virtio_faults"), 0);
 	assert_int_equal(xstat(v.p, "virtio_connects"), 1);
 	assert_int_equal(xstat(v.p, "virtio_tx_bounced"), r->bounce ? want_v : 0);
@@ -424,6 +439,24 @@ static void test_reconnect(void **state)
 	tide_pool_free(h.pool);
 }
 
+/* The release policies: the fast-free contract, and recycling into the Rx refill (auto
+ * pairing: the Rx queue this thread polled last takes the Tx queue's completed buffers). */
+static void test_txfree_fast(void **state)
+{
+	struct run r = {"", "", 0, 64, 64, false, 1, F_IN_ORDER, 0, false, TIDE_TXFREE_FAST, false};
+
+	(void)state;
+	exchange(&r);
+}
+
+static void test_txfree_recycle(void **state)
+{
+	struct run r = {"", "", 0, 64, 64, false, 1, F_IN_ORDER, 0, false, TIDE_TXFREE_RECYCLE, true};
+
+	(void)state;
+	exchange(&r);
+}
+
 /* Packets the device cannot read in place (a pool outside the memory table, a second
  * reference) are copied into the port's pool, each counted; the originals are freed. */
 static void test_bounce(void **state)
@@ -476,6 +509,8 @@ int main(void)
 		cmocka_unit_test(test_event_idx),
 		cmocka_unit_test(test_mergeable),
 		cmocka_unit_test(test_not_mergeable),
+		cmocka_unit_test(test_txfree_fast),
+		cmocka_unit_test(test_txfree_recycle),
 		cmocka_unit_test(test_bounce),
 		cmocka_unit_test(test_reconnect),
 		cmocka_unit_test(test_pool_not_shared),
