@@ -67,7 +67,9 @@ static double now_s(void)
 
 struct backend {
 	int lfd, cfd;
-	uint64_t features;
+	uint64_t features, proto;
+	uint32_t nack;	    /* answer this request's REPLY_ACK with an error */
+	uint32_t bad_reply; /* answer this request with a 4-byte payload */
 	struct vring_desc *desc[2];
 	struct vring_avail *avail[2];
 	struct vring_used *used[2];
@@ -108,9 +110,23 @@ static void backend_msg(struct backend *b)
 	assert_true(h.size <= sizeof(pl));
 	if (h.size)
 		assert_int_equal(recv(b->cfd, pl, h.size, MSG_WAITALL), h.size);
+	if (h.request == b->bad_reply) {
+		struct {
+			struct vhost_user_msg_hdr h;
+			uint32_t v;
+		} __attribute__((packed)) m = {{h.request, VHOST_USER_VERSION | VHOST_USER_REPLY, 4}, 0};
+
+		assert_int_equal(send(b->cfd, &m, sizeof(m), MSG_NOSIGNAL), sizeof(m));
+		return;
+	}
+	if (h.flags & VHOST_USER_NEED_REPLY)
+		reply_u64(b, h.request, h.request == b->nack ? 1 : 0);
 	switch (h.request) {
 	case VHOST_USER_GET_FEATURES:
 		reply_u64(b, h.request, b->features);
+		break;
+	case VHOST_USER_GET_PROTOCOL_FEATURES:
+		reply_u64(b, h.request, b->proto);
 		break;
 	case VHOST_USER_SET_VRING_NUM:
 		memcpy(&st, pl, sizeof(st));
@@ -360,32 +376,68 @@ static void test_rx_num_buffers(void **state)
 	expect_fault(&e, "num_buffers of 0 or beyond the posted buffers", true);
 }
 
+/* Serve the handshake until the frontend closes the connection; then the reason, the
+ * link, and every buffer back after stop. */
+static void expect_refused(struct env *e, const char *reason, uint64_t ctl_errors)
+{
+	struct tide_link l;
+	uint64_t v;
+	char b;
+
+	for (;;) {
+		struct pollfd pf = {.fd = e->b.cfd, .events = POLLIN};
+
+		assert_int_equal(poll(&pf, 1, 5000), 1);
+		/* End of file, or a reset when the frontend left our reply unread. */
+		if (recv(e->b.cfd, &b, 1, MSG_PEEK) <= 0)
+			break;
+		backend_msg(&e->b);
+	}
+	close(e->b.cfd);
+	if (!logged(reason))
+		fail_msg("log has no '%s':\n%s", reason, logbuf);
+	assert_int_equal(tide_xstats_get_by_name(e->p, "virtio_ctl_errors", &v), 0);
+	assert_int_equal(v, ctl_errors);
+	assert_int_equal(tide_port_link_get(e->p, &l), 0);
+	assert_int_equal(l.up, 0);
+	assert_int_equal(tide_port_stop(e->p), 0);
+	tide_port_close(e->p);
+	tide_pool_cache_flush(e->pool);
+	assert_pool_full(e->pool);
+	tide_pool_free(e->pool);
+}
+
 /* A device without VIRTIO_F_VERSION_1: the handshake stops, the connection is closed. */
 static void test_no_version_1(void **state)
 {
 	struct env e;
-	struct tide_link l;
-	char b;
 
 	(void)state;
 	env_open(&e, VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF), "");
-	for (;;) {
-		struct pollfd pf = {.fd = e.b.cfd, .events = POLLIN};
+	expect_refused(&e, "does not offer VIRTIO_F_VERSION_1", 0);
+}
 
-		assert_int_equal(poll(&pf, 1, 5000), 1);
-		if (recv(e.b.cfd, &b, 1, MSG_PEEK) == 0)
-			break;
-		backend_msg(&e.b);
-	}
-	close(e.b.cfd);
-	if (!logged("does not offer VIRTIO_F_VERSION_1"))
-		fail_msg("log:\n%s", logbuf);
-	assert_int_equal(tide_port_link_get(e.p, &l), 0);
-	assert_int_equal(l.up, 0);
-	assert_int_equal(tide_port_stop(e.p), 0);
-	tide_port_close(e.p);
-	assert_pool_full(e.pool);
-	tide_pool_free(e.pool);
+/* A reply of the wrong size: counted, the connection is closed. */
+static void test_bad_reply(void **state)
+{
+	struct env e;
+
+	(void)state;
+	env_open(&e, VIRTIO_BIT(VIRTIO_F_VERSION_1), "");
+	e.b.bad_reply = VHOST_USER_GET_FEATURES;
+	expect_refused(&e, "bad reply", 1);
+}
+
+/* REPLY_ACK negotiated and the backend refuses the memory table. */
+static void test_nack(void **state)
+{
+	struct env e;
+
+	(void)state;
+	env_open(&e, VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES), "");
+	e.b.proto = VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK);
+	e.b.nack = VHOST_USER_SET_MEM_TABLE;
+	expect_refused(&e, "SET_MEM_TABLE: the backend refused it", 0);
 }
 
 static int setup(void **state)
@@ -421,6 +473,8 @@ int main(void)
 		cmocka_unit_test(test_rx_used_len),
 		cmocka_unit_test(test_rx_num_buffers),
 		cmocka_unit_test(test_no_version_1),
+		cmocka_unit_test(test_bad_reply),
+		cmocka_unit_test(test_nack),
 	};
 
 	if (tide_thread_register() < 0)
