@@ -467,6 +467,31 @@ static void test_bounce(void **state)
 	exchange(&r);
 }
 
+/* Started, no backend yet (and again after one left): bursts take nothing and post
+ * nothing; the rings are not the queues' until a connection runs. */
+static void test_no_backend(void **state)
+{
+	char spec[256];
+	struct side v;
+	struct tide_mbuf *pkts[4];
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "virtio:path=%s/nobody.sock,role=client", dir);
+	side_open(&v, spec, true, 0);
+	assert_int_equal(tide_port_start(v.p), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(tide_mbuf_alloc_bulk(v.pool, pkts, 4), 0);
+		assert_int_equal(tide_tx_burst(v.txq, pkts, 4), 0);
+		tide_mbuf_free_bulk(pkts, 4);
+		assert_int_equal(tide_rx_burst(v.rxq, pkts, 4), 0);
+	}
+	tide_pool_cache_flush(v.pool);
+	assert_pool_full(v.pool);
+	tide_port_close(v.p);
+	assert_pool_full(v.pool);
+	tide_pool_free(v.pool);
+}
+
 /* A pool the backend cannot map is refused when the queue is set up, with a reason. */
 static char logged[512];
 
@@ -513,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_txfree_recycle),
 		cmocka_unit_test(test_bounce),
 		cmocka_unit_test(test_reconnect),
+		cmocka_unit_test(test_no_backend),
 		cmocka_unit_test(test_pool_not_shared),
 	};
 

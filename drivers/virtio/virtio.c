@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 
 #include "log.h"
 #include "virtio.h"
@@ -96,6 +97,7 @@ static int virtio_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	}
 	q->vq.kickfd = -1;
 	q->fs.wakefd = -1;
+	q->seen = VIRTIO_SEEN_NONE;
 	*out = &q->pub;
 	return 0;
 }
@@ -325,6 +327,29 @@ static void ring_reset(const struct virtio_vring_addr *a, bool tx)
 			a->avail->ring[i] = (uint16_t)i;
 }
 
+/*
+ * Until every Rx queue's worker has posted its receive buffers for connection @gen (its
+ * first Rx burst since), at most VIRTIO_RX_WAIT_MS: a queue nobody polls does not hold the
+ * port back for longer. Port stop ends the wait.
+ */
+static void rx_wait_posted(struct virtio_port *vp, uint32_t gen)
+{
+	struct tide_port *p = vp->port;
+	struct timespec ts = {.tv_nsec = 1000000};
+
+	for (unsigned ms = 0; ms < VIRTIO_RX_WAIT_MS; ms++) {
+		unsigned i = 0;
+
+		/* Acquire: pairs with the release store of seen in the worker's resync. */
+		while (i < p->nb_rxq &&
+		       __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->seen, __ATOMIC_ACQUIRE) == gen)
+			i++;
+		if (i == p->nb_rxq || __atomic_load_n(&vp->quit, __ATOMIC_ACQUIRE))
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
 int virtio_dev_init(struct virtio_port *vp)
 {
 	const struct virtio_transport *tr = vp->tr;
@@ -374,17 +399,23 @@ int virtio_dev_init(struct virtio_port *vp)
 	if ((rc = tr->status_set(vp, status)) < 0)
 		return rc;
 	gen = ++vp->gen;
-	if (gen == VIRTIO_SEEN_NONE)
+	if (gen == 0 || gen == VIRTIO_SEEN_NONE)
 		gen = vp->gen = 1;
-	for (unsigned i = 0; i < p->nb_rxq; i++)
-		virtio_rxq_prime((struct virtio_rxq *)p->rxq[i], gen);
-	for (unsigned v = 0; v < nb_vrings(p); v++)
-		if (vring_queue(vp, v, &live, &busy, &fs) != NULL) {
-			fs->why = NULL;
-			/* Release: the ring reset and the queue's fields before it; pairs with
-			 * the acquire load in quiesce_enter(). */
-			__atomic_store_n(live, gen, __ATOMIC_RELEASE);
-		}
+	/* Release: the ring reset and the queue's fields before live; pairs with the acquire
+	 * load in quiesce_enter(). Rx queues first: see virtio.h. */
+	for (unsigned i = 0; i < p->nb_rxq; i++) {
+		struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[i];
+
+		__atomic_store_n(&q->fs.why, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
+	}
+	rx_wait_posted(vp, gen);
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		struct virtio_txq *q = (struct virtio_txq *)p->txq[i];
+
+		__atomic_store_n(&q->fs.why, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 

@@ -17,15 +17,19 @@
  * watching the connection, reconnecting); bursts on worker threads. They share each
  * queue through the quiesce scheme of src/quiesce.h:
  *
- *   live   written by the control thread: a connection generation (non-zero) while the
- *          queue's vring runs, 0 while it does not. Ring memory is reset before it is
+ *   live   written by the control thread: a connection generation (neither 0 nor
+ *          VIRTIO_SEEN_NONE) while the queue's vring runs, 0 while it does not. Ring memory is reset before it is
  *          stored (release).
  *   busy   written by the worker around each burst.
- *   seen   the worker's: the generation its indices belong to. A burst that finds live !=
- *          seen resynchronises first (virtio_rxq_resync/txq_resync): the buffers of the
- *          old connection come home (the device is gone: they never complete) and the
- *          indices restart at 0. So only the polling thread touches the Rx refill ring
- *          and the Tx engine, as everywhere in tide.
+ *   seen   written by the worker: the generation its indices belong to. A burst that
+ *          finds live != seen resynchronises first (rxq_resync/txq_resync): the buffers
+ *          of the old connection come home (the device is gone: they never complete), the
+ *          indices restart at 0, and an Rx queue posts a full ring. So only the polling
+ *          thread touches the Rx refill ring and the Tx engine, as everywhere in tide (a
+ *          manual tide_recycle() writes the refill ring from that thread too). The Rx
+ *          queues go live first; the control thread waits (briefly) until their workers
+ *          have posted the receive buffers before the Tx queues go live, so that a device
+ *          answering the first packets finds somewhere to put the answers.
  *   fs.why written by the worker: the rule the device broke (a used id out of range,
  *          a used index beyond what was posted, ...). The queue moves nothing after it;
  *          the control thread, woken through its eventfd, logs the reason, counts the
@@ -51,7 +55,8 @@
 #define VIRTIO_HDR_LEN	     12 /* VIRTIO_F_VERSION_1 is required */
 #define VIRTIO_RETRY_NS	     (50 * 1000000)
 #define VIRTIO_REPLY_MS	     2000 /* a backend that does not answer a request in time is dropped */
-#define VIRTIO_SEEN_NONE     0 /* a queue that holds no state of any connection */
+#define VIRTIO_RX_WAIT_MS    100  /* at a connect: how long Tx waits for Rx buffers to be posted */
+#define VIRTIO_SEEN_NONE     UINT32_MAX /* seen: no connection's state; never a live value */
 
 extern const struct tide_driver tide_driver_virtio;
 
@@ -194,8 +199,6 @@ void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 /* The queue's buffers go home (port stop; the worker's resync). */
 void virtio_rxq_flush(struct virtio_rxq *q);
 void virtio_txq_flush(struct virtio_txq *q);
-/* Post a full ring of receive buffers for connection @gen (control thread, queue off). */
-void virtio_rxq_prime(struct virtio_rxq *q, uint32_t gen);
 
 /* ---- control plane (virtio_user.c) ---- */
 int virtio_ctl_start(struct virtio_port *vp);

@@ -116,34 +116,26 @@ void virtio_rxq_flush(struct virtio_rxq *q)
 		q->slot_desc[i] = q->desc_slot[i] = (uint16_t)i;
 	q->last_used = 0;
 	q->avail_idx = 0;
-	q->seen = VIRTIO_SEEN_NONE;
+	__atomic_store_n(&q->seen, VIRTIO_SEEN_NONE, __ATOMIC_RELAXED);
 }
 
 /*
  * A new connection (or none): the old one's posted buffers will never be used, they go
- * home; the ring (zeroed by the control thread) starts at index 0 with a full refill.
+ * home; the ring (zeroed by the control thread) starts at index 0 with a full refill. Then
+ * `seen` tells the control thread that the receive buffers are posted (release: pairs with
+ * its acquire load in virtio_dev_init(), which waits for it before the Tx queues go live).
  * Returns whether the queue runs.
  */
 static bool rxq_resync(struct virtio_rxq *q, uint32_t live)
 {
-	virtio_rxq_flush(q);
+	/* (Recycled buffers may wait in the slots of a queue that holds no connection.) */
+	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
+		virtio_rxq_flush(q);
 	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
 		return false;
-	q->seen = live;
 	rxr_refill(&q->rxr, rx_post, rx_doorbell, q);
+	__atomic_store_n(&q->seen, live, __ATOMIC_RELEASE);
 	return true;
-}
-
-/*
- * The control thread's resync of an Rx queue that is off (live 0, no burst running): the
- * new connection's ring gets every buffer before the queue goes live, so a device that
- * sends at once finds them (a worker's resync would post them only at its first Rx burst).
- */
-void virtio_rxq_prime(struct virtio_rxq *q, uint32_t gen)
-{
-	virtio_rxq_flush(q);
-	q->seen = gen;
-	rxr_refill(&q->rxr, rx_post, rx_doorbell, q);
 }
 
 /* tide_recycle()'s post: recycled buffers in slots [first, first + n). While the queue is
@@ -153,8 +145,8 @@ void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 	struct virtio_rxq *q = r->drv;
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
 
-	if (live == q->seen && live != VIRTIO_SEEN_NONE &&
-	    __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL) {
+	/* live == seen: the queue runs (seen is never 0, live never VIRTIO_SEEN_NONE). */
+	if (live == q->seen && __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL) {
 		rx_post(q, first, n);
 		if (doorbell)
 			rx_doorbell(q, first + n);
@@ -349,15 +341,16 @@ void virtio_txq_flush(struct virtio_txq *q)
 	txc_release_all(&q->txc);
 	memset(q->done, 0, q->txc.size);
 	q->last_used = 0;
-	q->seen = VIRTIO_SEEN_NONE;
+	__atomic_store_n(&q->seen, VIRTIO_SEEN_NONE, __ATOMIC_RELAXED);
 }
 
 static bool txq_resync(struct virtio_txq *q, uint32_t live)
 {
-	virtio_txq_flush(q);
+	if (q->seen != VIRTIO_SEEN_NONE)
+		virtio_txq_flush(q);
 	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
 		return false;
-	q->seen = live;
+	__atomic_store_n(&q->seen, live, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -421,8 +414,7 @@ unsigned virtio_tx_advance_ool(struct txc *t)
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
 	unsigned k = 0;
 
-	if (live == q->seen && live != VIRTIO_SEEN_NONE &&
-	    __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL)
+	if (live == q->seen && __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL)
 		k = tx_advance(t);
 	quiesce_leave(&q->busy);
 	return k;
