@@ -467,6 +467,68 @@ static void test_bounce(void **state)
 	exchange(&r);
 }
 
+/* Two queue pairs (VIRTIO_NET_F_MQ, VHOST_USER_PROTOCOL_F_MQ): each queue's frames stay on
+ * it both ways, exact counts and payloads per queue. */
+static void test_two_queues(void **state)
+{
+	struct tide_pktpool_opts o = {.sz = sizeof(o), .pool_flags = TIDE_POOL_F_SHARED};
+	struct tide_pool *vpool, *hpool;
+	struct side v[2], h[2];
+	struct tide_port *vp, *hp;
+	char spec[256];
+	double end;
+
+	(void)state;
+	assert_int_equal(tide_pktpool_create("mqv", 4096, 64, 0, &o, &vpool), 0);
+	assert_int_equal(tide_pktpool_create("mqh", 4096, 64, 0, NULL, &hpool), 0);
+	snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server,queues=2", dir);
+	assert_int_equal(tide_port_open(spec, &hp), 0);
+	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client,queues=2", dir);
+	assert_int_equal(tide_port_open(spec, &vp), 0);
+	assert_int_equal(tide_port_configure(hp, 2, 2), 0);
+	assert_int_equal(tide_port_configure(vp, 2, 2), 0);
+	for (unsigned q = 0; q < 2; q++) {
+		memset(&v[q], 0, sizeof(v[q]));
+		memset(&h[q], 0, sizeof(h[q]));
+		v[q].p = vp, v[q].pool = vpool;
+		h[q].p = hp, h[q].pool = hpool;
+		assert_int_equal(tide_rxq_setup(vp, q, 256, vpool, NULL), 0);
+		assert_int_equal(tide_txq_setup(vp, q, 256, NULL), 0);
+		assert_int_equal(tide_rxq_setup(hp, q, 256, hpool, NULL), 0);
+		assert_int_equal(tide_txq_setup(hp, q, 256, NULL), 0);
+		v[q].rxq = tide_port_rxq(vp, q), v[q].txq = tide_port_txq(vp, q);
+		h[q].rxq = tide_port_rxq(hp, q), h[q].txq = tide_port_txq(hp, q);
+	}
+	assert_int_equal(tide_port_start(hp), 0);
+	assert_int_equal(tide_port_start(vp), 0);
+	wait_up(&v[0], &h[0]);
+	end = now_s() + DEADLINE_S;
+	while (h[0].got < 2000 || h[1].got < 3000 || v[0].got < 2000 || v[1].got < 3000) {
+		if (now_s() > end)
+			fail_msg("queue 0: %u/%u, queue 1: %u/%u", h[0].got, v[0].got, h[1].got,
+				 v[1].got);
+		for (unsigned q = 0; q < 2; q++) {
+			/* Queue 1 carries other sizes and counts than queue 0. */
+			send_some(&v[q], q ? 300 : 64, q ? 3000 : 2000);
+			send_some(&h[q], q ? 700 : 128, q ? 3000 : 2000);
+			recv_some(&h[q], q ? 300 : 64);
+			recv_some(&v[q], q ? 700 : 128);
+		}
+	}
+	assert_int_equal(xstat(vp, "virtio_faults"), 0);
+	assert_int_equal(tide_port_stop(vp), 0);
+	assert_int_equal(tide_port_stop(hp), 0);
+	assert_int_equal(h[0].got + h[1].got + v[0].got + v[1].got, 10000);
+	tide_port_close(vp);
+	tide_port_close(hp);
+	tide_pool_cache_flush(vpool);
+	tide_pool_cache_flush(hpool);
+	assert_pool_full(vpool);
+	assert_pool_full(hpool);
+	tide_pool_free(vpool);
+	tide_pool_free(hpool);
+}
+
 /* Started, no backend yet (and again after one left): bursts take nothing and post
  * nothing; the rings are not the queues' until a connection runs. */
 static void test_no_backend(void **state)
@@ -538,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_txfree_recycle),
 		cmocka_unit_test(test_bounce),
 		cmocka_unit_test(test_reconnect),
+		cmocka_unit_test(test_two_queues),
 		cmocka_unit_test(test_no_backend),
 		cmocka_unit_test(test_pool_not_shared),
 	};

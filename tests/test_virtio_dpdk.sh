@@ -9,7 +9,7 @@
 # dropped for a full receive ring), every packet came back intact, and no fault was seen.
 #
 # Cases: tide as client (net_vhost listens) and as server (net_vhost client=1); 64 and
-# 1518 bytes; in_order and mrg_rxbuf on and off; kill -9 and restart of testpmd (tide as
+# 1518 bytes; in_order and mrg_rxbuf on and off, event_idx on; kill -9 and restart of testpmd (tide as
 # client reconnects to the new one, and the second session is exact too).
 #
 # testpmd runs on 2 MiB hugepages as DPDK is deployed (bench/hugepages.py); only when none
@@ -140,6 +140,7 @@ run client 1518 ""
 run server 64 ""
 run server 1518 ",mrg_rxbuf=no"
 run client 64 ",in_order=no"
+run client 64 ",event_idx=yes"
 run client 1518 ",in_order=no,mrg_rxbuf=no"
 
 # Kill -9 of testpmd while tide (client) is connected: tide drops the connection, retries,
