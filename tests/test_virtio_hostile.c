@@ -361,6 +361,50 @@ static void test_rx_used_len(void **state)
 	expect_fault(&e, "used length outside the posted buffer", true);
 }
 
+/* Rx: a length shorter than the virtio-net header. */
+static void test_rx_used_len_short(void **state)
+{
+	struct env e;
+
+	(void)state;
+	env_up(&e, 0, "");
+	used_put(e.b.used[0], 256, 0, 0, 5);
+	used_publish(e.b.used[0], 1);
+	expect_fault(&e, "used length outside the posted buffer", true);
+}
+
+/* Rx, mergeable buffers: num_buffers of 0. */
+static void test_rx_num_buffers_zero(void **state)
+{
+	struct env e;
+	struct virtio_net_hdr_mrg *h;
+
+	(void)state;
+	env_up(&e, VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF), "");
+	h = (struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][0].addr;
+	memset(h, 0, sizeof(*h));
+	used_put(e.b.used[0], 256, 0, 0, 12 + 60);
+	used_publish(e.b.used[0], 1);
+	expect_fault(&e, "num_buffers of 0 or beyond the posted buffers", true);
+}
+
+/* Rx, mergeable buffers: the second buffer of a packet longer than posted. */
+static void test_rx_mrg_second_len(void **state)
+{
+	struct env e;
+	struct virtio_net_hdr_mrg *h;
+
+	(void)state;
+	env_up(&e, VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF), "");
+	h = (struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][0].addr;
+	memset(h, 0, sizeof(*h));
+	h->num_buffers = 2;
+	used_put(e.b.used[0], 256, 0, 0, 12 + 60);
+	used_put(e.b.used[0], 256, 1, 1, e.b.desc[0][1].len + 1);
+	used_publish(e.b.used[0], 2);
+	expect_fault(&e, "used length outside the posted buffer", true);
+}
+
 /* Rx, mergeable buffers: num_buffers beyond what is posted. */
 static void test_rx_num_buffers(void **state)
 {
@@ -473,6 +517,9 @@ int main(void)
 		cmocka_unit_test(test_rx_used_id_twice),
 		cmocka_unit_test(test_rx_used_len),
 		cmocka_unit_test(test_rx_num_buffers),
+		cmocka_unit_test(test_rx_used_len_short),
+		cmocka_unit_test(test_rx_num_buffers_zero),
+		cmocka_unit_test(test_rx_mrg_second_len),
 		cmocka_unit_test(test_no_version_1),
 		cmocka_unit_test(test_bad_reply),
 		cmocka_unit_test(test_nack),
