@@ -158,7 +158,7 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 static int rings_alloc(struct virtio_port *vp)
 {
 	struct tide_port *p = vp->port;
-	uint64_t off[2 * VIRTIO_MAX_QP][3], total = 0;
+	uint64_t off[2 * VIRTIO_MAX_QP][4], total = 0;
 	uint32_t *live, *busy;
 	struct virtio_fault_slot *fs;
 	int rc;
@@ -172,7 +172,10 @@ static int rings_alloc(struct virtio_port *vp)
 		off[v][0] = total;
 		off[v][1] = align_up(off[v][0] + vring_desc_bytes(num), 64);
 		off[v][2] = align_up(off[v][1] + vring_avail_bytes(num), 64);
-		total = align_up(off[v][2] + vring_used_bytes(num), RING_ALIGN);
+		/* Tx: then one indirect table per slot, for packets of several segments. */
+		off[v][3] = align_up(off[v][2] + vring_used_bytes(num), 64);
+		total = align_up(off[v][3] + (v % 2 ? (uint64_t)num * VIRTIO_TX_SEGS * 16 : 0),
+				 RING_ALIGN);
 	}
 	rc = tide_mem_alloc(&vp->rings, total, TIDE_MEM_SHARED, "tide-virtio-rings");
 	if (rc < 0)
@@ -194,6 +197,9 @@ static int rings_alloc(struct virtio_port *vp)
 		vq->used = a->used;
 		vq->num = (uint16_t)a->num;
 		vq->mask = (uint16_t)(a->num - 1);
+		if (v % 2)
+			((struct virtio_txq *)p->txq[v / 2])->ind =
+				(struct vring_desc *)(void *)(base + off[v][3]);
 	}
 	return 0;
 }
@@ -371,6 +377,7 @@ int virtio_dev_init(struct virtio_port *vp)
 	want = VIRTIO_BIT(VIRTIO_F_VERSION_1) | (vp->mrg ? VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) : 0) |
 	       (vp->event_idx ? VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX) : 0) |
 	       (vp->in_order ? VIRTIO_BIT(VIRTIO_F_IN_ORDER) : 0) |
+	       VIRTIO_BIT(VIRTIO_RING_F_INDIRECT_DESC) |
 	       (nb_vrings(p) > 2 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0);
 	if (nb_vrings(p) > 2 && !(dev & VIRTIO_BIT(VIRTIO_NET_F_MQ))) {
 		TIDE_LOG_ERR_(p->name, "%u queue pairs, but the device does not offer VIRTIO_NET_F_MQ",
@@ -392,6 +399,7 @@ int virtio_dev_init(struct virtio_port *vp)
 		vq->event_idx = vp->features & VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX);
 		vq->in_order = vp->features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 		vq->mrg = vp->features & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF);
+		vq->indirect = vp->features & VIRTIO_BIT(VIRTIO_RING_F_INDIRECT_DESC);
 		if ((rc = tr->queue_set(vp, v, &vp->va[v], vp->kickfd[v])) < 0)
 			return rc;
 	}

@@ -53,6 +53,7 @@
 #define VIRTIO_MAX_QP	     8
 #define VIRTIO_MAX_POOLS     (VHOST_USER_MAX_REGIONS - 1) /* one region is the rings' */
 #define VIRTIO_HDR_LEN	     12 /* VIRTIO_F_VERSION_1 is required */
+#define VIRTIO_TX_SEGS	     8	/* segments of a Tx packet sent in place (an indirect table) */
 #define VIRTIO_RETRY_NS	     (50 * 1000000)
 #define VIRTIO_REPLY_MS	     2000 /* a backend that does not answer a request in time is dropped */
 #define VIRTIO_RX_WAIT_MS    100  /* at a connect: how long Tx waits for Rx buffers to be posted */
@@ -110,6 +111,7 @@ struct virtio_vq {
 	bool event_idx;	 /* VIRTIO_RING_F_EVENT_IDX */
 	bool in_order;	 /* VIRTIO_F_IN_ORDER */
 	bool mrg;	 /* VIRTIO_NET_F_MRG_RXBUF */
+	bool indirect;	 /* VIRTIO_RING_F_INDIRECT_DESC */
 };
 
 struct virtio_rxq {
@@ -142,6 +144,7 @@ struct virtio_txq {
 	uint16_t last_used; /* used entries consumed */
 	struct virtio_vq vq;
 	uint8_t *done;	    /* per slot: the device used it (out-of-order completion) */
+	struct vring_desc *ind; /* per slot: an indirect table of VIRTIO_TX_SEGS (shared area) */
 	/* Pools the device can reach (the memory table) and one to copy into for the rest. */
 	unsigned npools;
 	struct tide_pool *pools[VIRTIO_MAX_POOLS];

@@ -436,6 +436,46 @@ ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_pool 
 	return false;
 }
 
+/*
+ * A packet of several segments, in place through the slot's indirect table: the header in
+ * the first segment's headroom, one descriptor per segment. Needs the feature, at most
+ * VIRTIO_TX_SEGS segments, refcnt 1 and headroom on the first (the header is written
+ * there), and every segment from a pool the device reaches. Returns whether it did.
+ */
+static bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_desc *d,
+			uint32_t slot)
+{
+	struct vring_desc *t = &q->ind[(size_t)slot * VIRTIO_TX_SEGS];
+	const struct tide_mbuf *s;
+	unsigned k = 0;
+	uint8_t *hdr;
+
+	if (!q->vq.indirect || m->nb_segs > VIRTIO_TX_SEGS || tide_mbuf_refcnt_read(m) != 1 ||
+	    m->data_off < VIRTIO_HDR_LEN)
+		return false;
+	for (s = m; s != NULL; s = s->next) {
+		unsigned j = 0;
+
+		while (j < q->npools && s->pool != q->pools[j])
+			j++;
+		if (j == q->npools)
+			return false;
+	}
+	hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
+	memset(hdr, 0, VIRTIO_HDR_LEN);
+	for (s = m; s != NULL; s = s->next, k++) {
+		t[k].addr = (uint64_t)(uintptr_t)(k ? tide_mbuf_mtod(s, uint8_t *) : hdr);
+		t[k].len = (uint32_t)s->data_len + (k ? 0 : VIRTIO_HDR_LEN);
+		t[k].flags = s->next ? VRING_DESC_F_NEXT : 0;
+		t[k].next = (uint16_t)(k + 1);
+	}
+	d->addr = (uint64_t)(uintptr_t)t;
+	d->len = k * (uint32_t)sizeof(*t);
+	d->flags = VRING_DESC_F_INDIRECT;
+	d->next = 0;
+	return true;
+}
+
 /* A copy of @m the device can reach (and @m freed), or NULL (then @m is still the caller's). */
 static struct tide_mbuf *tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
 {
@@ -489,7 +529,16 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 		uint8_t *hdr;
 
 		if (tide_unlikely(!tx_direct(q, pool0, m))) {
-			struct tide_mbuf *c = tx_bounce(q, m);
+			struct tide_mbuf *c;
+
+			d = &desc[(tail + sent) & b.mask];
+			if (m->nb_segs > 1 && tx_indirect(q, m, d, (tail + sent) & b.mask)) {
+				bytes += m->pkt_len;
+				txc_burst_fill(&b, tail + sent, m);
+				sent++;
+				continue;
+			}
+			c = tx_bounce(q, m);
 
 			if (c == NULL) {
 				tide_mbuf_free(m); /* taken, counted as an error */
