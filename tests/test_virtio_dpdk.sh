@@ -8,9 +8,9 @@
 # testpmd's TX-packets and equals what it sent (testpmd forwards with retry: nothing is
 # dropped for a full receive ring), every packet came back intact, and no fault was seen.
 #
-# Cases: tide as client (net_vhost listens) and as server (net_vhost client=1); 64 and
-# 1518 bytes; in_order and mrg_rxbuf on and off, event_idx on; kill -9 and restart of testpmd (tide as
-# client reconnects to the new one, and the second session is exact too).
+# Cases: tide as client (net_vhost listens) and as server (net_vhost client=1); 64, 1518
+# and 9000 bytes; in_order and mrg_rxbuf on and off, event_idx on; kill -9 and restart of
+# testpmd (tide as client reconnects to the new one, and the second session is exact too).
 #
 # testpmd runs on 2 MiB hugepages as DPDK is deployed (bench/hugepages.py); only when none
 # can be had does it fall back to --no-huge, and the output says so.
@@ -119,6 +119,7 @@ run() {
 	local role=$1 size=$2 extra=$3 sock tag rc
 	n=$((n + 1)); tag=t$n; sock=$dir/$tag.sock
 	local big=(); [ "$size" -gt 1500 ] && big=(--max-pkt-len=9600)
+	[ "$size" -gt 2048 ] && big+=(--mbuf-size=10240) # net_vhost has no Rx scatter
 	if [ "$role" = client ]; then
 		tp_start "$tag" "iface=$sock,queues=1" "${big[@]}"
 		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
@@ -141,6 +142,9 @@ run server 64 ""
 run server 1518 ",mrg_rxbuf=no"
 run client 64 ",in_order=no"
 run client 64 ",event_idx=yes"
+# 9000 bytes: tide sends chains of 2 KiB mbufs through indirect tables and receives them
+# over mergeable buffers.
+run client 9000 ""
 run client 1518 ",in_order=no,mrg_rxbuf=no"
 
 # Kill -9 of testpmd while tide (client) is connected: tide drops the connection, retries,
