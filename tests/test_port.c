@@ -59,6 +59,8 @@ static const struct conf_row conf_rows[] = {
 	{"afxdp", "afxdp", "afxdp:dev=%2$s,mode=native", "afxdp:dev=%3$s,mode=native", true},
 	/* In the PCI suite's guest (tests/pci), whose wire sends every frame back. */
 	{"e1000e", "e1000e", "pci:%5$s", NULL, false},
+	{"virtio", "virtio", "virtio:path=%1$s/v.sock,role=client",
+	 "vhost:socket=%1$s/v.sock,role=server", false, true},
 };
 
 #define CONF_TARGET 3000      /* packets the port under test must receive per round */

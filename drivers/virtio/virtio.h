@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * virtio driver: tide as a virtio-net frontend (the driver side of a virtio device). One
+ * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c) over
+ * a transport that reaches the device (struct virtio_transport): vhost-user today
+ * (virtio_user.c: a backend process on a UNIX socket).
+ *
+ * Queue mapping (virtio-net): vring 2i is the receive queue (tide's Rx queue i: the device
+ * writes into buffers we post), vring 2i+1 the transmit queue (tide's Tx queue i).
+ *
+ * Memory. Rings live in one shared (memfd) area of the port, made at start; packet buffers
+ * are the mbufs of the Rx queues' pools, which must be TIDE_POOL_F_SHARED (memfd-backed):
+ * the device reads and writes them in place (zero copy both ways). The device's addresses
+ * are our virtual addresses (the memory table maps each area at its address).
+ *
+ * Threads. The control plane runs on the port's control thread (connect, handshake,
+ * watching the connection, reconnecting); bursts on worker threads. They share each
+ * queue through the quiesce scheme of src/quiesce.h:
+ *
+ *   live   written by the control thread: a connection generation (neither 0 nor
+ *          VIRTIO_SEEN_NONE) while the queue's vring runs, 0 while it does not. Ring memory is reset before it is
+ *          stored (release).
+ *   busy   written by the worker around each burst.
+ *   seen   written by the worker: the generation its indices belong to. A burst that
+ *          finds live != seen resynchronises first (rxq_resync/txq_resync): the buffers
+ *          of the old connection come home (the device is gone: they never complete), the
+ *          indices restart at 0, and an Rx queue posts a full ring. So only the polling
+ *          thread touches the Rx refill ring and the Tx engine, as everywhere in tide (a
+ *          manual tide_recycle() writes the refill ring from that thread too). The Rx
+ *          queues go live first; the control thread waits (briefly) until their workers
+ *          have posted the receive buffers before the Tx queues go live, so that a device
+ *          answering the first packets finds somewhere to put the answers.
+ *   fs.why written by the worker: the rule the device broke (a used id out of range,
+ *          a used index beyond what was posted, ...). The queue moves nothing after it;
+ *          the control thread, woken through its eventfd, logs the reason, counts the
+ *          fault and drops the connection.
+ */
+#ifndef TIDE_VIRTIO_H_INTERNAL
+#define TIDE_VIRTIO_H_INTERNAL
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "mem.h"
+#include "quiesce.h"
+#include "rxr.h"
+#include "txc.h"
+#include "virtio_ring.h"
+
+#define VIRTIO_MAX_QP	     8
+#define VIRTIO_MAX_POOLS     (VHOST_USER_MAX_REGIONS - 1) /* one region is the rings' */
+#define VIRTIO_HDR_LEN	     12 /* VIRTIO_F_VERSION_1 is required */
+#define VIRTIO_TX_SEGS	     8	/* segments of a Tx packet sent in place (an indirect table) */
+#define VIRTIO_RETRY_NS	     (50 * 1000000)
+#define VIRTIO_REPLY_MS	     2000 /* a backend that does not answer a request in time is dropped */
+#define VIRTIO_RX_WAIT_MS    100  /* at a connect: how long Tx waits for Rx buffers to be posted */
+#define VIRTIO_SEEN_NONE     UINT32_MAX /* seen: no connection's state; never a live value */
+
+extern const struct tide_driver tide_driver_virtio;
+
+struct virtio_port;
+
+/* Where a vring lives (our addresses; the device's are the same numbers). */
+struct virtio_vring_addr {
+	unsigned num;
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+};
+
+/*
+ * A transport: how the frontend reaches the device. Control thread only; each returns 0 or
+ * -errno and logs why. The frontend's order is virtio's (section 3.1): reset, features,
+ * memory, each vring, then enable (DRIVER_OK); a PCI transport fits the same calls (status
+ * register, feature windows, queue_desc/avail/used registers, the notify area).
+ */
+struct virtio_transport {
+	const char *name;
+	/* The device's features; then the ones the driver takes (a subset). */
+	int (*features_get)(struct virtio_port *vp, uint64_t *out);
+	int (*features_set)(struct virtio_port *vp, uint64_t features);
+	/* Make the port's memory (rings, pools) reachable by the device. */
+	int (*mem_set)(struct virtio_port *vp);
+	/* Give vring @v its size and addresses; @kickfd is what a notify writes. */
+	int (*queue_set)(struct virtio_port *vp, unsigned v, const struct virtio_vring_addr *a,
+			 int kickfd);
+	/* Write the device status (DRIVER_OK starts the vrings). */
+	int (*status_set)(struct virtio_port *vp, uint8_t status);
+	/* Read @len bytes of the device's config space at @off (-ENOTSUP without one). */
+	int (*config_read)(struct virtio_port *vp, unsigned off, void *buf, unsigned len);
+};
+
+extern const struct virtio_transport virtio_user_transport;
+
+/* A queue's fault: the worker's reason (NULL while sound) and the eventfd it wakes. */
+struct virtio_fault_slot {
+	const char *why;
+	int wakefd;
+};
+
+/* The ring pointers a queue uses (written by the control thread while the queue is off). */
+struct virtio_vq {
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint16_t num, mask;
+	int kickfd;	 /* eventfd the device waits on, -1: never notify */
+	bool event_idx;	 /* VIRTIO_RING_F_EVENT_IDX */
+	bool in_order;	 /* VIRTIO_F_IN_ORDER */
+	bool mrg;	 /* VIRTIO_NET_F_MRG_RXBUF */
+	bool indirect;	 /* VIRTIO_RING_F_INDIRECT_DESC */
+};
+
+struct virtio_rxq {
+	struct tide_rxq pub; /* first: the handle */
+	struct rxr rxr;	     /* sw[] by avail position; posted = [next, refill) */
+	uint32_t busy;
+	bool fence;
+	uint16_t last_used;  /* used entries consumed (== (uint16_t)rxr.next) */
+	uint16_t avail_idx;  /* what we published (== (uint16_t)rxr.refill) */
+	uint16_t headroom;   /* the pool's: the header goes just before it */
+	uint32_t buf_len;    /* posted descriptor length: header + data room */
+	uint16_t port_id;
+	struct tide_pool *pool;
+	struct virtio_vq vq;
+	/* Descriptor ids: slot_desc[avail slot] is the descriptor of the buffer in sw[slot],
+	 * desc_slot[descriptor] its slot (a device may use buffers out of order). */
+	uint16_t *slot_desc, *desc_slot;
+	struct tide_mbuf__rx_tmpl tmpl;
+	uint32_t seen;
+	uint64_t kicks;
+	uint32_t live TIDE_CACHE_ALIGNED;
+	struct virtio_fault_slot fs;
+};
+
+struct virtio_txq {
+	struct tide_txq pub;
+	struct txc txc; /* slot == descriptor id == avail position & mask */
+	uint32_t busy;
+	bool fence;
+	uint16_t last_used; /* used entries consumed */
+	struct virtio_vq vq;
+	uint8_t *done;	    /* per slot: the device used it (out-of-order completion) */
+	struct vring_desc *ind; /* per slot: an indirect table of VIRTIO_TX_SEGS (shared area) */
+	/* Pools the device can reach (the memory table) and one to copy into for the rest. */
+	unsigned npools;
+	struct tide_pool *pools[VIRTIO_MAX_POOLS];
+	struct tide_pool *bounce;
+	uint32_t seen;
+	uint64_t kicks, bounced;
+	uint32_t live TIDE_CACHE_ALIGNED;
+	struct virtio_fault_slot fs;
+};
+
+struct virtio_port {
+	/* Configuration (spec). */
+	char path[108];
+	bool server;
+	unsigned queues;
+	unsigned queue_size; /* 0: each queue's nb_desc */
+	bool mrg, event_idx, in_order;
+	struct tide_port *port;
+	const struct virtio_transport *tr;
+
+	/* Set at start (control thread while stopped). */
+	struct tide_mem rings; /* every vring of the port, shared */
+	unsigned npools;
+	struct tide_pool *pools[VIRTIO_MAX_POOLS];
+	struct virtio_vring_addr va[2 * VIRTIO_MAX_QP];
+	int kickfd[2 * VIRTIO_MAX_QP];
+	bool fence;
+
+	/* The control thread's. */
+	pthread_t thread;
+	bool thread_on;
+	uint32_t quit;
+	int wakefd;
+	int lfd, cfd;
+	uint32_t gen;
+	uint64_t features, proto;
+	bool proto_on; /* VHOST_USER_F_PROTOCOL_FEATURES negotiated */
+	uint64_t retry_at;
+
+	/* Read by other threads (relaxed). */
+	int up;
+	uint64_t connects, disconnects, faults, ctl_errors;
+};
+
+static inline struct virtio_port *virtio_vport(const struct tide_port *p)
+{
+	return p->priv;
+}
+
+/* ---- data path (virtio_rxtx.c) ---- */
+tide_rx_burst_fn virtio_rx_fn(void);
+tide_tx_burst_fn virtio_tx_fn(void);
+unsigned virtio_tx_advance_ool(struct txc *t);
+void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
+/* The queue's buffers go home (port stop; the worker's resync). */
+void virtio_rxq_flush(struct virtio_rxq *q);
+void virtio_txq_flush(struct virtio_txq *q);
+
+/* ---- control plane (virtio_user.c) ---- */
+int virtio_ctl_start(struct virtio_port *vp);
+void virtio_ctl_stop(struct virtio_port *vp);
+
+/* ---- the generic frontend (virtio.c), called by the control plane ---- */
+/* Bring the device up over the transport: features, memory, vrings, DRIVER_OK; then the
+ * queues go live. Returns 0 or -errno (the caller drops the connection). */
+int virtio_dev_init(struct virtio_port *vp);
+/* Take every queue off its vring and wait until no burst uses it. */
+void virtio_queues_off(struct virtio_port *vp);
+
+/* A worker found the device breaking a rule: record it and wake the control thread. */
+static inline void virtio_fault(struct virtio_fault_slot *s, uint64_t *errors, const char *why)
+{
+	bool first = __atomic_load_n(&s->why, __ATOMIC_RELAXED) == NULL;
+	uint64_t one = 1;
+
+	quiesce_fault(&s->why, errors, why);
+	if (first && s->wakefd >= 0 && write(s->wakefd, &one, sizeof(one)) < 0) {
+		/* a full eventfd counter is readable already */
+	}
+}
+
+#endif

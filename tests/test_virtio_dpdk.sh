@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tide's virtio frontend against DPDK's vhost-user backend (dpdk-testpmd with net_vhost, io
+# forwarding: it sends back what it receives). tide's side is test_virtio_peer: per session
+# it sends COUNT checked packets and checks what comes back. Each case must agree exactly
+# from both sides: testpmd's RX-packets equals what tide sent, what tide received equals
+# testpmd's TX-packets and equals what it sent (testpmd forwards with retry: nothing is
+# dropped for a full receive ring), every packet came back intact, and no fault was seen.
+#
+# Cases: tide as client (net_vhost listens) and as server (net_vhost client=1); 64, 1518
+# and 9000 bytes; in_order and mrg_rxbuf on and off, event_idx on; kill -9 and restart of
+# testpmd (tide as client reconnects to the new one, and the second session is exact too).
+#
+# testpmd runs on 2 MiB hugepages as DPDK is deployed (bench/hugepages.py); only when none
+# can be had does it fall back to --no-huge, and the output says so.
+#
+# usage: test_virtio_dpdk.sh PATH/TO/test_virtio_peer     (exit 77 without dpdk-testpmd)
+set -u
+peer=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" >&2; exit 77; }
+dir=$(mktemp -d /tmp/tide-virtio-dpdk-XXXXXX)
+pids=()
+prefixes=()
+huge_state=$dir/huge.json
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ -e "$huge_state" ]; then
+		python3 "$root/bench/hugepages.py" release --state "$huge_state" \
+			"${prefixes[@]/#/--prefix=}" 2>/dev/null
+	fi
+	rm -rf "$dir" /var/run/dpdk/tidevio$$-* 2>/dev/null
+}
+trap cleanup EXIT
+HUGE_DIR=
+if eval "$(python3 "$root/bench/hugepages.py" reserve --pages 160 --state "$huge_state" 2>"$dir/huge.err")" &&
+	[ -n "${HUGE_DIR:-}" ]; then
+	mem=(--huge-dir "$HUGE_DIR" -m 128 --single-file-segments)
+	echo "testpmd on 2 MiB hugepages ($HUGE_DIR)"
+else
+	mem=(--no-huge -m 256)
+	echo "testpmd with --no-huge: no hugepages: $(cat "$dir/huge.err")"
+fi
+count=${VIRTIO_COUNT:-10000}
+fail=0
+n=0
+
+wait_for() {
+	local t=$1; shift
+	local end=$((SECONDS + t))
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.05
+	done
+}
+
+# tp_start TAG VDEV_ARGS [testpmd options]: interactive testpmd fed from a FIFO.
+tp_start() {
+	local tag=$1 vdev=$2; shift 2
+	mkfifo "$dir/$tag.in"
+	prefixes+=("tidevio$$-$tag")
+	stdbuf -oL "$testpmd" "${mem[@]}" --no-pci --file-prefix="tidevio$$-$tag" --lcores='0@0,1@0' \
+		--vdev="net_vhost0,$vdev" -- -i --total-num-mbufs=8192 \
+		--nb-cores=1 --no-flush-rx "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
+	tp=$!
+	pids+=("$tp")
+	eval "exec {fd_$tag}>\"$dir/$tag.in\""
+	eval "tp_$tag=$tp"
+	# io forwarding that retries a full receive ring (for up to 1 s) instead of dropping at
+	# once, since the two share CPUs with whatever else runs here; and no
+	# flush of the receive queue at the start of forwarding (--no-flush-rx): tide may send
+	# as soon as the link is up, before testpmd's forwarding starts, and a flush would
+	# discard those packets after counting them as received.
+	tp_cmd "$tag" "set burst tx delay 10 retry 100000"
+	tp_cmd "$tag" "set fwd io retry"
+	tp_cmd "$tag" "start"
+}
+tp_cmd() { local fd; eval "fd=\$fd_$1"; echo "$2" >&"$fd"; }
+blocks() { grep -ac 'NIC statistics for port 0' "$dir/$1.log"; }
+newblock() { [ "$(blocks "$1")" -gt "$2" ] && [ "$(grep -ac 'TX-packets' "$dir/$1.log")" -gt "$2" ]; }
+tp_stats() {
+	local before; before=$(blocks "$1")
+	tp_cmd "$1" "show port stats 0"
+	wait_for 10 newblock "$1" "$before" || { echo "no stats from testpmd $1"; return 1; }
+	tp_rx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /RX-packets:/ {print $2; exit}' "$dir/$1.log")
+	tp_tx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /TX-packets:/ {print $2; exit}' "$dir/$1.log")
+}
+tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "! kill -0 $p 2>/dev/null" || kill -9 "$p"; }
+tp_kill() {
+	local p; eval "p=\$tp_$1"
+	kill -9 "$p"; wait "$p" 2>/dev/null
+	[ -n "${HUGE_DIR:-}" ] && rm -f "$HUGE_DIR/tidevio$$-$1"map_*
+}
+peer_start() {
+	"$peer" "$1" 60 "$count" "$2" "$3" >"$dir/peer.out" 2>"$dir/peer.err" &
+	peerpid=$!
+	pids+=("$peerpid")
+}
+sessions_done() { test "$(grep -c '^session=' "$dir/peer.out")" -ge "$1"; }
+field() { sed -n "${1}p" "$dir/peer.out" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
+
+# check NAME SESSION_LINE: the peer's session line against testpmd's counters.
+check() {
+	local name=$1 line=$2 tx rx bad faults
+	tx=$(field "$line" tx); rx=$(field "$line" rx); bad=$(field "$line" bad)
+	faults=$(field "$line" faults)
+	echo "$name: tide tx=${tx:-?} rx=${rx:-?} bad=${bad:-?} faults=${faults:-?}; testpmd rx=${tp_rx:-?} tx=${tp_tx:-?}"
+	if [ "${tx:-0}" -ne "$count" ] || [ "${tp_rx:-0}" -ne "${tx:-0}" ] || [ "${rx:-0}" -ne "$count" ] ||
+		[ "${rx:-0}" -ne "${tp_tx:--1}" ] || [ "${rx:-0}" -eq 0 ] || [ "${bad:-1}" -ne 0 ] ||
+		[ "${faults:-1}" -ne 0 ]; then
+		echo "FAIL: $name"; tail -n 5 "$dir"/*.log "$dir/peer.err"; fail=1
+	fi
+}
+
+# run ROLE SIZE EXTRA_TIDE_KEYS: one connection, one session.
+run() {
+	local role=$1 size=$2 extra=$3 sock tag rc
+	n=$((n + 1)); tag=t$n; sock=$dir/$tag.sock
+	local big=(); [ "$size" -gt 1500 ] && big=(--max-pkt-len=9600)
+	[ "$size" -gt 2048 ] && big+=(--mbuf-size=10240) # net_vhost has no Rx scatter
+	if [ "$role" = client ]; then
+		tp_start "$tag" "iface=$sock,queues=1" "${big[@]}"
+		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
+		peer_start "virtio:path=$sock,role=client$extra" "$size" 1
+	else
+		peer_start "virtio:path=$sock,role=server$extra" "$size" 1
+		wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
+		tp_start "$tag" "iface=$sock,queues=1,client=1" "${big[@]}"
+	fi
+	wait "$peerpid"; rc=$?
+	tp_stats "$tag"
+	tp_quit "$tag"
+	[ $rc -eq 0 ] || { echo "FAIL: test_virtio_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
+	check "tide $role, $size B${extra:+, $extra}" 1
+}
+
+run client 64 ""
+run client 1518 ""
+run server 64 ""
+run server 1518 ",mrg_rxbuf=no"
+run client 64 ",in_order=no"
+run client 64 ",event_idx=yes"
+# 9000 bytes: tide sends chains of 2 KiB mbufs through indirect tables and receives them
+# over mergeable buffers.
+run client 9000 ""
+run client 1518 ",in_order=no,mrg_rxbuf=no"
+
+# Kill -9 of testpmd while tide (client) is connected: tide drops the connection, retries,
+# and runs a second exact session against the restarted testpmd.
+n=$((n + 1)); sock=$dir/k$n.sock
+tp_start k${n}a "iface=$sock,queues=1"
+wait_for 10 test -S "$sock"
+peer_start "virtio:path=$sock,role=client" 64 2
+wait_for 30 sessions_done 1 || { echo "FAIL: first session"; fail=1; }
+tp_stats k${n}a
+check "tide client, before testpmd is killed" 1
+tp_kill k${n}a
+rm -f "$sock"
+tp_start k${n}b "iface=$sock,queues=1"
+wait "$peerpid"; rc=$?
+tp_stats k${n}b; tp_quit k${n}b
+[ $rc -eq 0 ] || { echo "FAIL: test_virtio_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
+check "tide client, testpmd killed and restarted: second session" 2
+exit $fail
