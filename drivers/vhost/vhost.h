@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vhost driver: internal structures shared by the control plane (vhost_ctl.c), the port
+ * vhost driver: internal structures shared by the control plane (vhost_ctl.h), the port
  * operations (vhost.c) and the data path (vhost_rxtx.c).
  *
  * Roles. The frontend (QEMU, DPDK virtio-user) owns the virtqueues in its memory and drives
@@ -214,7 +214,7 @@ static inline bool vhost_in_order(const struct vhost_port *vp)
 	return vp->features & VHOST_BIT(VIRTIO_F_IN_ORDER);
 }
 
-/* ---- control plane (vhost_ctl.c) ---- */
+/* ---- control plane (vhost_ctl.c; its other files: vhost_ctl.h) ---- */
 /*
  * Take the port lock from a control call of the application (tide_port_poll_ctl(),
  * tide_vhost_info_get(), port stop; the control thread takes it plainly). The lock's
@@ -269,7 +269,7 @@ static inline __attribute__((always_inline)) uint8_t *vhost_gpa_host(struct vhos
 
 /*
  * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme
- * (src/quiesce.h; vring_stop() in vhost_ctl.c is the control thread's half). @fence is
+ * (src/quiesce.h; vhost_vring_stop() in vhost_vring.c is the control thread's half). @fence is
  * set when the kernel has no membarrier(): then every burst entry carries a full fence.
  */
 static inline __attribute__((always_inline)) uint32_t vhost_enter(uint32_t *busy,

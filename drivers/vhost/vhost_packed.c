@@ -326,7 +326,7 @@ static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, 
 	pb->pending = false;
 	if (q->callfd >= 0 && pk_want_call(q, pb->old_pos, pb->old_wrap, new_pos, new_wrap) &&
 	    write(q->callfd, &one, sizeof(one)) < 0) {
-		/* Non-blocking (vhost_ctl.c): a full counter already wakes the guest. */
+		/* Non-blocking (vhost_vring.c): a full counter already wakes the guest. */
 		tide_stat_add(&q->call_errors, 1);
 	}
 	pb->old_pos = new_pos;

@@ -188,7 +188,7 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
 		return;
 	}
 	if (write(q->callfd, &one, sizeof(one)) < 0) {
-		/* Non-blocking (vhost_ctl.c): a full counter already wakes the guest. */
+		/* Non-blocking (vhost_vring.c): a full counter already wakes the guest. */
 		tide_stat_add(&q->call_errors, 1);
 	}
 }
