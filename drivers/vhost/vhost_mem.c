@@ -39,10 +39,9 @@ void vhost_unmap_all(struct vhost_port *vp)
 /*
  * Is the memory file @fd sealed against shrinking (after we tried to seal it)? A frontend
  * that shrinks a file under our mapping turns our next copy into SIGBUS, which takes the
- * whole process down with every other port on it. QEMU's memfd backend seals its memory
- * (seal=on, its default) and a memfd made with MFD_ALLOW_SEALING takes our seal; hugetlbfs
- * and tmpfs files and memfds without MFD_ALLOW_SEALING (DPDK's EAL memory) cannot be
- * sealed and are mapped only when the port trusts them (unsealed_mem=yes).
+ * whole process down with every other port on it. Memory that cannot be sealed is mapped
+ * only when the port trusts it (unsealed_mem=yes; which frontends' memory is which:
+ * docs/drivers/vhost.md, "Guest memory that can shrink").
  */
 static bool sealed_shrink(int fd)
 {

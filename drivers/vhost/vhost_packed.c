@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vhost data path: packed virtqueues (virtio 1.1+ section 2.8), copy mode, both directions,
- * run when VIRTIO_F_RING_PACKED was negotiated: the queue's burst (vhost_rxtx.c) jumps here
+ * run when VIRTIO_F_RING_PACKED was negotiated: the queue's burst (vhost_split.c) jumps here
  * when its live word says VHOST_LIVE_PACKED.
  *
  * One ring of descriptors shared both ways. The driver makes a descriptor available by

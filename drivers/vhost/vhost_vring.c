@@ -176,10 +176,10 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 		q->last_avail = q->used_idx = vr->base & ~VRING_PACKED_WRAP;
 		q->wrap = vr->base & VRING_PACKED_WRAP;
 	} else {
-		/* A frontend that outlived its backend (virtio-user server=1, a QEMU whose
-		 * backend restarted) may give base 0 for rings that moved on. The used index in
-		 * its memory says what was completed: start from there (entries taken but not
-		 * completed by the old backend are taken again). */
+		/* A frontend that outlived its backend may give base 0 for rings that moved on
+		 * (docs/drivers/vhost.md, "Reconnection"). The used index in its memory says
+		 * what was completed: start from there (entries taken but not completed by the
+		 * old backend are taken again). */
 		uint16_t u = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
 
 		if (u != vr->base) {
@@ -246,16 +246,12 @@ void vhost_vrings_reset(struct vhost_port *vp)
 
 /*
  * Why the call fd @fd cannot be used, or NULL. Bursts write it to notify the guest, and a
- * burst must never block: the kernel's own vhost signals an eventfd without ever waiting
- * (eventfd_signal()), and so must we. Only an eventfd is taken (the protocol's call fd; a
- * pipe may block, or raise SIGPIPE once its reader is gone, and a file notifies nobody),
- * and it is made non-blocking: a write that would overflow the counter then fails with
- * EAGAIN (counted: tide_vhost_info.call_errors), where the counter, full, is readable and
- * has woken the guest already. O_NONBLOCK belongs to the file description, which the
- * frontend shares: its reads of the call fd become non-blocking too. QEMU's event notifiers
- * and DPDK's virtio-user make their eventfds non-blocking themselves, and the kernel's
- * irqfd does not read with read(); a frontend that waits in a blocking read() on its call
- * fd would see EAGAIN instead.
+ * burst must never block: only an eventfd is taken (a pipe may block, or raise SIGPIPE once
+ * its reader is gone, and a file notifies nobody), and it is made non-blocking: a write
+ * that would overflow the counter then fails with EAGAIN (counted:
+ * tide_vhost_info.call_errors), where the counter, full, is readable and has woken the
+ * guest already. O_NONBLOCK belongs to the file description, which the frontend shares
+ * (what that means for frontends: docs/drivers/vhost.md, "Notifications never block").
  */
 static const char *call_fd_check(int fd)
 {
