@@ -269,8 +269,9 @@ static inline __attribute__((always_inline)) uint8_t *vhost_gpa_host(struct vhos
 
 /*
  * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme
- * (src/quiesce.h; vhost_vring_stop() in vhost_vring.c is the control thread's half). @fence is
- * set when the kernel has no membarrier(): then every burst entry carries a full fence.
+ * (src/quiesce.h; vhost_vring_stop() in vhost_vring.c is the control thread's half).
+ * @fence is set when the kernel has no membarrier(): then every burst entry carries a full
+ * fence.
  */
 static inline __attribute__((always_inline)) uint32_t vhost_enter(uint32_t *busy,
 								   const uint32_t *live, bool fence)

@@ -164,8 +164,8 @@ static int retry_timeout(const struct vhost_port *vp)
  * fault; port stop; a connection closed by tide_port_poll_ctl()) -> the fault check; the
  * connection readable, hung up or in error -> its messages (end of file or an error
  * disconnects with the reason); the listening socket readable -> accept. In client role
- * while not connected, a connection attempt when the retry time has come (vhost_sock_connect()
- * checks it; the poll timeout is set to it).
+ * while not connected, a connection attempt when the retry time has come
+ * (vhost_sock_connect() checks it; the poll timeout is set to it).
  */
 static void *ctl_main(void *arg)
 {

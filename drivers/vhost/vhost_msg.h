@@ -53,7 +53,7 @@ struct vhost_msg {
 	struct vhost_user_state st; /* u as a vring state */
 	struct vhost_user_addr ad;  /* VHOST_PL_ADDR */
 	struct vhost_user_mem mem;  /* VHOST_PL_MEM: mem.nregions regions, disjoint */
-	unsigned vring;		    /* the vring index (STATE, VRING_FD, ADDR), below nvrings */
+	unsigned vring;		    /* STATE, VRING_FD, ADDR: the index, below nvrings */
 	bool nofd;		    /* VHOST_PL_VRING_FD: the no-fd flag */
 };
 
