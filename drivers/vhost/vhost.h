@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vhost driver: internal structures shared by the control plane (vhost_ctl.c), the port
- * operations (vhost.c) and the data path (vhost_rxtx.c).
+ * vhost driver: internal structures shared by the control plane (vhost_ctl.h), the port
+ * operations (vhost.c) and the data path (vhost_split.c).
  *
  * Roles. The frontend (QEMU, DPDK virtio-user) owns the virtqueues in its memory and drives
  * the protocol; tide is the backend. Either side may listen on the socket (role=server:
@@ -214,7 +214,7 @@ static inline bool vhost_in_order(const struct vhost_port *vp)
 	return vp->features & VHOST_BIT(VIRTIO_F_IN_ORDER);
 }
 
-/* ---- control plane (vhost_ctl.c) ---- */
+/* ---- control plane (vhost_ctl.c; its other files: vhost_ctl.h) ---- */
 /*
  * Take the port lock from a control call of the application (tide_port_poll_ctl(),
  * tide_vhost_info_get(), port stop; the control thread takes it plainly). The lock's
@@ -228,13 +228,13 @@ int vhost_ctl_start(struct vhost_port *vp);
 void vhost_ctl_stop(struct vhost_port *vp);
 int vhost_ctl_poll(struct vhost_port *vp);
 
-/* ---- data path (vhost_rxtx.c) ---- */
+/* ---- data path (vhost_split.c) ---- */
 tide_rx_burst_fn vhost_rx_fn(void);
 tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
 unsigned vhost_tx_advance_ool(struct txc *t);
 
 /* ---- packed data path (vhost_packed.c) ---- */
-/* The packed bursts, jumped to by the queue's burst (vhost_rxtx.c) once it has entered
+/* The packed bursts, jumped to by the queue's burst (vhost_split.c) once it has entered
  * (busy stored), read VHOST_LIVE_PACKED and found no fault; they leave. */
 uint16_t vhost_packed_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
@@ -269,8 +269,9 @@ static inline __attribute__((always_inline)) uint8_t *vhost_gpa_host(struct vhos
 
 /*
  * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme
- * (src/quiesce.h; vring_stop() in vhost_ctl.c is the control thread's half). @fence is
- * set when the kernel has no membarrier(): then every burst entry carries a full fence.
+ * (src/quiesce.h; vhost_vring_stop() in vhost_vring.c is the control thread's half).
+ * @fence is set when the kernel has no membarrier(): then every burst entry carries a full
+ * fence.
  */
 static inline __attribute__((always_inline)) uint32_t vhost_enter(uint32_t *busy,
 								   const uint32_t *live, bool fence)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vhost copy steps shared by the split (vhost_rxtx.c) and the packed (vhost_packed.c) data
+ * vhost copy steps shared by the split (vhost_split.c) and the packed (vhost_packed.c) data
  * paths: one guest descriptor's bytes into mbufs, a packet into one guest descriptor, the
  * virtio-net header, and the end of a Tx burst. Every guest address goes through the
  * queue's checked memory table (vhost_gpa_host()) chunk by chunk, so no copy crosses the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vhost data path: packed virtqueues (virtio 1.1+ section 2.8), copy mode, both directions,
- * run when VIRTIO_F_RING_PACKED was negotiated: the queue's burst (vhost_rxtx.c) jumps here
+ * run when VIRTIO_F_RING_PACKED was negotiated: the queue's burst (vhost_split.c) jumps here
  * when its live word says VHOST_LIVE_PACKED.
  *
  * One ring of descriptors shared both ways. The driver makes a descriptor available by
@@ -75,7 +75,7 @@ ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
 
 /* The AVAIL and USED flags of a used element written in pass @wrap (both = the counter).
  * Bursts keep this form of the wrap counter: the available form is it ^ USED. */
-ALWAYS_INLINE uint16_t pk_wbits(bool wrap)
+ALWAYS_INLINE uint16_t pk_pass_flags(bool wrap)
 {
 	return wrap ? PK_AVAIL_USED : 0;
 }
@@ -128,14 +128,14 @@ ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
 	}
 }
 
-/* Read a ring descriptor once if it is available in the pass whose pk_wbits() are @wb
- * ([avail] acquire). */
-ALWAYS_INLINE bool pk_fetch_wb(const struct vring_packed_desc *s, uint16_t wb,
-			       struct vring_packed_desc *d)
+/* Read a ring descriptor once if it is available in the pass whose pk_pass_flags() are
+ * @pass_flags ([avail] acquire). */
+ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, uint16_t pass_flags,
+				       struct vring_packed_desc *d)
 {
 	uint16_t flags = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 
-	if ((flags & PK_AVAIL_USED) != (wb ^ VRING_PACKED_DESC_F_USED))
+	if ((flags & PK_AVAIL_USED) != (pass_flags ^ VRING_PACKED_DESC_F_USED))
 		return false;
 	d->addr = __atomic_load_n(&s->addr, __ATOMIC_RELAXED);
 	d->len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
@@ -149,7 +149,7 @@ ALWAYS_INLINE bool pk_fetch_wb(const struct vring_packed_desc *s, uint16_t wb,
 ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
 			    struct vring_packed_desc *d)
 {
-	return pk_fetch_wb(s, pk_wbits(wrap), d);
+	return pk_fetch_pass_flags(s, pk_pass_flags(wrap), d);
 }
 
 /* Walking one buffer (a chain of ring descriptors, or one indirect table). */
@@ -258,34 +258,34 @@ ALWAYS_INLINE bool pk_id_ok(const struct vhost_vq *q, const struct pwalk *w, con
 /* ---- publication ---- */
 
 /* The used elements of one burst: the first one's flags wait for pk_publish(). */
-struct pk_pub {
+struct pk_burst_used {
 	bool pending;
 	uint16_t pos, flags; /* of the first used element not yet published */
 	uint16_t old_pos;    /* where the used elements of this publication start */
 	bool old_wrap;
 };
 
-/* A used element at @pos in the pass whose pk_wbits() are @flags. */
-ALWAYS_INLINE void pk_used_wb(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos,
-			      uint16_t flags, uint16_t id, uint32_t len)
+/* A used element at @pos in the pass whose pk_pass_flags() are @flags. */
+ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_used *burst_used,
+				      uint16_t pos, uint16_t flags, uint16_t id, uint32_t len)
 {
 	struct vring_packed_desc *e = &pk_ring(q)[pos];
 
 	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->len, len, __ATOMIC_RELAXED);
-	if (!pb->pending) {
-		pb->pending = true;
-		pb->pos = pos;
-		pb->flags = flags;
+	if (!burst_used->pending) {
+		burst_used->pending = true;
+		burst_used->pos = pos;
+		burst_used->flags = flags;
 	} else {
 		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
 	}
 }
 
-ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_pub *pb, uint16_t pos, bool wrap,
-			   uint16_t id, uint32_t len)
+ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t pos,
+			   bool wrap, uint16_t id, uint32_t len)
 {
-	pk_used_wb(q, pb, pos, pk_wbits(wrap), id, len);
+	pk_used_pass_flags(q, burst_used, pos, pk_pass_flags(wrap), id, len);
 }
 
 /* Did the driver ask to hear about the used positions [old, new)? */
@@ -317,20 +317,22 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 	return ne < no;
 }
 
-static void pk_publish(struct vhost_vq *q, struct pk_pub *pb, uint16_t new_pos, bool new_wrap)
+static void pk_publish(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t new_pos,
+		       bool new_wrap)
 {
 	uint64_t one = 1;
 
 	/* [used] release: the buffers and the other used elements are written before. */
-	__atomic_store_n(&pk_ring(q)[pb->pos].flags, pb->flags, __ATOMIC_RELEASE);
-	pb->pending = false;
-	if (q->callfd >= 0 && pk_want_call(q, pb->old_pos, pb->old_wrap, new_pos, new_wrap) &&
+	__atomic_store_n(&pk_ring(q)[burst_used->pos].flags, burst_used->flags, __ATOMIC_RELEASE);
+	burst_used->pending = false;
+	if (q->callfd >= 0 &&
+	    pk_want_call(q, burst_used->old_pos, burst_used->old_wrap, new_pos, new_wrap) &&
 	    write(q->callfd, &one, sizeof(one)) < 0) {
-		/* Non-blocking (vhost_ctl.c): a full counter already wakes the guest. */
+		/* Non-blocking (vhost_vring.c): a full counter already wakes the guest. */
 		tide_stat_add(&q->call_errors, 1);
 	}
-	pb->old_pos = new_pos;
-	pb->old_wrap = new_wrap;
+	burst_used->old_pos = new_pos;
+	burst_used->old_wrap = new_wrap;
 }
 
 /* ---- Rx: guest Tx vring -> mbufs ---- */
@@ -395,9 +397,9 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	struct vhost_vq *vq = &q->vq;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	struct pk_pub pb;
-	uint16_t pos, i = 0, nb, last_id = 0, wb;
-	bool wrap, upp, batch;
+	struct pk_burst_used burst_used;
+	uint16_t pos, i = 0, nb, last_id = 0, pass_flags;
+	bool wrap, used_per_pkt, batch;
 
 	pos = vq->last_avail;
 	wrap = vq->wrap;
@@ -412,23 +414,23 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		vhost_leave(&q->busy);
 		return 0;
 	}
-	pb.pending = false;
-	pb.old_pos = pos;
-	pb.old_wrap = wrap;
-	upp = vq->used_per_pkt;
+	burst_used.pending = false;
+	burst_used.old_pos = pos;
+	burst_used.old_wrap = wrap;
+	used_per_pkt = vq->used_per_pkt;
 	/* In order: one used element for the whole burst (see the top). */
-	batch = vq->in_order && !upp;
-	wb = pk_wbits(wrap); /* the pass, in the loop (wrap again after it) */
-	/* At most @nb chains; each head is checked again (pk_fetch_wb()). */
+	batch = vq->in_order && !used_per_pkt;
+	pass_flags = pk_pass_flags(wrap); /* the pass, in the loop (wrap again after it) */
+	/* At most @nb chains; each head is checked again (pk_fetch_pass_flags()). */
 	for (uint16_t t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
 		struct vring_packed_desc d;
 		uint32_t skip = vq->hdr_len;
-		uint16_t id, end = pos, end_wb = wb;
+		uint16_t id, end = pos, end_pass_flags = pass_flags;
 		const uint8_t *src;
 		int rc = RX_OK;
 
-		if (!pk_fetch_wb(&pk_ring(vq)[pos], wb, &d))
+		if (!pk_fetch_pass_flags(&pk_ring(vq)[pos], pass_flags, &d))
 			break;
 		tide_mbuf_reset(m);
 		id = d.id;
@@ -448,11 +450,11 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 			m->data_len = k;
 			m->pkt_len = k;
 		} else {
-			struct pk_end e = pk_rx_slow(q, pos, wb != 0, d, m, &why);
+			struct pk_end e = pk_rx_slow(q, pos, pass_flags != 0, d, m, &why);
 
 			rc = e.rc;
 			end = e.pos;
-			end_wb = pk_wbits(e.wrap);
+			end_pass_flags = pk_pass_flags(e.wrap);
 			id = e.id;
 		}
 		if (tide_unlikely(rc != RX_OK)) {
@@ -475,23 +477,23 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		if (batch)
 			last_id = id;
 		else
-			pk_used_wb(vq, &pb, pos, wb, id, 0);
+			pk_used_pass_flags(vq, &burst_used, pos, pass_flags, id, 0);
 		pos = end;
-		wb = end_wb;
+		pass_flags = end_pass_flags;
 		if (++pos == vq->num) {
 			pos = 0;
-			wb ^= PK_AVAIL_USED;
+			pass_flags ^= PK_AVAIL_USED;
 		}
-		if (upp)
-			pk_publish(vq, &pb, pos, wb != 0);
+		if (used_per_pkt)
+			pk_publish(vq, &burst_used, pos, pass_flags != 0);
 	}
-	wrap = wb != 0;
+	wrap = pass_flags != 0;
 	if (i < nb)
 		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
-	if (batch && (pos != pb.old_pos || wrap != pb.old_wrap))
-		pk_used(vq, &pb, pb.old_pos, pb.old_wrap, last_id, 0);
-	if (pb.pending)
-		pk_publish(vq, &pb, pos, wrap);
+	if (batch && (pos != burst_used.old_pos || wrap != burst_used.old_wrap))
+		pk_used(vq, &burst_used, burst_used.old_pos, burst_used.old_wrap, last_id, 0);
+	if (burst_used.pending)
+		pk_publish(vq, &burst_used, pos, wrap);
 	vq->last_avail = vq->used_idx = pos;
 	vq->wrap = wrap;
 	if (dropped)
@@ -518,9 +520,9 @@ struct pk_ubuf {
  * several buffers per packet with MRG_RXBUF. The first buffer (at *@pos, *@wrap) is already
  * read into @d and @w.
  */
-static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
-		      uint16_t *pos, bool *wrap, const char **why, struct vring_packed_desc d,
-		      struct pwalk w)
+static int pk_tx_bufs(struct vhost_vq *vq, struct pk_burst_used *burst_used,
+		      const struct tide_mbuf *m, uint16_t *pos, bool *wrap, const char **why,
+		      struct vring_packed_desc d, struct pwalk w)
 {
 	struct pk_ubuf u[PK_MAX_BUFS];
 	struct vhost_src s;
@@ -565,21 +567,22 @@ static int pk_tx_bufs(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
 	}
 	vhost_hdr_nbuf(s.hdr_at, nbuf);
 	for (unsigned b = 0; b < nbuf; b++)
-		pk_used(vq, pb, u[b].pos, u[b].wrap, u[b].id, u[b].len);
+		pk_used(vq, burst_used, u[b].pos, u[b].wrap, u[b].id, u[b].len);
 	*pos = head;
 	*wrap = hwrap;
 	return TX_OK;
 }
 
 /* pk_tx_bufs() for the buffer at *@pos, its first descriptor read into @d. Out of line. */
-static int pk_tx_slow(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
-		      uint16_t *pos, bool *wrap, const char **why, struct vring_packed_desc d)
+static int pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst_used,
+		      const struct tide_mbuf *m, uint16_t *pos, bool *wrap, const char **why,
+		      struct vring_packed_desc d)
 {
 	struct pwalk w = {.pos = *pos, .wrap = *wrap, .ndesc = 1, .id = d.id};
 
 	if ((d.flags & VRING_DESC_F_INDIRECT) && pk_indirect(vq, &w, &d, why) < 0)
 		return TX_FAULT;
-	return pk_tx_bufs(vq, pb, m, pos, wrap, why, d, w);
+	return pk_tx_bufs(vq, burst_used, m, pos, wrap, why, d, w);
 }
 
 /*
@@ -588,8 +591,9 @@ static int pk_tx_slow(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_
  * untouched. Inline: the common case, a one-segment packet into one descriptor in the region
  * of the previous translation.
  */
-ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct tide_mbuf *m,
-			    uint16_t *pos, uint16_t *wb, const char **why)
+ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_burst_used *burst_used,
+			    const struct tide_mbuf *m, uint16_t *pos, uint16_t *pass_flags,
+			    const char **why)
 {
 	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
 	struct vring_packed_desc d;
@@ -597,7 +601,7 @@ ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct
 	bool wrap;
 	int rc;
 
-	if (!pk_fetch_wb(&pk_ring(vq)[*pos], *wb, &d))
+	if (!pk_fetch_pass_flags(&pk_ring(vq)[*pos], *pass_flags, &d))
 		return TX_FULL;
 	if (tide_likely(m->next == NULL &&
 			(d.flags & PK_TX_SHAPE) == VRING_DESC_F_WRITE &&
@@ -608,16 +612,16 @@ ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_pub *pb, const struct
 		}
 		vhost_hdr_put(dst, vq->hdr_len);
 		memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-		pk_used_wb(vq, pb, *pos, *wb, d.id, len);
+		pk_used_pass_flags(vq, burst_used, *pos, *pass_flags, d.id, len);
 		if (++*pos == vq->num) {
 			*pos = 0;
-			*wb ^= PK_AVAIL_USED;
+			*pass_flags ^= PK_AVAIL_USED;
 		}
 		return TX_OK;
 	}
-	wrap = *wb != 0;
-	rc = pk_tx_slow(vq, pb, m, pos, &wrap, why, d);
-	*wb = pk_wbits(wrap);
+	wrap = *pass_flags != 0;
+	rc = pk_tx_slow(vq, burst_used, m, pos, &wrap, why, d);
+	*pass_flags = pk_pass_flags(wrap);
 	return rc;
 }
 
@@ -629,11 +633,11 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	struct txc *t = &q->txc;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	struct pk_pub pb;
+	struct pk_burst_used burst_used;
 	uint16_t pos, i, k;
 	unsigned room;
-	uint16_t wb;
-	bool wrap, upp;
+	uint16_t pass_flags;
+	bool wrap, used_per_pkt;
 
 	pos = vq->last_avail;
 	wrap = vq->wrap;
@@ -644,14 +648,14 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 	room = txc_room_sync(t, n);
 	if (room < n)
 		n = (uint16_t)room;
-	pb.pending = false;
-	pb.old_pos = pos;
-	pb.old_wrap = wrap;
-	upp = vq->used_per_pkt;
-	wb = pk_wbits(wrap); /* the pass, in the loop (wrap again after it) */
+	burst_used.pending = false;
+	burst_used.old_pos = pos;
+	burst_used.old_wrap = wrap;
+	used_per_pkt = vq->used_per_pkt;
+	pass_flags = pk_pass_flags(wrap); /* the pass, in the loop (wrap again after it) */
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		int rc = pk_tx_pkt(vq, &pb, m, &pos, &wb, &why);
+		int rc = pk_tx_pkt(vq, &burst_used, m, &pos, &pass_flags, &why);
 
 		if (tide_unlikely(rc != TX_OK)) {
 			if (rc == TX_FULL)
@@ -669,13 +673,13 @@ ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts
 		bytes += m->pkt_len;
 		if (f == VHOST_FREE_LOOP)
 			tide_mbuf_free(m);
-		if (upp)
-			pk_publish(vq, &pb, pos, wb != 0);
+		if (used_per_pkt)
+			pk_publish(vq, &burst_used, pos, pass_flags != 0);
 	}
-	wrap = wb != 0;
+	wrap = pass_flags != 0;
 	k = i;
-	if (pb.pending)
-		pk_publish(vq, &pb, pos, wrap);
+	if (burst_used.pending)
+		pk_publish(vq, &burst_used, pos, wrap);
 	vq->last_avail = vq->used_idx = pos;
 	vq->wrap = wrap;
 	vhost_tx_done(pub, t, pkts, k, dropped, bytes, f);

@@ -188,7 +188,7 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
 		return;
 	}
 	if (write(q->callfd, &one, sizeof(one)) < 0) {
-		/* Non-blocking (vhost_ctl.c): a full counter already wakes the guest. */
+		/* Non-blocking (vhost_vring.c): a full counter already wakes the guest. */
 		tide_stat_add(&q->call_errors, 1);
 	}
 }
@@ -297,7 +297,7 @@ static __attribute__((noinline)) uint16_t rx_split(struct tide_rxq *pub, struct 
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
 	unsigned nb = vq_avail(&q->busy, &q->fs, &pub->stats.errors, vq, &aidx);
-	bool upp, batch;
+	bool used_per_pkt, batch;
 
 	if (nb == 0)
 		return 0;
@@ -310,8 +310,8 @@ static __attribute__((noinline)) uint16_t rx_split(struct tide_rxq *pub, struct 
 	}
 	last = vq->last_avail;
 	uidx = vq->used_idx;
-	upp = vq->used_per_pkt;
-	batch = vq->in_order && !upp; /* one used entry for the burst (see the top) */
+	used_per_pkt = vq->used_per_pkt;
+	batch = vq->in_order && !used_per_pkt; /* one used entry for the burst (see the top) */
 	/* At most @nb chains: each takes an avail entry, and @nb are there. */
 	for (unsigned t = 0; t < nb; t++) {
 		uint16_t head = load16(&vq->avail->ring[last & vq->mask]);
@@ -343,7 +343,7 @@ static __attribute__((noinline)) uint16_t rx_split(struct tide_rxq *pub, struct 
 			used_put(vq, uidx, head, 0);
 		uidx++;
 		last++;
-		if (upp)
+		if (used_per_pkt)
 			used_publish(vq, uidx);
 	}
 	if (i < nb)
@@ -564,7 +564,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	uint16_t aidx, cursor, uidx, i, k;
 	const char *why = NULL;
 	unsigned room;
-	bool upp;
+	bool used_per_pkt;
 
 	if (vq_avail(&q->busy, &q->fs, &pub->stats.errors, vq, &aidx) == 0)
 		return 0;
@@ -573,7 +573,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 		n = (uint16_t)room;
 	cursor = vq->last_avail;
 	uidx = vq->used_idx;
-	upp = vq->used_per_pkt;
+	used_per_pkt = vq->used_per_pkt;
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		int rc = tx_pkt(vq, m, aidx, &cursor, &uidx, &why);
@@ -594,7 +594,7 @@ ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 		bytes += m->pkt_len;
 		if (f == VHOST_FREE_LOOP)
 			tide_mbuf_free(m);
-		if (upp) {
+		if (used_per_pkt) {
 			vq->last_avail = cursor;
 			used_publish(vq, uidx);
 		}

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vhost control plane: vring life. A vring runs when the frontend has given its size,
+ * addresses and kick (and enabled it, when VHOST_USER_F_PROTOCOL_FEATURES was negotiated)
+ * and a memory table exists. Starting it translates the ring addresses through the memory
+ * table (each ring wholly inside one region, aligned), gives the queue its copy of the
+ * table and publishes the queue (live); stopping it takes the queue off and waits until no
+ * burst is inside it. The requests on one vring (size, base, addresses, kick, call, enable)
+ * stop it, change it and start it again when it has all it needs.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <tide/lcore.h>
+
+#include "log.h"
+#include "vhost_ctl.h"
+
+/* ---- queues: publish and quiesce ---- */
+
+/* The queue of vring @v (even: guest Rx = our Tx queue; odd: guest Tx = our Rx queue). */
+struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, uint32_t **live, uint32_t **busy,
+			       struct vhost_fault_slot **fault)
+{
+	struct tide_port *p = vp->port;
+	unsigned i = v / 2;
+
+	if (v % 2 == 0) {
+		struct vhost_txq *q = i < p->nb_txq ? (struct vhost_txq *)p->txq[i] : NULL;
+
+		if (q == NULL)
+			return NULL;
+		*live = &q->live, *busy = &q->busy, *fault = &q->fs;
+		return &q->vq;
+	} else {
+		struct vhost_rxq *q = i < p->nb_rxq ? (struct vhost_rxq *)p->rxq[i] : NULL;
+
+		if (q == NULL)
+			return NULL;
+		*live = &q->live, *busy = &q->busy, *fault = &q->fs;
+		return &q->vq;
+	}
+}
+
+bool vhost_packed_ring(const struct vhost_port *vp)
+{
+	return vp->features & VHOST_BIT(VIRTIO_F_RING_PACKED);
+}
+
+/*
+ * Take vring @v off its queue: pair of vhost_enter(): live = 0, quiesce_barrier() (the
+ * worker's store of busy then load of live is ordered by it), then wait until the burst is
+ * over. The indices are then ours to read.
+ */
+void vhost_vring_stop(struct vhost_port *vp, unsigned v)
+{
+	struct vhost_vring *vr = &vp->vr[v];
+	uint32_t *live, *busy;
+	struct vhost_fault_slot *fault;
+	struct vhost_vq *q;
+	int rc;
+
+	if (!vr->running)
+		return;
+	vr->running = false;
+	q = vhost_vring_q(vp, v, &live, &busy, &fault);
+	if (q == NULL)
+		return;
+	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
+	rc = quiesce_barrier(vp->fence);
+	if (rc < 0) /* busy proves nothing: wait for a grace period */
+		quiesce_fallback(vp->port->name, rc);
+	/* Acquire: pairs with vhost_leave(); the burst's guest-memory accesses are over. */
+	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
+		tide_pause();
+	/* Packed: bits 0-14 the ring position, bit 15 its wrap counter. */
+	vr->base = q->packed ? (uint16_t)(q->last_avail | (q->wrap ? VRING_PACKED_WRAP : 0))
+			     : q->last_avail;
+	TIDE_LOG_DEBUG_(vp->port->name,
+			"vring %u stopped: last_avail %u used_idx %u avail %u used %u", v,
+			q->last_avail, q->used_idx, q->avail->idx, q->used->idx);
+	fault->why = NULL;
+}
+
+void vhost_vring_stop_all(struct vhost_port *vp, bool *was)
+{
+	for (unsigned v = 0; v < 2 * vp->queues; v++) {
+		if (was != NULL)
+			was[v] = vp->vr[v].running;
+		vhost_vring_stop(vp, v);
+	}
+}
+
+void vhost_update_link(struct vhost_port *vp)
+{
+	int up = vp->vr[0].running && vp->vr[1].running;
+
+	if (up != vp->up)
+		TIDE_LOG_INFO_(vp->port->name, "link %s", up ? "up" : "down");
+	__atomic_store_n(&vp->up, up, __ATOMIC_RELAXED);
+}
+
+/* Why vring @v cannot start with these addresses, or NULL. */
+static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq *q)
+{
+	struct vhost_vring *vr = &vp->vr[v];
+	uint32_t n = vr->num;
+
+	if (vhost_packed_ring(vp)) {
+		/* The descriptor ring and the driver's and the device's event areas. */
+		q->desc = (struct vring_desc *)vhost_uva_to_host(vp, vr->desc, vring_desc_bytes(n));
+		q->avail = (struct vring_avail *)vhost_uva_to_host(
+		    vp, vr->avail, sizeof(struct vring_packed_event));
+		q->used = (struct vring_used *)vhost_uva_to_host(vp, vr->used,
+								 sizeof(struct vring_packed_event));
+		if (!q->desc)
+			return "descriptor ring not in guest memory";
+		if (!q->avail)
+			return "driver event area not in guest memory";
+		if (!q->used)
+			return "device event area not in guest memory";
+		if ((uintptr_t)q->desc % 16 || (uintptr_t)q->avail % 4 || (uintptr_t)q->used % 4)
+			return "vring address misaligned";
+		if ((vr->base & ~VRING_PACKED_WRAP) >= n)
+			return "base beyond the queue size";
+		return NULL;
+	}
+	if (!tide_is_pow2(n))
+		return "split ring size not a power of two";
+	q->desc = (struct vring_desc *)vhost_uva_to_host(vp, vr->desc, vring_desc_bytes(n));
+	q->avail = (struct vring_avail *)vhost_uva_to_host(vp, vr->avail, vring_avail_bytes(n));
+	q->used = (struct vring_used *)vhost_uva_to_host(vp, vr->used, vring_used_bytes(n));
+	if (q->desc == NULL)
+		return "descriptor table not in guest memory";
+	if (q->avail == NULL)
+		return "avail ring not in guest memory";
+	if (q->used == NULL)
+		return "used ring not in guest memory";
+	if ((uintptr_t)q->desc % 16 || (uintptr_t)q->avail % 2 || (uintptr_t)q->used % 4)
+		return "vring address misaligned";
+	return NULL;
+}
+
+/* Start vring @v if it has everything it needs. Returns -1 if the frontend was dropped. */
+int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
+{
+	struct vhost_vring *vr = &vp->vr[v];
+	bool enabled =
+	    (vp->features & VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES)) ? vr->enabled : true;
+	uint32_t *live, *busy;
+	struct vhost_fault_slot *fault;
+	const char *why;
+	struct vhost_vq *q;
+
+	if (vr->running || !vr->num_set || !vr->addr_set || !vr->kicked || !enabled ||
+	    vp->nmap == 0)
+		return 0;
+	q = vhost_vring_q(vp, v, &live, &busy, &fault);
+	if (q == NULL) {
+		/* A vring of a queue the application did not set up: nothing polls it. */
+		return 0;
+	}
+	if ((why = vring_map(vp, v, q)) != NULL) {
+		vhost_disconnect(vp, KIND_CTL, "vring %u: %s", v, why);
+		return -1;
+	}
+	q->num = (uint16_t)vr->num;
+	q->mask = (uint16_t)(vr->num - 1);
+	q->last_avail = vr->base;
+	q->used_idx = vr->base;
+	q->packed = vhost_packed_ring(vp);
+	q->wrap = false;
+	if (q->packed) {
+		/* Every buffer taken was completed: the used position is the avail one. */
+		q->last_avail = q->used_idx = vr->base & ~VRING_PACKED_WRAP;
+		q->wrap = vr->base & VRING_PACKED_WRAP;
+	} else {
+		/* A frontend that outlived its backend may give base 0 for rings that moved on
+		 * (docs/drivers/vhost.md, "Reconnection"). The used index in its memory says
+		 * what was completed: start from there (entries taken but not completed by the
+		 * old backend are taken again). */
+		uint16_t u = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+
+		if (u != vr->base) {
+			TIDE_LOG_INFO_(vp->port->name,
+				       "vring %u: base %u but used index %u: resuming at %u", v,
+				       vr->base, u, u);
+			q->last_avail = q->used_idx = u;
+		}
+	}
+	q->mrg = vp->features & VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF);
+	q->hdr_len =
+	    (vp->features & (VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) | VHOST_BIT(VIRTIO_F_VERSION_1)))
+		? 12
+		: 10;
+	q->event_idx = vp->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	q->indirect = vp->features & VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC);
+	q->used_per_pkt = vp->used_per_pkt;
+	q->in_order = vhost_in_order(vp); /* guest Tx vrings complete by count (Rx bursts) */
+	q->callfd = vr->callfd;
+	q->mem.n = vp->nmap;
+	q->mem.last = 0;
+	for (unsigned i = 0; i < vp->nmap; i++) {
+		q->mem.r[i].gpa = vp->map[i].gpa;
+		q->mem.r[i].size = vp->map[i].size;
+		q->mem.r[i].host = vp->map[i].host;
+	}
+	/* We poll: ask the driver not to kick (with event index, avail_event is left alone,
+	 * so it kicks at most once per index wrap; packed: the device event area). */
+	if (q->packed)
+		__atomic_store_n(&((struct vring_packed_event *)(void *)q->used)->flags,
+				 VRING_PACKED_EVENT_F_DISABLE, __ATOMIC_RELAXED);
+	else if (!q->event_idx)
+		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
+	fault->why = NULL;
+	vr->running = true;
+	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
+			q->last_avail, q->avail->idx, q->used->idx);
+	/* Release: pairs with the acquire load of live in vhost_enter(); the burst takes the
+	 * layout from the value. */
+	__atomic_store_n(live, q->packed ? VHOST_LIVE_PACKED : VHOST_LIVE_SPLIT, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int vhost_vring_start_all(struct vhost_port *vp, const bool *was)
+{
+	for (unsigned v = 0; v < 2 * vp->queues; v++)
+		if ((was == NULL || was[v]) && vhost_vring_try_start(vp, v) < 0)
+			return -1;
+	return 0;
+}
+
+void vhost_vrings_reset(struct vhost_port *vp)
+{
+	vhost_vring_stop_all(vp, NULL);
+	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++) {
+		struct vhost_vring *vr = &vp->vr[v];
+
+		vhost_close_fd(&vr->kickfd);
+		vhost_close_fd(&vr->callfd);
+		memset(vr, 0, sizeof(*vr));
+		vr->kickfd = vr->callfd = -1;
+	}
+}
+
+/*
+ * Why the call fd @fd cannot be used, or NULL. Bursts write it to notify the guest, and a
+ * burst must never block: only an eventfd is taken (a pipe may block, or raise SIGPIPE once
+ * its reader is gone, and a file notifies nobody), and it is made non-blocking: a write
+ * that would overflow the counter then fails with EAGAIN (counted:
+ * tide_vhost_info.call_errors), where the counter, full, is readable and has woken the
+ * guest already. O_NONBLOCK belongs to the file description, which the frontend shares
+ * (what that means for frontends: docs/drivers/vhost.md, "Notifications never block").
+ */
+static const char *call_fd_check(int fd)
+{
+	char link[64], what[32];
+	ssize_t n;
+	int fl;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, what, sizeof(what) - 1);
+	if (n < 0)
+		return "cannot tell whether the call fd is an eventfd (no /proc)";
+	what[n] = '\0';
+	if (strcmp(what, "anon_inode:[eventfd]") != 0)
+		return "call fd is not an eventfd";
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
+		return "cannot make the call eventfd non-blocking";
+	return NULL;
+}
+
+/* SET_VRING_KICK / CALL / ERR: an fd, or none with the no-fd flag (checked by the decode). */
+int vhost_msg_set_vring_fd(struct vhost_port *vp, const struct vhost_msg *m)
+{
+	unsigned v = m->vring;
+	struct vhost_vring *vr = &vp->vr[v];
+	int fd = m->nofd ? -1 : vhost_take_fd(&vp->rx, 0);
+
+	switch (m->h.request) {
+	case VHOST_USER_SET_VRING_KICK:
+		vhost_close_fd(&vr->kickfd);
+		vr->kickfd = fd; /* we poll: kept only so that the frontend's writes succeed */
+		vr->kicked = true;
+		return vhost_vring_try_start(vp, v);
+	case VHOST_USER_SET_VRING_CALL: {
+		bool was = vr->running;
+		const char *why = fd >= 0 ? call_fd_check(fd) : NULL;
+
+		if (why != NULL) {
+			close(fd);
+			vhost_disconnect(vp, KIND_CTL, "SET_VRING_CALL: vring %u: %s", v, why);
+			return -1;
+		}
+		vhost_vring_stop(vp, v);
+		vhost_close_fd(&vr->callfd);
+		vr->callfd = fd;
+		return was ? vhost_vring_try_start(vp, v) : 0;
+	}
+	default: /* SET_VRING_ERR: we never report vring errors */
+		vhost_close_fd(&fd);
+		return 0;
+	}
+}
+
+int vhost_msg_set_vring_num(struct vhost_port *vp, const struct vhost_msg *m)
+{
+	unsigned v = m->vring;
+	uint32_t num = m->st.num;
+
+	/* Packed rings may have any size (virtio 1.1+); split ones a power of two (checked
+	 * again at the vring start: the layout may change after this). */
+	if (num == 0 || num > VHOST_MAX_VRING || (!vhost_packed_ring(vp) && !tide_is_pow2(num))) {
+		vhost_disconnect(
+		    vp, KIND_CTL,
+		    "SET_VRING_NUM: vring %u size %u (1..%u, a power of two for a split ring)", v,
+		    num, VHOST_MAX_VRING);
+		return -1;
+	}
+	vhost_vring_stop(vp, v);
+	vp->vr[v].num = num;
+	vp->vr[v].num_set = true;
+	return vhost_vring_try_start(vp, v);
+}
+
+int vhost_msg_set_vring_base(struct vhost_port *vp, const struct vhost_msg *m)
+{
+	unsigned v = m->vring;
+	uint32_t num = m->st.num;
+
+	/* Packed: bits 16-31 may carry the used position, which is ours the same as the
+	 * avail one (bits 0-15; checked at the vring start). */
+	if (vhost_packed_ring(vp))
+		num &= UINT16_MAX;
+	if (num > UINT16_MAX) {
+		vhost_disconnect(vp, KIND_CTL, "SET_VRING_BASE: vring %u base %u above 65535", v,
+				 num);
+		return -1;
+	}
+	vhost_vring_stop(vp, v);
+	vp->vr[v].base = (uint16_t)num;
+	return vhost_vring_try_start(vp, v);
+}
+
+int vhost_msg_get_vring_base(struct vhost_port *vp, const struct vhost_msg *m)
+{
+	struct vhost_user_state st = m->st;
+	unsigned v = m->vring;
+
+	vhost_vring_stop(vp, v);
+	/* The ring is stopped until the next kick. */
+	vp->vr[v].kicked = false;
+	st.num = vp->vr[v].base;
+	if (vhost_packed_ring(vp)) /* the used position and wrap in bits 16-31: the same */
+		st.num |= st.num << 16;
+	vhost_update_link(vp);
+	return vhost_send_reply(vp, m->h.request, &st, sizeof(st)) < 0 ? -1 : 1;
+}
+
+int vhost_msg_set_vring_addr(struct vhost_port *vp, const struct vhost_msg *m)
+{
+	unsigned v = m->vring;
+
+	vhost_vring_stop(vp, v);
+	vp->vr[v].desc = m->ad.desc;
+	vp->vr[v].avail = m->ad.avail;
+	vp->vr[v].used = m->ad.used;
+	vp->vr[v].addr_set = true;
+	return vhost_vring_try_start(vp, v);
+}
+
+int vhost_msg_set_vring_enable(struct vhost_port *vp, const struct vhost_msg *m)
+{
+	unsigned v = m->vring;
+
+	if (m->st.num > 1) {
+		vhost_disconnect(vp, KIND_CTL, "SET_VRING_ENABLE: vring %u state %u (0 or 1)", v,
+				 m->st.num);
+		return -1;
+	}
+	vp->vr[v].enabled = m->st.num;
+	if (m->st.num)
+		return vhost_vring_try_start(vp, v);
+	vhost_vring_stop(vp, v);
+	return 0;
+}
