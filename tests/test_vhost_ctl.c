@@ -254,13 +254,32 @@ static void stop_close(struct tide_port *p)
 	tide_port_close(p);
 }
 
+/* 1 when the link event fd @fd has an event (and clears it), 0 when not. */
+static int link_event(int fd)
+{
+	uint64_t n;
+
+	if (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		return 1;
+	FE_CHECK(errno == EAGAIN);
+	return 0;
+}
+
+static uint64_t xstat(struct tide_port *p, const char *name)
+{
+	uint64_t v = ~0ull;
+
+	FE_CHECK(tide_xstats_get_by_name(p, name, &v) == 0);
+	return v;
+}
+
 static void server_case(const char *path)
 {
 	char spec[200];
 	struct tide_port *p;
 	struct tide_vhost_info vi;
 	struct fe f;
-	int tid;
+	int tid, efd;
 
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	p = open_port(spec);
@@ -270,10 +289,16 @@ static void server_case(const char *path)
 		exit(1);
 	}
 	idle_window(tid, "server, no frontend");
+	efd = tide_port_link_event_fd(p);
+	FE_CHECK(efd >= 0 && !link_event(efd));
 
 	fe_init(&f);
 	fe_connect(&f, path);
 	handshake(&f, p);
+	if (!link_event(efd)) {
+		fprintf(stderr, "FAIL: the link came up without a link event\n");
+		exit(1);
+	}
 	one_frame(&f, p, 1);
 	idle_window(tid, "server, frontend connected and silent");
 
@@ -290,6 +315,10 @@ static void server_case(const char *path)
 	FE_CHECK(info(p).violations == vi.violations + 1);
 	FE_CHECK(strstr(info(p).reason, "avail index") != NULL);
 	printf("fault: disconnected: %s\n", info(p).reason);
+	if (!link_event(efd)) {
+		fprintf(stderr, "FAIL: the link went down without a link event\n");
+		exit(1);
+	}
 	{
 		char c;
 
@@ -306,6 +335,9 @@ static void server_case(const char *path)
 	fe_fini(&f);
 	WAIT_FOR(info(p).disconnects > vi.disconnects, "the frontend's close to be seen");
 	FE_CHECK(!info(p).connected);
+	FE_CHECK(link_event(efd)); /* up with the second frontend, down when it left */
+	FE_CHECK(xstat(p, "vhost_connects") == 2 && xstat(p, "vhost_disconnects") == 2 &&
+		 xstat(p, "vhost_violations") == 1);
 	idle_window(tid, "server, after a frontend left");
 	stop_close(p);
 	FE_CHECK(tide_pool_in_use(pool) == 0);

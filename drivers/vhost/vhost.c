@@ -218,6 +218,9 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	return 1;
 }
 
+static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
+			     unsigned max);
+
 const struct tide_driver tide_driver_vhost = {
 	.name = "vhost",
 	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed, unsealed_mem",
@@ -232,7 +235,29 @@ const struct tide_driver tide_driver_vhost = {
 	.link_get = vhost_link_get,
 	.poll_ctl = vhost_poll_ctl,
 	.stats_add = vhost_stats_add,
+	.xstats = vhost_xstats,
 };
+
+/* The connection counters for tide_xstats_*(), read as tide_vhost_info_get() reads them
+ * (under the port lock: the control thread writes them). */
+static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
+			     unsigned max)
+{
+	static const char *const n[] = {"connects", "disconnects", "violations", "call_errors"};
+	struct tide_vhost_info vi;
+	uint64_t v[4];
+
+	tide_vhost_info_get(p, &vi);
+	v[0] = vi.connects;
+	v[1] = vi.disconnects;
+	v[2] = vi.violations;
+	v[3] = vi.call_errors;
+	for (unsigned i = 0; i < 4 && i < max; i++) {
+		xnames[i] = n[i];
+		values[i] = v[i];
+	}
+	return 4;
+}
 
 /* ---- tide/vhost.h ---- */
 

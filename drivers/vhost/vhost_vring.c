@@ -96,9 +96,11 @@ void vhost_update_link(struct vhost_port *vp)
 {
 	int up = vp->vr[0].running && vp->vr[1].running;
 
-	if (up != vp->up)
-		TIDE_LOG_INFO_(vp->port->name, "link %s", up ? "up" : "down");
+	if (up == vp->up)
+		return;
+	TIDE_LOG_INFO_(vp->port->name, "link %s", up ? "up" : "down");
 	__atomic_store_n(&vp->up, up, __ATOMIC_RELAXED);
+	tide_port_link_changed(vp->port);
 }
 
 /* Why vring @v cannot start with these addresses, or NULL. */
