@@ -8,12 +8,13 @@
  * Memory the device touches goes through the IOMMU: a Tx segment whose data is not in a
  * region the PCI layer mapped is refused (freed and counted), never handed to the device.
  */
+#include "inline.h"
 #include "e1000e.h"
 #include "log.h"
 
 /* ---- Tx ---- */
 
-static inline __attribute__((always_inline)) int tx_desc_done(void *ctx, uint32_t slot)
+TIDE_ALWAYS_INLINE int tx_desc_done(void *ctx, uint32_t slot)
 {
 	struct e1000e_txq *q = ctx;
 
@@ -22,14 +23,14 @@ static inline __attribute__((always_inline)) int tx_desc_done(void *ctx, uint32_
 	return __atomic_load_n(&q->ring[slot].upper, __ATOMIC_ACQUIRE) & E1000E_TXD_STAT_DD;
 }
 
-static inline __attribute__((always_inline)) void tx_set_rs(void *ctx, uint32_t slot)
+TIDE_ALWAYS_INLINE void tx_set_rs(void *ctx, uint32_t slot)
 {
 	struct e1000e_txq *q = ctx;
 
 	q->ring[slot].lower |= E1000E_TXD_CMD_RS;
 }
 
-static inline __attribute__((always_inline)) unsigned tx_advance(struct txc *t)
+TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 {
 	return txc_advance_dd(t, tx_desc_done, t->drv);
 }
@@ -43,8 +44,8 @@ unsigned e1000e_tx_advance_ool(struct txc *t)
  * Is [a, a + len) in device-visible memory? The region of the last hit first (one subtract
  * and two compares), then the PCI layer's table, which becomes the new last hit.
  */
-static inline __attribute__((always_inline)) bool tx_mapped(struct e1000e_txq *q, uintptr_t a,
-							    uint32_t len)
+TIDE_ALWAYS_INLINE bool tx_mapped(struct e1000e_txq *q, uintptr_t a,
+				  uint32_t len)
 {
 	const struct pci_dma *r;
 
@@ -60,8 +61,8 @@ static inline __attribute__((always_inline)) bool tx_mapped(struct e1000e_txq *q
 }
 
 /* Does [a, a + len) cross a page of the region it is in? */
-static inline __attribute__((always_inline)) bool tx_crosses(const struct e1000e_txq *q,
-							     uintptr_t a, uint32_t len)
+TIDE_ALWAYS_INLINE bool tx_crosses(const struct e1000e_txq *q,
+				   uintptr_t a, uint32_t len)
 {
 	return ((a ^ (a + len - 1)) & ~(q->dma_page - 1)) != 0;
 }
@@ -77,7 +78,7 @@ static void tx_refuse_unmapped(struct e1000e_txq *q, const struct tide_mbuf *m)
 			      m->pool ? tide_pool_name(m->pool) : "none");
 }
 
-static inline __attribute__((always_inline)) void
+TIDE_ALWAYS_INLINE void
 tx_write(struct e1000e_tx_desc *d, uintptr_t addr, uint32_t len, uint32_t cmd)
 {
 	d->addr = addr;
@@ -218,7 +219,7 @@ static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 
 /* ---- Rx ---- */
 
-static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t first, unsigned n)
+TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct e1000e_rxq *q = ctx;
 	/* A batch never wraps (it divides the ring). */
@@ -234,7 +235,7 @@ static inline __attribute__((always_inline)) void rx_post(void *ctx, uint32_t fi
 	}
 }
 
-static inline __attribute__((always_inline)) void rx_doorbell(void *ctx, uint32_t tail)
+TIDE_ALWAYS_INLINE void rx_doorbell(void *ctx, uint32_t tail)
 {
 	struct e1000e_rxq *q = ctx;
 

@@ -47,6 +47,7 @@
 
 #include <tide/vhost.h>
 
+#include "inline.h"
 #include "driver.h"
 #include "quiesce.h"
 #include "txc.h"
@@ -245,9 +246,9 @@ uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint1
  * the queue's checked copy of the memory table (the region of the previous translation
  * first). NULL when @gpa is in no region.
  */
-static inline __attribute__((always_inline)) uint8_t *vhost_gpa_host(struct vhost_mtab *m,
-								      uint64_t gpa,
-								      uint64_t *contig)
+TIDE_ALWAYS_INLINE uint8_t *vhost_gpa_host(struct vhost_mtab *m,
+					   uint64_t gpa,
+					   uint64_t *contig)
 {
 	const struct vhost_mreg *r = &m->r[m->last];
 	uint64_t off = gpa - r->gpa;
@@ -273,13 +274,13 @@ static inline __attribute__((always_inline)) uint8_t *vhost_gpa_host(struct vhos
  * @fence is set when the kernel has no membarrier(): then every burst entry carries a full
  * fence.
  */
-static inline __attribute__((always_inline)) uint32_t vhost_enter(uint32_t *busy,
-								   const uint32_t *live, bool fence)
+TIDE_ALWAYS_INLINE uint32_t vhost_enter(uint32_t *busy,
+					const uint32_t *live, bool fence)
 {
 	return quiesce_enter(busy, live, fence);
 }
 
-static inline __attribute__((always_inline)) void vhost_leave(uint32_t *busy)
+TIDE_ALWAYS_INLINE void vhost_leave(uint32_t *busy)
 {
 	quiesce_leave(busy);
 }

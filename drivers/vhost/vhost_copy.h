@@ -12,17 +12,16 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "inline.h"
 #include "copy.h"
 #include "vhost.h"
-
-#define VHOST_INLINE static inline __attribute__((always_inline))
 
 /*
  * The fast translation of the per-packet paths: the @len bytes at @gpa lie wholly in the
  * region of the previous translation. Their address here, or NULL: then the caller takes its
  * general path (vhost_gpa_host(), chunk by chunk over regions).
  */
-VHOST_INLINE uint8_t *vhost_gpa_fast(const struct vhost_mtab *m, uint64_t gpa, uint64_t len)
+TIDE_ALWAYS_INLINE uint8_t *vhost_gpa_fast(const struct vhost_mtab *m, uint64_t gpa, uint64_t len)
 {
 	const struct vhost_mreg *r = &m->r[m->last];
 	uint64_t off = gpa - r->gpa;
@@ -39,10 +38,10 @@ static const struct virtio_net_hdr_mrg vhost_tx_hdr = {.num_buffers = 1};
  * bytes of the whole chain; past @max nothing more is copied (the caller drops the frame).
  * Returns 0, 1 when the pool ran dry, -1 with *@why for an address outside guest memory.
  */
-VHOST_INLINE int vhost_copy_in(struct vhost_mtab *mem, struct tide_pool *pool,
-			       uint16_t dataroom, struct tide_mbuf *m, struct tide_mbuf **cur,
-			       uint64_t addr, uint64_t left, uint32_t *skip, uint64_t *total,
-			       uint64_t max, const char **why)
+TIDE_ALWAYS_INLINE int vhost_copy_in(struct vhost_mtab *mem, struct tide_pool *pool,
+				     uint16_t dataroom, struct tide_mbuf *m, struct tide_mbuf **cur,
+				     uint64_t addr, uint64_t left, uint32_t *skip, uint64_t *total,
+				     uint64_t max, const char **why)
 {
 	*total += left;
 	while (left > 0 && *total <= max) {
@@ -80,8 +79,8 @@ struct vhost_src {
 	bool more;		     /* bytes left to copy */
 };
 
-VHOST_INLINE void vhost_src_init(struct vhost_src *s, const struct tide_mbuf *pkt,
-				 uint16_t hdr_len)
+TIDE_ALWAYS_INLINE void vhost_src_init(struct vhost_src *s, const struct tide_mbuf *pkt,
+				       uint16_t hdr_len)
 {
 	s->p = (const uint8_t *)&vhost_tx_hdr;
 	s->left = hdr_len;
@@ -92,7 +91,7 @@ VHOST_INLINE void vhost_src_init(struct vhost_src *s, const struct tide_mbuf *pk
 }
 
 /* After a piece ran out: the next non-empty one; false when the packet is done. */
-VHOST_INLINE bool vhost_src_next(struct vhost_src *s)
+TIDE_ALWAYS_INLINE bool vhost_src_next(struct vhost_src *s)
 {
 	if (s->m == NULL) {
 		/* Header done: the packet's first segment. */
@@ -115,8 +114,8 @@ VHOST_INLINE bool vhost_src_next(struct vhost_src *s)
  * guest address @addr, added to *@wrote. The packet's first buffer must hold the whole
  * header. Returns 0, or -1 with *@why.
  */
-VHOST_INLINE int vhost_copy_out(struct vhost_mtab *mem, struct vhost_src *s, uint16_t hdr_len,
-				uint64_t addr, uint64_t left, uint32_t *wrote, const char **why)
+TIDE_ALWAYS_INLINE int vhost_copy_out(struct vhost_mtab *mem, struct vhost_src *s, uint16_t hdr_len,
+				      uint64_t addr, uint64_t left, uint32_t *wrote, const char **why)
 {
 	while (left > 0 && s->more) {
 		uint64_t contig;
@@ -150,7 +149,7 @@ VHOST_INLINE int vhost_copy_out(struct vhost_mtab *mem, struct vhost_src *s, uin
 }
 
 /* The header of a one-buffer packet at @dst (10 or 12 bytes). */
-VHOST_INLINE void vhost_hdr_put(uint8_t *dst, uint16_t hdr_len)
+TIDE_ALWAYS_INLINE void vhost_hdr_put(uint8_t *dst, uint16_t hdr_len)
 {
 	if (hdr_len == sizeof(vhost_tx_hdr))
 		memcpy(dst, &vhost_tx_hdr, sizeof(vhost_tx_hdr));
@@ -159,7 +158,7 @@ VHOST_INLINE void vhost_hdr_put(uint8_t *dst, uint16_t hdr_len)
 }
 
 /* A packet over @nbuf buffers (mergeable receive buffers): num_buffers in its header. */
-VHOST_INLINE void vhost_hdr_nbuf(uint8_t *hdr_at, uint16_t nbuf)
+TIDE_ALWAYS_INLINE void vhost_hdr_nbuf(uint8_t *hdr_at, uint16_t nbuf)
 {
 	if (nbuf > 1)
 		memcpy(hdr_at + offsetof(struct virtio_net_hdr_mrg, num_buffers), &nbuf,
@@ -171,9 +170,9 @@ VHOST_INLINE void vhost_hdr_nbuf(uint8_t *hdr_at, uint16_t nbuf)
  * @pkts): their slots completed, the burst freed after the copy loop (seed 003) unless each
  * packet was (VHOST_FREE_LOOP), the stats.
  */
-VHOST_INLINE void vhost_tx_done(struct tide_txq *pub, struct txc *t, struct tide_mbuf **pkts,
-				uint16_t k, uint64_t dropped, uint64_t bytes,
-				const enum vhost_txfree f)
+TIDE_ALWAYS_INLINE void vhost_tx_done(struct tide_txq *pub, struct txc *t, struct tide_mbuf **pkts,
+				      uint16_t k, uint64_t dropped, uint64_t bytes,
+				      const enum vhost_txfree f)
 {
 	if (k)
 		txc_commit_done(t, k);

@@ -48,19 +48,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inline.h"
 #include "vhost_copy.h"
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define PK_MAX_BUFS   64 /* receive buffers one packet may take (MRG_RXBUF); more: dropped */
 /* The flags that decide a buffer's shape: one writable descriptor takes the Tx fast path. */
 #define PK_TX_SHAPE   (VRING_DESC_F_WRITE | VRING_DESC_F_NEXT | VRING_DESC_F_INDIRECT)
 
-ALWAYS_INLINE struct vring_packed_desc *pk_ring(const struct vhost_vq *q)
+TIDE_ALWAYS_INLINE struct vring_packed_desc *pk_ring(const struct vhost_vq *q)
 {
 	return (struct vring_packed_desc *)(void *)q->desc;
 }
 
-ALWAYS_INLINE uint16_t load16(const uint16_t *p)
+TIDE_ALWAYS_INLINE uint16_t load16(const uint16_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
@@ -68,27 +68,27 @@ ALWAYS_INLINE uint16_t load16(const uint16_t *p)
 #define PK_AVAIL_USED (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)
 
 /* What the AVAIL and USED flags of a descriptor available in pass @wrap are. */
-ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
+TIDE_ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
 {
 	return wrap ? VRING_PACKED_DESC_F_AVAIL : VRING_PACKED_DESC_F_USED;
 }
 
 /* The AVAIL and USED flags of a used element written in pass @wrap (both = the counter).
  * Bursts keep this form of the wrap counter: the available form is it ^ USED. */
-ALWAYS_INLINE uint16_t pk_pass_flags(bool wrap)
+TIDE_ALWAYS_INLINE uint16_t pk_pass_flags(bool wrap)
 {
 	return wrap ? PK_AVAIL_USED : 0;
 }
 
 /* Is a descriptor with @flags available in the pass whose wrap counter is @wrap? */
-ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
+TIDE_ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
 {
 	return (flags & PK_AVAIL_USED) == pk_avail_bits(wrap);
 }
 
 /* A bound on the chains available from @pos on, up to @n (at most the queue size): @n when
  * the n-th descriptor is available, else the run of available descriptors. */
-ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wrap, uint16_t n)
+TIDE_ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wrap, uint16_t n)
 {
 	const struct vring_packed_desc *ring = pk_ring(q);
 	uint16_t k = 0;
@@ -120,7 +120,7 @@ ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wra
 	return k;
 }
 
-ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
+TIDE_ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
 {
 	if (++*pos == q->num) {
 		*pos = 0;
@@ -130,8 +130,8 @@ ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *wrap)
 
 /* Read a ring descriptor once if it is available in the pass whose pk_pass_flags() are
  * @pass_flags ([avail] acquire). */
-ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, uint16_t pass_flags,
-				       struct vring_packed_desc *d)
+TIDE_ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, uint16_t pass_flags,
+					    struct vring_packed_desc *d)
 {
 	uint16_t flags = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 
@@ -146,8 +146,8 @@ ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, uint16
 }
 
 /* Read a ring descriptor once if it is available in pass @wrap. */
-ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
-			    struct vring_packed_desc *d)
+TIDE_ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
+				 struct vring_packed_desc *d)
 {
 	return pk_fetch_pass_flags(s, pk_pass_flags(wrap), d);
 }
@@ -162,7 +162,7 @@ struct pwalk {
 	uint16_t id;	/* the buffer id, once the walk reached the end */
 };
 
-ALWAYS_INLINE void pk_ind_fetch(struct pwalk *w, struct vring_packed_desc *d)
+TIDE_ALWAYS_INLINE void pk_ind_fetch(struct pwalk *w, struct vring_packed_desc *d)
 {
 	memcpy(d, &w->ind[w->ind_i], sizeof(*d));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -202,8 +202,8 @@ static int pk_indirect(struct vhost_vq *q, struct pwalk *w, struct vring_packed_
 
 /* The first descriptor of the buffer at @pos into @d: 1, 0 when none is available there,
  * -1 with *why set. */
-ALWAYS_INLINE int pk_first(struct vhost_vq *q, struct pwalk *w, uint16_t pos, bool wrap,
-			   struct vring_packed_desc *d, const char **why)
+TIDE_ALWAYS_INLINE int pk_first(struct vhost_vq *q, struct pwalk *w, uint16_t pos, bool wrap,
+				struct vring_packed_desc *d, const char **why)
 {
 	w->ind = NULL;
 	w->pos = pos;
@@ -218,8 +218,8 @@ ALWAYS_INLINE int pk_first(struct vhost_vq *q, struct pwalk *w, uint16_t pos, bo
 }
 
 /* The next descriptor of the buffer into @d: 1, 0 at its end (w->id set), -1 with *why. */
-ALWAYS_INLINE int pk_next(struct vhost_vq *q, struct pwalk *w, struct vring_packed_desc *d,
-			  const char **why)
+TIDE_ALWAYS_INLINE int pk_next(struct vhost_vq *q, struct pwalk *w, struct vring_packed_desc *d,
+			       const char **why)
 {
 	if (w->ind != NULL) {
 		if (++w->ind_i >= w->ind_n)
@@ -247,7 +247,7 @@ ALWAYS_INLINE int pk_next(struct vhost_vq *q, struct pwalk *w, struct vring_pack
 }
 
 /* The buffer id of a walk that reached its end. */
-ALWAYS_INLINE bool pk_id_ok(const struct vhost_vq *q, const struct pwalk *w, const char **why)
+TIDE_ALWAYS_INLINE bool pk_id_ok(const struct vhost_vq *q, const struct pwalk *w, const char **why)
 {
 	if (tide_likely(w->id < q->num))
 		return true;
@@ -266,8 +266,8 @@ struct pk_burst_used {
 };
 
 /* A used element at @pos in the pass whose pk_pass_flags() are @flags. */
-ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_used *burst_used,
-				      uint16_t pos, uint16_t flags, uint16_t id, uint32_t len)
+TIDE_ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_used *burst_used,
+					   uint16_t pos, uint16_t flags, uint16_t id, uint32_t len)
 {
 	struct vring_packed_desc *e = &pk_ring(q)[pos];
 
@@ -282,8 +282,8 @@ ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_used *
 	}
 }
 
-ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t pos,
-			   bool wrap, uint16_t id, uint32_t len)
+TIDE_ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t pos,
+				bool wrap, uint16_t id, uint32_t len)
 {
 	pk_used_pass_flags(q, burst_used, pos, pk_pass_flags(wrap), id, len);
 }
@@ -591,9 +591,9 @@ static int pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst_used,
  * untouched. Inline: the common case, a one-segment packet into one descriptor in the region
  * of the previous translation.
  */
-ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_burst_used *burst_used,
-			    const struct tide_mbuf *m, uint16_t *pos, uint16_t *pass_flags,
-			    const char **why)
+TIDE_ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_burst_used *burst_used,
+				 const struct tide_mbuf *m, uint16_t *pos, uint16_t *pass_flags,
+				 const char **why)
 {
 	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
 	struct vring_packed_desc d;
@@ -625,8 +625,8 @@ ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_burst_used *burst_use
 	return rc;
 }
 
-ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				   const enum vhost_txfree f)
+TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+					const enum vhost_txfree f)
 {
 	struct vhost_txq *q = (struct vhost_txq *)pub;
 	struct vhost_vq *vq = &q->vq;

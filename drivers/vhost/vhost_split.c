@@ -39,11 +39,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inline.h"
 #include "copy.h"
 #include "vhost.h"
 #include "vhost_copy.h"
-
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 static uint8_t *gpa_host_search(struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
 {
@@ -63,7 +62,7 @@ static uint8_t *gpa_host_search(struct vhost_mtab *m, uint64_t gpa, uint64_t *co
  * Guest physical address -> our address and how many bytes follow it in its region. The
  * region of the previous translation first: a guest's buffers are mostly in one region.
  */
-ALWAYS_INLINE uint8_t *gpa_host(struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
+TIDE_ALWAYS_INLINE uint8_t *gpa_host(struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
 {
 	const struct vhost_mreg *r = &m->r[m->last];
 	uint64_t off = gpa - r->gpa;
@@ -76,13 +75,13 @@ ALWAYS_INLINE uint8_t *gpa_host(struct vhost_mtab *m, uint64_t gpa, uint64_t *co
 }
 
 /* Read a descriptor once: the copy is what gets checked and used. */
-ALWAYS_INLINE void desc_fetch(const struct vring_desc *s, struct vring_desc *d)
+TIDE_ALWAYS_INLINE void desc_fetch(const struct vring_desc *s, struct vring_desc *d)
 {
 	memcpy(d, s, sizeof(*d));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory after this */
 }
 
-ALWAYS_INLINE uint16_t load16(const uint16_t *p)
+TIDE_ALWAYS_INLINE uint16_t load16(const uint16_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
@@ -121,8 +120,8 @@ static const char *walk_indirect(struct vhost_vq *q, struct walk *w, struct vrin
 }
 
 /* The first descriptor of the chain at @head, in @d. Returns NULL or why it is bad. */
-ALWAYS_INLINE const char *walk_first(struct vhost_vq *q, struct walk *w, uint16_t head,
-				     struct vring_desc *d)
+TIDE_ALWAYS_INLINE const char *walk_first(struct vhost_vq *q, struct walk *w, uint16_t head,
+					  struct vring_desc *d)
 {
 	if (tide_unlikely(head >= q->num))
 		return "avail ring entry beyond the queue size";
@@ -137,7 +136,7 @@ ALWAYS_INLINE const char *walk_first(struct vhost_vq *q, struct walk *w, uint16_
 }
 
 /* The next descriptor into @d: 1, 0 at the end of the chain, -1 with *why set. */
-ALWAYS_INLINE int walk_next(struct walk *w, struct vring_desc *d, const char **why)
+TIDE_ALWAYS_INLINE int walk_next(struct walk *w, struct vring_desc *d, const char **why)
 {
 	uint16_t next = d->next;
 
@@ -160,7 +159,7 @@ ALWAYS_INLINE int walk_next(struct walk *w, struct vring_desc *d, const char **w
 	return 1;
 }
 
-ALWAYS_INLINE void used_put(struct vhost_vq *q, uint16_t uidx, uint32_t id, uint32_t len)
+TIDE_ALWAYS_INLINE void used_put(struct vhost_vq *q, uint16_t uidx, uint32_t id, uint32_t len)
 {
 	struct vring_used_elem *e = &q->used->ring[uidx & q->mask];
 
@@ -199,8 +198,8 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
  * past what we took. Returns the count, or 0 with the burst already left (empty, or the
  * index jumped: then the queue faults).
  */
-ALWAYS_INLINE unsigned vq_avail(uint32_t *busy, struct vhost_fault_slot *fs, uint64_t *errors,
-				struct vhost_vq *q, uint16_t *idx)
+TIDE_ALWAYS_INLINE unsigned vq_avail(uint32_t *busy, struct vhost_fault_slot *fs, uint64_t *errors,
+				     struct vhost_vq *q, uint16_t *idx)
 {
 	uint16_t a, k;
 
@@ -221,8 +220,8 @@ ALWAYS_INLINE unsigned vq_avail(uint32_t *busy, struct vhost_fault_slot *fs, uin
 enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
 
 /* Copy the chain at @head into @m (reset, empty). */
-ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf *m,
-			   const char **why)
+TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf *m,
+				const char **why)
 {
 	struct vhost_vq *vq = &q->vq;
 	struct tide_mbuf *cur = m;
@@ -365,8 +364,8 @@ static __attribute__((noinline)) uint16_t rx_split(struct tide_rxq *pub, struct 
  * queue that runs and is sound, or 0 with the burst already left (down, or faulted: it
  * moves nothing until the control thread has disconnected).
  */
-ALWAYS_INLINE uint32_t q_enter(uint32_t *busy, const uint32_t *live, bool fence,
-			       const struct vhost_fault_slot *fs)
+TIDE_ALWAYS_INLINE uint32_t q_enter(uint32_t *busy, const uint32_t *live, bool fence,
+				    const struct vhost_fault_slot *fs)
 {
 	uint32_t l = vhost_enter(busy, live, fence);
 
@@ -413,7 +412,7 @@ struct src {
 	const struct tide_mbuf *m;
 };
 
-ALWAYS_INLINE bool src_next(struct src *s)
+TIDE_ALWAYS_INLINE bool src_next(struct src *s)
 {
 	while (s->left == 0) {
 		s->m = s->m == NULL ? NULL : s->m->next;
@@ -522,8 +521,8 @@ static int tx_chains(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t ai
  * case, a one-segment packet into the first descriptor of one chain, header and frame in
  * one region; everything else in tx_chains(), with the chain already read.
  */
-ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
-			 uint16_t *cursor, uint16_t *uidx, const char **why)
+TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
+			      uint16_t *cursor, uint16_t *uidx, const char **why)
 {
 	uint16_t cur = *cursor, head;
 	struct vring_desc d;
@@ -554,8 +553,8 @@ ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_
 	return tx_chains(vq, m, aidx, cursor, uidx, why, head, d, w);
 }
 
-ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				const enum vhost_txfree f)
+TIDE_ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				     const enum vhost_txfree f)
 {
 	struct vhost_txq *q = (struct vhost_txq *)pub;
 	struct vhost_vq *vq = &q->vq;
@@ -622,8 +621,8 @@ static __attribute__((noinline)) uint16_t tx_split_loop(struct tide_txq *q,
 }
 
 /* The queue's Tx burst, for either layout (as rx_burst()). */
-ALWAYS_INLINE uint16_t tx_enter(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				const enum vhost_txfree f)
+TIDE_ALWAYS_INLINE uint16_t tx_enter(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				     const enum vhost_txfree f)
 {
 	struct vhost_txq *q = (struct vhost_txq *)pub;
 	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);

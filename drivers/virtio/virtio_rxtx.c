@@ -39,12 +39,11 @@
  */
 #include <string.h>
 
+#include "inline.h"
 #include "copy.h"
 #include "virtio.h"
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-ALWAYS_INLINE uint16_t load16(const uint16_t *p)
+TIDE_ALWAYS_INLINE uint16_t load16(const uint16_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
@@ -53,7 +52,7 @@ ALWAYS_INLINE uint16_t load16(const uint16_t *p)
  * Publish the avail index and kick the device if it asked ([avail] release, then the
  * fence of the notification protocol: see the top).
  */
-ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint16_t now)
+TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint16_t now)
 {
 	uint64_t one = 1;
 	bool kick;
@@ -77,7 +76,7 @@ ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint16_t n
 
 /* ---- Rx ---- */
 
-ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
+TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct virtio_rxq *q = ctx;
 	struct vring_desc *desc = q->vq.desc;
@@ -99,7 +98,7 @@ ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 	}
 }
 
-ALWAYS_INLINE void rx_doorbell(void *ctx, uint32_t refill)
+TIDE_ALWAYS_INLINE void rx_doorbell(void *ctx, uint32_t refill)
 {
 	struct virtio_rxq *q = ctx;
 	uint16_t old = q->avail_idx;
@@ -168,8 +167,8 @@ struct rx_view {
  * with the slot at @pos (descriptor and mbuf alike), so that [pos + 1, refill) stays
  * exactly what is posted. NULL when @id names no posted buffer.
  */
-ALWAYS_INLINE struct tide_mbuf *rx_take(const struct rx_view *v, uint32_t id, uint32_t pos,
-					uint32_t posted)
+TIDE_ALWAYS_INLINE struct tide_mbuf *rx_take(const struct rx_view *v, uint32_t id, uint32_t pos,
+					     uint32_t posted)
 {
 	uint32_t mask = v->mask, s, p = pos & mask;
 
@@ -358,7 +357,7 @@ static bool txq_resync(struct virtio_txq *q, uint32_t live)
  * How many slots the device completed since the last call ([used] acquire), with every
  * value it wrote checked. On a violation the queue faults and nothing completes.
  */
-ALWAYS_INLINE unsigned tx_advance(struct txc *t)
+TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 {
 	struct virtio_txq *q = t->drv;
 	struct virtio_vq *vq = &q->vq;
@@ -422,8 +421,8 @@ unsigned virtio_tx_advance_ool(struct txc *t)
 
 /* Can the device read @m in place? One segment, refcnt 1 (the header goes into its
  * headroom, which nobody else may be writing), room for the header, a pool it reaches. */
-ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_pool *pool0,
-			    const struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_pool *pool0,
+				  const struct tide_mbuf *m)
 {
 	if (tide_unlikely(tide_mbuf__refcnt_segs(m) != TIDE_MBUF_REFCNT_SEGS_ONE ||
 			  m->data_off < VIRTIO_HDR_LEN))
