@@ -374,8 +374,9 @@ static int link_read(struct e1000e_port *ep, struct tide_link *out)
 	if (up != ep->link_up) {
 		ep->link_changes++;
 		TIDE_LOG_INFO_(ep->port->name, "link %s", up ? "up" : "down");
+		ep->link_up = up;
+		tide_port_link_changed(ep->port);
 	}
-	ep->link_up = up;
 	if (out) {
 		out->up = up;
 		out->speed_mbps = up ? speeds[(st >> E1000E_STATUS_SPEED_SHIFT) & 3] : 0;
@@ -445,6 +446,38 @@ static void e1000e_stats_reset(struct tide_port *p)
 
 	hw_stats_read(ep);
 	memset(&ep->hw, 0, sizeof(ep->hw));
+}
+
+/* The device's statistics registers (accumulated: they clear on read) and the link
+ * changes seen, for tide_xstats_*(). */
+static unsigned e1000e_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
+			      unsigned max)
+{
+	static const char *const n[] = {"crc_errors",	   "alignment_errors", "rx_errors",
+					"missed_packets",  "length_errors",    "no_rx_buffer",
+					"oversize",	   "good_rx_packets",  "good_tx_packets",
+					"total_rx_packets", "total_tx_packets", "link_changes"};
+	struct e1000e_port *ep = eport(p);
+	uint64_t v[12];
+
+	hw_stats_read(ep);
+	v[0] = ep->hw.crcerrs;
+	v[1] = ep->hw.algnerrc;
+	v[2] = ep->hw.rxerrc;
+	v[3] = ep->hw.mpc;
+	v[4] = ep->hw.rlec;
+	v[5] = ep->hw.rnbc;
+	v[6] = ep->hw.roc;
+	v[7] = ep->hw.gprc;
+	v[8] = ep->hw.gptc;
+	v[9] = ep->hw.tpr;
+	v[10] = ep->hw.tpt;
+	v[11] = ep->link_changes;
+	for (unsigned i = 0; i < 12 && i < max; i++) {
+		xnames[i] = n[i];
+		values[i] = v[i];
+	}
+	return 12;
 }
 
 /* ---- open ---- */
@@ -557,6 +590,7 @@ const struct tide_driver tide_driver_e1000e = {
 	.rxq_intr_fd = e1000e_rxq_intr_fd,
 	.rxq_intr_set = e1000e_rxq_intr_set,
 	.stats_add = e1000e_stats_add,
+	.xstats = e1000e_xstats,
 	.stats_reset = e1000e_stats_reset,
 	.pci_ids = e1000e_ids,
 	.pci_open = open_dev,

@@ -420,26 +420,43 @@ static void test_intr(struct ctx *c)
 	       woke, waited, k);
 }
 
+/* 1 when the port's link event fd has an event (and clears it). */
+static int link_event(int fd)
+{
+	uint64_t n;
+
+	return read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
+}
+
 static void test_link(struct ctx *c)
 {
-	int fd = tide_pci_link_fd(c->p);
+	int fd = tide_pci_link_fd(c->p), ev = tide_port_link_event_fd(c->p);
 	struct pollfd p = {.fd = fd, .events = POLLIN};
-	int irq_down, irq_up, intr_down;
+	int irq_down, irq_up, intr_down, ev_down, ev_up;
+	uint64_t changes0 = 0, changes1 = 0;
 	bool down, up;
 
+	tide_xstats_get_by_name(c->p, "e1000e_link_changes", &changes0);
+	(void)link_event(ev); /* what came before */
 	ctl_send("LINK off");
 	(void)ctl_reply(5000);
 	irq_down = poll(&p, 1, 3000);
 	down = link_wait(c->p, 0, 3);
+	ev_down = link_event(ev);
 	intr_down = tide_rxq_intr_fd(c->p, 0); /* no Rx interrupt while the link is down */
 	ctl_send("LINK on");
 	(void)ctl_reply(5000);
 	irq_up = poll(&p, 1, 5000);
 	up = link_wait(c->p, 1, 5);
+	ev_up = link_event(ev);
+	tide_xstats_get_by_name(c->p, "e1000e_link_changes", &changes1);
 	result("link", fd >= 0 && irq_down == 1 && down && intr_down == -ENOTCONN && irq_up == 1 &&
-			       up && tide_rxq_intr_fd(c->p, 0) >= 0,
-	       "fd %d; off: interrupt %d, down %d, Rx interrupt fd %d; on: interrupt %d, up %d", fd,
-	       irq_down, down, intr_down, irq_up, up);
+			       up && tide_rxq_intr_fd(c->p, 0) >= 0 && ev >= 0 && ev_down &&
+			       ev_up && changes1 == changes0 + 2,
+	       "fd %d; off: interrupt %d, down %d, Rx interrupt fd %d, link event %d; on: "
+	       "interrupt %d, up %d, link event %d; link changes %llu -> %llu", fd, irq_down,
+	       down, intr_down, ev_down, irq_up, up, ev_up, (unsigned long long)changes0,
+	       (unsigned long long)changes1);
 }
 
 /* ---- stop/start/close while another thread polls ---- */
@@ -617,6 +634,15 @@ static void run_main(void)
 	       (unsigned long long)st.ipackets, (unsigned long long)st.opackets,
 	       (unsigned long long)st.ierrors, (unsigned long long)st.rx_missed,
 	       (unsigned long long)st.oerrors);
+	{
+		uint64_t gprc = 0, gptc = 0;
+
+		tide_xstats_get_by_name(c.p, "e1000e_good_rx_packets", &gprc);
+		tide_xstats_get_by_name(c.p, "e1000e_good_tx_packets", &gptc);
+		result("xstats", gprc == st.ipackets && gptc == st.opackets,
+		       "device counters: good rx %llu, good tx %llu", (unsigned long long)gprc,
+		       (unsigned long long)gptc);
+	}
 	test_unmapped(&c);
 	test_tx_ring_full(&c);
 	test_intr(&c);
