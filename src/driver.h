@@ -135,6 +135,20 @@ void tide_port_free_unregistered(struct tide_port *p);
  */
 void tide_port_link_changed(struct tide_port *p);
 
+/*
+ * The end of a driver's xstats hook: hand out its @count counters (names @n, values @v), at
+ * most @max of them, and return @count.
+ */
+static inline unsigned tide_xstats_put(const char *const *n, const uint64_t *v, unsigned count,
+				       const char **names, uint64_t *values, unsigned max)
+{
+	for (unsigned i = 0; i < count && i < max; i++) {
+		names[i] = n[i];
+		values[i] = v[i];
+	}
+	return count;
+}
+
 /* Burst functions for stopped queues. */
 uint16_t tide_rx_burst_noop(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t tide_tx_burst_noop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);

@@ -609,11 +609,7 @@ static unsigned afxdp_xstats(struct tide_port *p, const char **xnames, uint64_t 
 	uint64_t xs[AFXDP_XS_N];
 
 	port_xs(aport(p), xs);
-	for (unsigned k = 0; k < AFXDP_XS_N && k < max; k++) {
-		xnames[k] = n[k];
-		values[k] = xs[k];
-	}
-	return AFXDP_XS_N;
+	return tide_xstats_put(n, xs, AFXDP_XS_N, xnames, values, max);
 }
 
 /* ---- Rx interrupts ---- */

@@ -473,11 +473,7 @@ static unsigned e1000e_xstats(struct tide_port *p, const char **xnames, uint64_t
 	v[9] = ep->hw.tpr;
 	v[10] = ep->hw.tpt;
 	v[11] = ep->link_changes;
-	for (unsigned i = 0; i < 12 && i < max; i++) {
-		xnames[i] = n[i];
-		values[i] = v[i];
-	}
-	return 12;
+	return tide_xstats_put(n, v, 12, xnames, values, max);
 }
 
 /* ---- open ---- */

@@ -483,11 +483,7 @@ static unsigned memif_xstats(struct tide_port *p, const char **xnames, uint64_t 
 	    __atomic_load_n(&mp->ctl_errors, __ATOMIC_RELAXED),
 	};
 
-	for (unsigned i = 0; i < 4 && i < max; i++) {
-		xnames[i] = n[i];
-		values[i] = v[i];
-	}
-	return 4;
+	return tide_xstats_put(n, v, 4, xnames, values, max);
 }
 
 int tide_memif_info_get(struct tide_port *p, struct tide_memif_info *out)

@@ -849,11 +849,7 @@ static unsigned pcapd_xstats(struct tide_port *p, const char **names, uint64_t *
 	};
 	static const char *const n[3] = {"rx_records", "rx_passes", "tx_unwritten"};
 
-	for (unsigned i = 0; i < 3 && i < max; i++) {
-		names[i] = n[i];
-		values[i] = v[i];
-	}
-	return 3;
+	return tide_xstats_put(n, v, 3, names, values, max);
 }
 
 const struct tide_driver tide_driver_pcap = {

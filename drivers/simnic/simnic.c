@@ -734,11 +734,7 @@ static unsigned simnic_xstats(struct tide_port *p, const char **names, uint64_t 
 	v[3] = ss.verify_failed;
 	v[4] = ss.device_polls;
 	v[5] = ss.device_idle;
-	for (unsigned i = 0; i < 6 && i < max; i++) {
-		names[i] = n[i];
-		values[i] = v[i];
-	}
-	return 6;
+	return tide_xstats_put(n, v, 6, names, values, max);
 }
 
 int tide_simnic_port_index(const struct tide_port *p)

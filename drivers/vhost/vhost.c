@@ -252,11 +252,7 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 	v[1] = vi.disconnects;
 	v[2] = vi.violations;
 	v[3] = vi.call_errors;
-	for (unsigned i = 0; i < 4 && i < max; i++) {
-		xnames[i] = n[i];
-		values[i] = v[i];
-	}
-	return 4;
+	return tide_xstats_put(n, v, 4, xnames, values, max);
 }
 
 /* ---- tide/vhost.h ---- */

@@ -466,11 +466,7 @@ static unsigned virtio_xstats(struct tide_port *p, const char **names, uint64_t 
 		if (p->rxq[i] != NULL)
 			v[6] += __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->kicks,
 						__ATOMIC_RELAXED);
-	for (unsigned i = 0; i < 7 && i < max; i++) {
-		names[i] = n[i];
-		values[i] = v[i];
-	}
-	return 7;
+	return tide_xstats_put(n, v, 7, names, values, max);
 }
 
 static void virtio_stats_reset(struct tide_port *p)
