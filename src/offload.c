@@ -364,7 +364,7 @@ int tide_offload_segment(struct tide_mbuf *m, struct tide_pool *pool, struct tid
 		return -EINVAL;
 	if (!offload_chain_ok(m))
 		return -E2BIG;
-	if (m->l4_len < 20 || m->l4_len > 60 || offload_l3_check(m, v6, &proto, &l4len) < 0)
+	if (m->l4_len < 20 || offload_l3_check(m, v6, &proto, &l4len) < 0)
 		return -EINVAL;
 	hdr = (uint32_t)m->l2_len + m->l3_len + m->l4_len;
 	ip = tide_mbuf_mtod_offset(m, const uint8_t *, m->l2_len);

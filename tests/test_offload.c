@@ -584,8 +584,8 @@ static void test_segment_refused(void **state)
 		{"segsz > payload", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 20, 3001, 0, 8, 0, 0, -EINVAL},
 		{"segsz + headers > data room", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 20,
 		 TIDE_MBUF_DATAROOM - 53, 0, 8, 0, 0, -EINVAL},
-		{"l4_len < 20", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 16, 1000, 0, 8, 0, 0, -EINVAL},
-		{"l4_len > 60", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 64, 1000, 0, 8, 0, 0, -EINVAL},
+		{"l4_len < 20 (data offset 4)", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 16, 1000, 0,
+		 8, 34 + 12, 0x40, -EINVAL},
 		{"l4_len != data offset", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 24, 1000, 0, 8, 0, 0, -EINVAL},
 		{"not TCP", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 20, 1000, 0, 8, 14 + 9, 17, -EINVAL},
 		{"IP length != packet", TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG, 20, 1000, 0, 8, 14 + 3, 0, -EINVAL},
@@ -937,10 +937,52 @@ static void test_vnet_hostile(void **state)
 				 offload_vnet_reason_name(cases[i].reason));
 		assert_memory_equal(&before, m, sizeof(before));
 	}
-	/* On a UDP packet: the TCP checksum offset, and TCP GSO. */
+	/* The packet itself: a fragment has no L4 header to finish; a TCP header shorter than
+	 * 20 bytes or longer than the IP payload cannot be segmented. */
+	{
+		const struct {
+			const char *what;
+			uint32_t at;
+			uint8_t val;
+			unsigned reason;
+		} pk[] = {
+			{"fragment (MF)", L.l2 + 6, 0x20, OFFLOAD_VNET_CSUM_FIELD},
+			{"fragment (offset)", L.l2 + 7, 0x01, OFFLOAD_VNET_CSUM_FIELD},
+			{"TCP data offset 4", L.l2 + L.l3 + 12, 0x40, OFFLOAD_VNET_GSO_PROTO},
+		};
+
+		for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++) {
+			uint8_t *b = tide_mbuf_mtod_offset(m, uint8_t *, pk[i].at), keep = *b;
+			struct tide_mbuf before = *m;
+			unsigned why = 0;
+
+			*b = pk[i].val;
+			if (offload_vnet_to_mbuf(&g, m, &why) != -EINVAL || why != pk[i].reason)
+				fail_msg("%s: reason %s", pk[i].what, offload_vnet_reason_name(why));
+			assert_memory_equal(&before, m, sizeof(before));
+			*b = keep;
+		}
+	}
+	{
+		struct virtio_net_hdr_mrg sh;
+		struct spec ss;
+		struct lens sl;
+		struct tide_mbuf *t = guest_tso(0, 10, &sh, &ss, &sl, &rnd);
+		unsigned why = 0;
+
+		sh.gso_size = 5;
+		tide_mbuf_mtod(t, uint8_t *)[sl.l2 + sl.l3 + 12] = 0xf0; /* 60 bytes of 42 */
+		assert_int_equal(offload_vnet_to_mbuf(&sh, t, &why), -EINVAL);
+		assert_int_equal(why, OFFLOAD_VNET_GSO_PROTO);
+		tide_mbuf_free(t);
+	}
+	/* On a UDP packet: the TCP checksum offset, and TCP GSO (the UDP payload looks like a
+	 * TCP data offset of 20, so only the protocol check can refuse it). */
 	{
 		struct virtio_net_hdr_mrg h = {.flags = 1, .csum_start = 34, .csum_offset = 16};
 		unsigned why = 0;
+
+		tide_mbuf_mtod(u, uint8_t *)[34 + 12] = 0x50;
 
 		assert_int_equal(offload_vnet_to_mbuf(&h, u, &why), -EINVAL);
 		assert_int_equal(why, OFFLOAD_VNET_CSUM_FIELD);
@@ -969,6 +1011,62 @@ static void test_vnet_hostile(void **state)
 	assert_string_equal(offload_vnet_reason_name(OFFLOAD_VNET_NR_REASONS), "?");
 	tide_mbuf_free(m);
 	tide_mbuf_free(u);
+	assert_pool_full(pool);
+}
+
+/* offload_vnet_from_mbuf() refuses requests that do not match the packet. */
+static void test_vnet_from_refused(void **state)
+{
+	uint64_t rnd = 51;
+	struct spec s = {.proto = 6, .payload = 500, .seq = 1};
+	struct lens L = build(A, &s, &rnd);
+	const uint32_t v4 = TIDE_MBUF_F_TX_IPV4;
+	const struct {
+		const char *what;
+		uint32_t flags;
+		int l3, l4, segsz, first, at, byte;
+	} cases[] = {
+		{"no IP version", TIDE_MBUF_F_TX_TCP_CKSUM, 20, 20, 0, 0, 0, 0},
+		{"IP cksum on IPv6", TIDE_MBUF_F_TX_IPV6 | TIDE_MBUF_F_TX_IP_CKSUM, 40, 20, 0, 0, 0, 0},
+		{"TCP and UDP", v4 | TIDE_MBUF_F_TX_L4_MASK, 20, 20, 0, 0, 0, 0},
+		{"TCP and UDP GSO", v4 | TIDE_MBUF_F_TX_TCP_SEG | TIDE_MBUF_F_TX_UDP_SEG, 20, 20, 100,
+		 0, 0, 0},
+		{"l3 wrong", v4 | TIDE_MBUF_F_TX_TCP_CKSUM, 24, 20, 0, 0, 0, 0},
+		{"TCP request, UDP packet", v4 | TIDE_MBUF_F_TX_TCP_CKSUM, 20, 20, 0, 0, 14 + 9, 17},
+		{"UDP request, TCP packet", v4 | TIDE_MBUF_F_TX_UDP_CKSUM, 20, 8, 0, 0, 0, 0},
+		{"TCP field beyond the first segment", v4 | TIDE_MBUF_F_TX_TCP_CKSUM, 20, 20, 0, 50, 0, 0},
+		{"segsz 0", v4 | TIDE_MBUF_F_TX_TCP_SEG, 20, 20, 0, 0, 0, 0},
+		{"l4_len < 20", v4 | TIDE_MBUF_F_TX_TCP_SEG, 20, 16, 100, 0, 0, 0},
+		{"l4_len beyond the IP payload", v4 | TIDE_MBUF_F_TX_TCP_SEG, 20, 60, 100, 0, 14 + 3,
+		 20 + 40},
+		{"TCP header beyond the first segment", v4 | TIDE_MBUF_F_TX_TCP_SEG, 20, 40, 100, 60, 0, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct virtio_net_hdr_mrg h;
+		struct tide_mbuf *m;
+
+		build(A, &s, &rnd);
+		if (cases[i].at)
+			A[cases[i].at] = (uint8_t)cases[i].byte;
+		if (cases[i].at == 14 + 3)
+			A[14 + 2] = 0;
+		m = to_mbuf(pool, A, L.len, cases[i].first ? (uint32_t)cases[i].first : L.len, 2000,
+			    &rnd);
+		m->ol_flags = cases[i].flags;
+		m->l2_len = 14;
+		m->l3_len = (uint16_t)cases[i].l3;
+		m->l4_len = (uint8_t)cases[i].l4;
+		m->tso_segsz = (uint16_t)cases[i].segsz;
+		memset(&h, 0x5a, sizeof(h));
+		flat(m, B);
+		if (offload_vnet_from_mbuf(m, &h) != -EINVAL)
+			fail_msg("%s: not refused", cases[i].what);
+		assert_int_equal(h.flags, 0x5a);
+		assert_memory_equal(tide_mbuf_mtod(m, uint8_t *), B, m->data_len);
+		tide_mbuf_free(m);
+	}
 	assert_pool_full(pool);
 }
 
@@ -1179,6 +1277,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_vnet_tso_both_ways),
 		cmocka_unit_test(test_vnet_csum),
 		cmocka_unit_test(test_vnet_hostile),
+		cmocka_unit_test(test_vnet_from_refused),
 		cmocka_unit_test(test_port_capa),
 	};
 

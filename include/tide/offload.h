@@ -83,8 +83,9 @@ TIDE_EXPORT int tide_offload_cksum_verify(struct tide_mbuf *m);
  * Returns the number of outputs (>= 1) stored in @out, or (nothing allocated, nothing
  * changed):
  *   -EINVAL   no TIDE_MBUF_F_TX_TCP_SEG, or no or both IP version flags; headers beyond
- *             the first segment or l4_len outside 20..60; the IP header disagrees with
- *             l3_len, is not followed by TCP, or its length is not the packet's; tso_segsz
+ *             the first segment; l4_len below 20 or not the TCP header's data offset; the
+ *             IP header disagrees with l3_len, is not followed by TCP, or its length is not
+ *             the packet's; tso_segsz
  *             0 or larger than the payload; headers plus tso_segsz larger than @pool's
  *             data room;
  *   -ENOTSUP  TIDE_MBUF_F_TX_UDP_SEG (no software fallback);
