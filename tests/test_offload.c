@@ -419,6 +419,34 @@ static void test_cksum_fill_refused(void **state)
 		assert_memory_equal(tide_mbuf_mtod(m, uint8_t *), B, m->data_len);
 		tide_mbuf_free(m);
 	}
+	/* IPv6: the version, and l3_len beyond the extension headers there are. */
+	{
+		struct spec s6 = {.v6 = 1, .proto = 6, .payload = 300};
+		struct lens L6 = build(A, &s6, &rnd);
+		const struct {
+			const char *what;
+			uint32_t l3;
+			uint8_t ver;
+			uint32_t flags;
+		} v6c[] = {{"IPv6 flag, version 4", 40, 0x40, TIDE_MBUF_F_TX_TCP_CKSUM},
+			   {"l3 48, no extension", 48, 0x60, TIDE_MBUF_F_TX_TCP_CKSUM},
+			   {"IPv4 header checksum on IPv6", 40, 0x60, TIDE_MBUF_F_TX_IP_CKSUM}};
+
+		for (size_t i = 0; i < sizeof(v6c) / sizeof(v6c[0]); i++) {
+			struct tide_mbuf *m;
+
+			build(A, &s6, &rnd);
+			A[L6.l2] = v6c[i].ver;
+			m = to_mbuf(pool, A, L6.len, L6.len, 1, &rnd);
+			set_tx(m, &s6, &L6, v6c[i].flags);
+			m->l3_len = (uint16_t)v6c[i].l3;
+			if (tide_offload_cksum_fill(m) != -EINVAL)
+				fail_msg("%s: not refused", v6c[i].what);
+			flat(m, B);
+			assert_memory_equal(B, A, L6.len);
+			tide_mbuf_free(m);
+		}
+	}
 	assert_pool_full(pool);
 }
 
@@ -602,7 +630,12 @@ static void test_segment_refused(void **state)
 		build(A, &s, &rnd);
 		if (cases[i].at)
 			A[cases[i].at] = (uint8_t)cases[i].byte;
-		m = to_mbuf(pool, A, L.len, cases[i].first ? (uint32_t)cases[i].first : hdr, 2000, &rnd);
+		m = to_mbuf(pool, A, L.len, cases[i].first ? (uint32_t)cases[i].first : 2000, 2000, &rnd);
+		/* Past a short first segment's data, the buffer holds the rest of the headers:
+		 * only the length check can tell they are not part of the packet. */
+		if (cases[i].first)
+			memcpy(tide_mbuf_mtod(m, uint8_t *) + m->data_len, A + m->data_len,
+			       hdr - m->data_len);
 		m->ol_flags = cases[i].flags;
 		m->l2_len = 14;
 		m->l3_len = 20;
@@ -618,6 +651,21 @@ static void test_segment_refused(void **state)
 		tide_mbuf_free(m);
 	}
 	assert_pool_full(pool);
+
+	/* tso_segsz one more than a small payload (the data room is not what refuses it). */
+	{
+		struct spec t = {.proto = 6, .payload = 100, .seq = 1};
+		struct lens tl = build(A, &t, &rnd);
+		struct tide_mbuf *m = to_mbuf(pool, A, tl.len, tl.len, 1, &rnd), *out[2];
+
+		set_tx(m, &t, &tl, TIDE_MBUF_F_TX_TCP_SEG);
+		m->tso_segsz = 101;
+		assert_int_equal(tide_offload_segment(m, pool, out, 2), -EINVAL);
+		m->tso_segsz = 100;
+		assert_int_equal(tide_offload_segment(m, pool, out, 2), 1);
+		tide_mbuf_free(out[0]);
+	}
+	build(A, &s, &rnd);
 
 	/* A pool that runs dry at the fourth output. */
 	{
@@ -1019,18 +1067,18 @@ static void test_vnet_from_refused(void **state)
 {
 	uint64_t rnd = 51;
 	struct spec s = {.proto = 6, .payload = 500, .seq = 1};
-	struct lens L = build(A, &s, &rnd);
+	struct spec su = {.proto = 17, .payload = 500};
+	struct lens L;
 	const uint32_t v4 = TIDE_MBUF_F_TX_IPV4;
 	const struct {
 		const char *what;
 		uint32_t flags;
-		int l3, l4, segsz, first, at, byte;
+		int l3, l4, segsz, first, at, byte, udp;
 	} cases[] = {
 		{"no IP version", TIDE_MBUF_F_TX_TCP_CKSUM, 20, 20, 0, 0, 0, 0},
-		{"IP cksum on IPv6", TIDE_MBUF_F_TX_IPV6 | TIDE_MBUF_F_TX_IP_CKSUM, 40, 20, 0, 0, 0, 0},
-		{"TCP and UDP", v4 | TIDE_MBUF_F_TX_L4_MASK, 20, 20, 0, 0, 0, 0},
-		{"TCP and UDP GSO", v4 | TIDE_MBUF_F_TX_TCP_SEG | TIDE_MBUF_F_TX_UDP_SEG, 20, 20, 100,
-		 0, 0, 0},
+		{"TCP and UDP", v4 | TIDE_MBUF_F_TX_L4_MASK, 20, 8, 0, 0, 0, 0, 1},
+		{"TCP and UDP GSO", v4 | TIDE_MBUF_F_TX_TCP_SEG | TIDE_MBUF_F_TX_UDP_SEG, 20, 8, 100,
+		 0, 0, 0, 1},
 		{"l3 wrong", v4 | TIDE_MBUF_F_TX_TCP_CKSUM, 24, 20, 0, 0, 0, 0},
 		{"TCP request, UDP packet", v4 | TIDE_MBUF_F_TX_TCP_CKSUM, 20, 20, 0, 0, 14 + 9, 17},
 		{"UDP request, TCP packet", v4 | TIDE_MBUF_F_TX_UDP_CKSUM, 20, 8, 0, 0, 0, 0},
@@ -1047,7 +1095,7 @@ static void test_vnet_from_refused(void **state)
 		struct virtio_net_hdr_mrg h;
 		struct tide_mbuf *m;
 
-		build(A, &s, &rnd);
+		L = build(A, cases[i].udp ? &su : &s, &rnd);
 		if (cases[i].at)
 			A[cases[i].at] = (uint8_t)cases[i].byte;
 		if (cases[i].at == 14 + 3)
@@ -1065,6 +1113,19 @@ static void test_vnet_from_refused(void **state)
 			fail_msg("%s: not refused", cases[i].what);
 		assert_int_equal(h.flags, 0x5a);
 		assert_memory_equal(tide_mbuf_mtod(m, uint8_t *), B, m->data_len);
+		tide_mbuf_free(m);
+	}
+	/* An IPv4 header checksum request on an IPv6 packet. */
+	{
+		struct spec s6 = {.v6 = 1, .proto = 6, .payload = 100};
+		struct lens L6 = build(A, &s6, &rnd);
+		struct tide_mbuf *m = to_mbuf(pool, A, L6.len, L6.len, 1, &rnd);
+		struct virtio_net_hdr_mrg h;
+
+		set_tx(m, &s6, &L6, TIDE_MBUF_F_TX_IP_CKSUM);
+		assert_int_equal(offload_vnet_from_mbuf(m, &h), -EINVAL);
+		flat(m, B);
+		assert_memory_equal(B, A, L6.len);
 		tide_mbuf_free(m);
 	}
 	assert_pool_full(pool);
