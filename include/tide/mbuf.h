@@ -37,7 +37,8 @@ extern "C" {
  * Offload flags (ol_flags). A received packet carries RX flags (what the driver or
  * tide_offload_cksum_verify() found); a packet to send carries TX flags (what the
  * application asks the driver, or tide/offload.h's software fallback, to do) and the
- * header lengths those need. A fresh or received mbuf has no TX flags.
+ * header lengths those need. A fresh mbuf has no flags and zero lengths; a received one
+ * has no TX flags unless its driver turns a peer's requests into them (virtio).
  */
 #define TIDE_MBUF_F_RX_RSS_HASH (1u << 0) /* rss_hash is valid */
 
