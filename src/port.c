@@ -304,6 +304,20 @@ static int check_desc(const struct tide_port *p, const char *what, unsigned qid,
 	return 0;
 }
 
+/* Offloads a queue asks for must all be in the driver's capabilities. */
+static int check_offloads(const struct tide_port *p, const char *what, unsigned qid,
+			  uint64_t want, uint64_t capa)
+{
+	if (want & ~capa) {
+		TIDE_LOG_ERR_(p->name, "%s queue %u: offloads 0x%llx not supported by driver %s "
+			      "(it offers 0x%llx); use the software fallback (tide/offload.h)",
+			      what, qid, (unsigned long long)(want & ~capa), p->drv->name,
+			      (unsigned long long)capa);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
 int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc, struct tide_pool *pool,
 		   const struct tide_rxq_conf *conf)
 {
@@ -326,7 +340,9 @@ int tide_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc, struct t
 		}
 		memcpy(&c, conf, conf->sz);
 	}
-	rc = rxr_conf_check(p->name, nb_desc, &c);
+	rc = check_offloads(p, "Rx", qid, c.offloads, p->info.rx_offload_capa);
+	if (rc == 0)
+		rc = rxr_conf_check(p->name, nb_desc, &c);
 	if (rc < 0)
 		return rc;
 	rc = p->drv->rxq_setup(p, qid, nb_desc, pool, &c, &q);
@@ -360,7 +376,9 @@ int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 		memcpy(&c, conf, conf->sz);
 	}
 	snprintf(who, sizeof(who), "%s txq %u", p->name, qid);
-	rc = txc_conf_check(who, nb_desc, p->info.max_rs_gap, &c);
+	rc = check_offloads(p, "Tx", qid, c.offloads, p->info.tx_offload_capa);
+	if (rc == 0)
+		rc = txc_conf_check(who, nb_desc, p->info.max_rs_gap, &c);
 	if (rc < 0)
 		return rc;
 	rc = p->drv->txq_setup(p, qid, nb_desc, &c, &q);

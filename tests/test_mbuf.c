@@ -34,6 +34,22 @@ static void test_layout(void **state)
 	assert_int_equal(m->nb_segs, 1);
 	assert_null(m->next);
 	assert_int_equal(tide_mbuf_tailroom(m), TIDE_MBUF_DATAROOM);
+	/* The offload fields come back zero from an allocation. */
+	m->ol_flags = TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_SEG;
+	m->tso_segsz = 1448;
+	m->l2_len = 14;
+	m->l3_len = 20;
+	m->l4_len = 32;
+	m->packet_type = 0xffff;
+	tide_mbuf_free(m);
+	m = tide_mbuf_alloc(p);
+	require_non_null(m);
+	assert_int_equal(m->ol_flags, 0);
+	assert_int_equal(m->tso_segsz, 0);
+	assert_int_equal(m->l2_len, 0);
+	assert_int_equal(m->l3_len, 0);
+	assert_int_equal(m->l4_len, 0);
+	assert_int_equal(m->packet_type, 0);
 	tide_mbuf_free(m);
 	assert_pool_full(p);
 	tide_pool_free(p);

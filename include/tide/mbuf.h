@@ -33,9 +33,48 @@ extern "C" {
 #define TIDE_MBUF_DATAROOM 2048 /* default data room */
 #define TIDE_MBUF_PORT_NONE 0xffff
 
-/* Offload flags (ol_flags). */
-#define TIDE_MBUF_F_RX_RSS_HASH (1ull << 0) /* rss_hash is valid */
-#define TIDE_MBUF_F_RX_L3_CKSUM_BAD (1ull << 1)
+/*
+ * Offload flags (ol_flags). A received packet carries RX flags (what the driver or
+ * tide_offload_cksum_verify() found); a packet to send carries TX flags (what the
+ * application asks the driver, or tide/offload.h's software fallback, to do) and the
+ * header lengths those need. A fresh mbuf has no flags and zero lengths; a received one
+ * has no TX flags unless its driver turns a peer's requests into them (virtio).
+ */
+#define TIDE_MBUF_F_RX_RSS_HASH (1u << 0) /* rss_hash is valid */
+
+/* Rx IPv4 header checksum status: a 2-bit field. UNKNOWN: nobody checked (or not IPv4);
+ * BAD / GOOD: checked; NONE: the header's checksum field holds no final value but the data
+ * is known intact (e.g. a virtio peer's partial checksum). */
+#define TIDE_MBUF_F_RX_IP_CKSUM_MASK (3u << 1)
+#define TIDE_MBUF_F_RX_IP_CKSUM_UNKNOWN 0u
+#define TIDE_MBUF_F_RX_IP_CKSUM_BAD (1u << 1)
+#define TIDE_MBUF_F_RX_IP_CKSUM_GOOD (2u << 1)
+#define TIDE_MBUF_F_RX_IP_CKSUM_NONE (3u << 1)
+#define TIDE_MBUF_F_RX_L3_CKSUM_BAD TIDE_MBUF_F_RX_IP_CKSUM_BAD /* older name */
+
+/* Rx TCP/UDP checksum status: the same four values for the L4 checksum. */
+#define TIDE_MBUF_F_RX_L4_CKSUM_MASK (3u << 3)
+#define TIDE_MBUF_F_RX_L4_CKSUM_UNKNOWN 0u
+#define TIDE_MBUF_F_RX_L4_CKSUM_BAD (1u << 3)
+#define TIDE_MBUF_F_RX_L4_CKSUM_GOOD (2u << 3)
+#define TIDE_MBUF_F_RX_L4_CKSUM_NONE (3u << 3)
+
+/*
+ * Tx requests. Each needs l2_len and l3_len (and l4_len for a segmentation) of the first
+ * segment, which must hold those headers. The checksum fields may hold anything: whoever
+ * honours a request writes the whole checksum.
+ */
+#define TIDE_MBUF_F_TX_IPV4 (1u << 8)      /* the L3 header is IPv4 */
+#define TIDE_MBUF_F_TX_IPV6 (1u << 9)      /* the L3 header is IPv6 */
+#define TIDE_MBUF_F_TX_IP_CKSUM (1u << 10) /* fill the IPv4 header checksum */
+#define TIDE_MBUF_F_TX_L4_MASK (3u << 11)  /* a 2-bit field: */
+#define TIDE_MBUF_F_TX_L4_NO_CKSUM 0u
+#define TIDE_MBUF_F_TX_TCP_CKSUM (1u << 11) /* fill the TCP checksum */
+#define TIDE_MBUF_F_TX_UDP_CKSUM (2u << 11) /* fill the UDP checksum */
+#define TIDE_MBUF_F_TX_TCP_SEG (1u << 13)  /* TSO: cut the TCP payload into tso_segsz pieces,
+					      every checksum of every piece filled */
+#define TIDE_MBUF_F_TX_UDP_SEG (1u << 14)  /* UDP fragmentation offload (tso_segsz): carried
+					      for virtio peers, no software fallback */
 
 struct tide_mbuf {
 	void *buf_addr;          /* start of headroom */
@@ -49,23 +88,31 @@ struct tide_mbuf {
 	uint16_t nb_segs;        /* segments in the chain (first segment only) */
 	uint16_t buf_len;        /* headroom + data room */
 	uint16_t port;           /* input port, or TIDE_MBUF_PORT_NONE */
-	uint64_t ol_flags;       /* TIDE_MBUF_F_* */
+	uint32_t ol_flags;       /* TIDE_MBUF_F_* */
+	uint16_t tso_segsz;      /* TIDE_MBUF_F_TX_*_SEG: payload bytes per output packet */
+	uint16_t l3_len;         /* Tx requests: L3 header length (IPv6: with its extensions) */
 	uint32_t rss_hash;
-	uint32_t packet_type;    /* free for drivers and applications */
+	uint8_t l2_len;          /* Tx requests: L2 header length (with VLAN tags) */
+	uint8_t l4_len;          /* TIDE_MBUF_F_TX_TCP_SEG: TCP header length (with options) */
+	uint16_t packet_type;    /* free for drivers and applications */
 };
 
 /* refcnt and nb_segs share one aligned 32-bit word: the fast-free contract (both 1) is
- * checked with one load (src/txc.h). */
+ * checked with one load (src/txc.h). rss_hash stays at byte 56, where the drivers' Rx
+ * templates put it as one 32-bit vector lane; the Tx request fields fill the rest of the
+ * line (docs/decisions.md, "Offload fields"). */
 #ifdef __cplusplus
 static_assert(sizeof(struct tide_mbuf) == 64, "mbuf header is one cache line");
 static_assert(offsetof(struct tide_mbuf, refcnt) % 4 == 0, "refcnt word aligned");
 static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf, refcnt) + 2,
 	      "nb_segs follows refcnt");
+static_assert(offsetof(struct tide_mbuf, rss_hash) == 56, "rss_hash where the Rx templates put it");
 #else
 _Static_assert(sizeof(struct tide_mbuf) == 64, "mbuf header is one cache line");
 _Static_assert(offsetof(struct tide_mbuf, refcnt) % 4 == 0, "refcnt word aligned");
 _Static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf, refcnt) + 2,
 	       "nb_segs follows refcnt");
+_Static_assert(offsetof(struct tide_mbuf, rss_hash) == 56, "rss_hash where the Rx templates put it");
 #endif
 
 /*
@@ -77,8 +124,11 @@ _Static_assert(offsetof(struct tide_mbuf, nb_segs) == offsetof(struct tide_mbuf,
 struct tide_mbuf__rx_tmpl {
 	uint32_t pkt_len;
 	uint16_t data_len, data_off, refcnt, nb_segs, buf_len, port;
-	uint64_t ol_flags;
-	uint32_t rss_hash, packet_type;
+	uint32_t ol_flags;
+	uint16_t tso_segsz, l3_len;
+	uint32_t rss_hash;
+	uint8_t l2_len, l4_len;
+	uint16_t packet_type;
 } __attribute__((aligned(16)));
 
 #define TIDE_MBUF__RX_TMPL_OFF offsetof(struct tide_mbuf, pkt_len)
@@ -197,7 +247,11 @@ static inline void tide_mbuf_reset(struct tide_mbuf *m)
 	m->nb_segs = 1;
 	m->port = TIDE_MBUF_PORT_NONE;
 	m->ol_flags = 0;
+	m->tso_segsz = 0;
+	m->l3_len = 0;
 	m->rss_hash = 0;
+	m->l2_len = 0;
+	m->l4_len = 0;
 	m->packet_type = 0;
 }
 

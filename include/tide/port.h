@@ -45,6 +45,7 @@
 #include <tide/common.h>
 #include <tide/lcore.h>
 #include <tide/mbuf.h>
+#include <tide/offload.h>
 #include <tide/port_core.h>
 
 #ifdef __cplusplus
@@ -131,11 +132,15 @@ struct tide_txq_conf {
 	uint16_t free_thresh;   /* reclaim when fewer free slots; 0 = default 32 */
 	enum tide_txfree txfree;
 	unsigned flags;         /* TIDE_TXQ_F_* */
+	uint64_t offloads;      /* TIDE_OFFLOAD_TX_* to enable (tide/offload.h); each must be
+				   in the port's tx_offload_capa, else setup fails (-ENOTSUP) */
 };
 
 struct tide_rxq_conf {
 	size_t sz;              /* sizeof(struct tide_rxq_conf) */
 	uint16_t free_thresh;   /* refill batch; 0 = default 32 */
+	uint64_t offloads;      /* TIDE_OFFLOAD_RX_* to enable; each must be in the port's
+				   rx_offload_capa, else setup fails (-ENOTSUP) */
 };
 
 /* Names <-> values for the knobs ("bucket", "every", "burst"; "auto", "each", ...). */
@@ -230,6 +235,10 @@ struct tide_port_info {
 	 * or a thread of the port's own serves it, as vhost's does); calling it anyway is
 	 * harmless. Fixed from open to close: ask once. */
 	int needs_poll_ctl;
+	/* Offloads (TIDE_OFFLOAD_*, tide/offload.h) the port can do, enabled per queue in
+	 * struct tide_rxq_conf / tide_txq_conf; 0: none (use the software fallback). */
+	uint64_t rx_offload_capa;
+	uint64_t tx_offload_capa;
 };
 
 TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out);
