@@ -268,7 +268,6 @@ bool memif_zq_step(struct memif_port *mp, uint64_t now);
 
 /* Bring the link down: queues quiesced, reason recorded, disconnect sent if @send. */
 void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, bool send);
-uint64_t memif_now_ns(void);
 
 /* ---- data paths ---- */
 

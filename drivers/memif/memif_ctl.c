@@ -25,16 +25,9 @@
 
 #include "log.h"
 #include "memif.h"
+#include "osutil.h"
 #include "quiesce.h"
 #include "unix_sock.h"
-
-uint64_t memif_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int sock_addr(const struct memif_port *mp, struct sockaddr_un *sa, socklen_t *len)
 {
@@ -59,50 +52,31 @@ int memif_quiesce_setup(struct memif_port *mp)
 	return 0;
 }
 
-static void wait_idle(const uint32_t *busy)
-{
-	/* Acquire: pairs with memif_leave(); the burst's shared-memory accesses are over. */
-	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
-		tide_pause();
-}
-
 /*
- * Take every queue off the shared memory. Pair: memif_enter() stores busy then loads live;
- * membarrier() here (or, with mp->fence, a fence on both sides) orders that store before
- * that load on every worker, so after it a worker either sees live == 0 or shows busy == 1
- * until its burst ends.
+ * Take every queue off the shared memory (quiesce_take(): live = 0, the barrier that pairs
+ * with memif_enter()'s store of busy then load of live, the wait for busy == 0). An Rx queue
+ * has two entries: the bursts (busy) and the interrupt calls of memif.c (ibusy).
  */
 static void quiesce(struct memif_port *mp)
 {
 	struct tide_port *p = mp->port;
-	int rc;
+	struct quiesce_slot s[3 * TIDE_MAX_QUEUES]; /* nb_rxq, nb_txq <= TIDE_MAX_QUEUES */
+	unsigned n = 0;
 
-	for (unsigned i = 0; i < p->nb_rxq; i++)
-		if (p->rxq[i])
-			__atomic_store_n(&((struct memif_rxq *)p->rxq[i])->live, 0,
-					 __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < p->nb_txq; i++)
-		if (p->txq[i])
-			__atomic_store_n(&((struct memif_txq *)p->txq[i])->live, 0,
-					 __ATOMIC_RELAXED);
-	rc = quiesce_barrier(mp->fence);
-	if (rc < 0) /* busy proves nothing: wait for a grace period */
-		quiesce_fallback(p->name, rc);
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		if (p->rxq[i]) {
 			struct memif_rxq *q = (struct memif_rxq *)p->rxq[i];
 
-			wait_idle(&q->busy);
-			wait_idle(&q->ibusy); /* an Rx interrupt call (memif.c) */
-			q->fault = NULL;
+			s[n++] = (struct quiesce_slot){&q->live, &q->ibusy, NULL};
+			s[n++] = (struct quiesce_slot){&q->live, &q->busy, &q->fault};
 		}
 	for (unsigned i = 0; i < p->nb_txq; i++)
 		if (p->txq[i]) {
 			struct memif_txq *q = (struct memif_txq *)p->txq[i];
 
-			wait_idle(&q->busy);
-			q->fault = NULL;
+			s[n++] = (struct quiesce_slot){&q->live, &q->busy, &q->fault};
 		}
+	quiesce_take(p->name, mp->fence, s, n);
 }
 
 static void qring_set(struct memif_port *mp, struct memif_qring *r, const struct memif_ringinfo *ri)
@@ -178,13 +152,6 @@ static void link_up(struct memif_port *mp)
 
 /* ---- tear down ---- */
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 static void free_regions(struct memif_port *mp)
 {
 	for (unsigned i = 0; i < MEMIF_MAX_REGIONS; i++) {
@@ -194,7 +161,7 @@ static void free_regions(struct memif_port *mp)
 			munmap(r->addr, r->size);
 		/* Zero-copy regions are pool memory: neither mapped nor owned here. */
 		if (r->mapped || mp->role == MEMIF_ROLE_SERVER)
-			close_fd(&r->fd);
+			os_close_fd(&r->fd);
 		r->fd = -1;
 		r->addr = NULL;
 		r->size = 0;
@@ -206,7 +173,7 @@ static void free_regions(struct memif_port *mp)
 	for (unsigned d = 0; d < 2; d++)
 		for (unsigned i = 0; i < MEMIF_MAX_RINGS; i++) {
 			if (mp->ring[d][i].present)
-				close_fd(&mp->ring[d][i].efd);
+				os_close_fd(&mp->ring[d][i].efd);
 			mp->ring[d][i].present = false;
 			mp->ring[d][i].efd = -1;
 		}
@@ -266,11 +233,11 @@ static bool peer_closed(int fd)
 /* The link of a zero-copy connection went down: its buffers wait, the socket stays open. */
 static void zq_begin(struct memif_port *mp)
 {
-	close_fd(&mp->zq_fd);
+	os_close_fd(&mp->zq_fd);
 	mp->zq_fd = mp->cfd;
 	mp->cfd = -1;
 	mp->zq_gen = mp->gen;
-	mp->zq_close_by = memif_now_ns() + MEMIF_ZQ_CLOSE_MS * 1000000ull;
+	mp->zq_close_by = os_now_ns() + MEMIF_ZQ_CLOSE_MS * 1000000ull;
 	mp->zq_until = 0;
 	mp->zq_active = true;
 }
@@ -286,7 +253,7 @@ bool memif_zq_step(struct memif_port *mp, uint64_t now)
 			TIDE_LOG_WARN_(mp->port->name, "the peer kept its control socket open %u ms after the disconnect; its zero-copy buffers go back %u ms from now",
 				       MEMIF_ZQ_CLOSE_MS, mp->zq_ms);
 		}
-		close_fd(&mp->zq_fd);
+		os_close_fd(&mp->zq_fd);
 		mp->zq_until = now + (uint64_t)mp->zq_ms * 1000000u;
 	}
 	if (now < mp->zq_until)
@@ -310,7 +277,7 @@ bool memif_zq_step(struct memif_port *mp, uint64_t now)
 static void drain_c2s(struct memif_port *mp)
 {
 	struct tide_port *p = mp->port;
-	uint64_t end = memif_now_ns() + MEMIF_DRAIN_NS;
+	uint64_t end = os_now_ns() + MEMIF_DRAIN_NS;
 
 	if (mp->role != MEMIF_ROLE_CLIENT)
 		return;
@@ -322,7 +289,7 @@ static void drain_c2s(struct memif_port *mp)
 			continue;
 		/* [C2S-tail] acquire: the server is done with the slots before tail. */
 		while (__atomic_load_n(&q->r.ring->tail, __ATOMIC_ACQUIRE) != q->head &&
-		       memif_now_ns() < end)
+		       os_now_ns() < end)
 			sched_yield();
 	}
 }
@@ -347,7 +314,7 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 	if (mp->zc && was_up)
 		zq_begin(mp); /* the peer had our buffers: they wait for it to close */
 	else
-		close_fd(&mp->cfd);
+		os_close_fd(&mp->cfd);
 	free_regions(mp);
 	/* A client refused again for the same reason says it once, not at every retry. */
 	repeat = !was_up && strcmp(mp->reason, reason) == 0;
@@ -372,7 +339,7 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 		tide_port_link_changed(mp->port);
 	mp->next_msg = 0;
 	/* Client: retry at once after a link that worked, back off after a failed attempt. */
-	now = memif_now_ns();
+	now = os_now_ns();
 	if (was_up || mp->retry_ns == 0)
 		mp->retry_ns = MEMIF_RETRY_NS;
 	else if (mp->retry_ns < MEMIF_RETRY_MAX_NS)
@@ -387,41 +354,26 @@ void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, b
 int memif_recv_on(int sock, struct memif_msg *m, int *fd, const char **why)
 {
 	uint8_t buf[MEMIF_MSG_SIZE + 1];
-	char cbuf[CMSG_SPACE(sizeof(int) * MEMIF_MAX_FDS)];
-	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	int fds[MEMIF_MAX_FDS * 2];
-	unsigned nfds = 0;
-	ssize_t len;
+	struct unix_sock_fds fds = {.max = MEMIF_MAX_FDS};
+	bool trunc;
+	ssize_t len = unix_sock_recv(sock, buf, sizeof(buf), &fds, &trunc);
 
 	*why = NULL;
-	len = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (len < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+	if (len == -EAGAIN)
 		return 0;
-	if (len <= 0) {
-		*why = len == 0 ? "peer closed the connection" : strerror(errno);
-		return -1;
-	}
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; CMSG_LEN((i + 1) * sizeof(int)) <= c->cmsg_len; i++)
-			if (nfds < MEMIF_MAX_FDS * 2)
-				memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-	}
-	if (mh.msg_flags & MSG_CTRUNC)
+	if (len <= 0)
+		*why = len == 0 ? "peer closed the connection" : strerror((int)-len);
+	else if (fds.lost)
 		*why = "too many file descriptors";
-	else if (mh.msg_flags & MSG_TRUNC)
+	else if (trunc)
 		*why = "message too long";
-	else if (memif_msg_decode(buf, (size_t)len, m, why) == 0 && nfds > 1)
+	else if (memif_msg_decode(buf, (size_t)len, m, why) == 0 && fds.n > 1)
 		*why = "unexpected file descriptor";
 	if (*why != NULL) {
-		for (unsigned i = 0; i < nfds; i++)
-			close(fds[i]);
-		return -2;
+		unix_sock_fds_close(&fds);
+		return len <= 0 ? -1 : -2;
 	}
-	*fd = nfds ? fds[0] : -1;
+	*fd = fds.n ? fds.fd[0] : -1;
 	return 1;
 }
 
@@ -513,7 +465,7 @@ void memif_server_take(struct memif_port *mp, int fd)
 	}
 	mp->cfd = fd;
 	mp->peer_name[0] = '\0';
-	mp->hs_deadline = memif_now_ns() + (uint64_t)mp->hs_timeout_ms * 1000000u;
+	mp->hs_deadline = os_now_ns() + (uint64_t)mp->hs_timeout_ms * 1000000u;
 	server_hello(mp);
 }
 
@@ -816,7 +768,7 @@ static void client_try(struct memif_port *mp)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
-	uint64_t now = memif_now_ns();
+	uint64_t now = os_now_ns();
 	int fd;
 
 	if (now < mp->retry_at)
@@ -857,7 +809,7 @@ int memif_ctl_poll(struct memif_port *mp)
 
 	if (!mp->started)
 		return 0;
-	memif_zq_step(mp, memif_now_ns());
+	memif_zq_step(mp, os_now_ns());
 	/* A worker found a violation in shared memory. Acquire: pairs with memif_fault(). */
 	for (unsigned i = 0; i < p->nb_rxq && mp->cfd >= 0; i++) {
 		const char *f = __atomic_load_n(&((struct memif_rxq *)p->rxq[i])->fault,
@@ -872,7 +824,7 @@ int memif_ctl_poll(struct memif_port *mp)
 			memif_ctl_disconnect(mp, f, MEMIF_DISC_DATA, true);
 	}
 	/* A peer that stops answering in the handshake must not hold the interface. */
-	if (mp->cfd >= 0 && !mp->up && memif_now_ns() > mp->hs_deadline)
+	if (mp->cfd >= 0 && !mp->up && os_now_ns() > mp->hs_deadline)
 		memif_ctl_disconnect(mp, "handshake timed out", MEMIF_DISC_CTL, true);
 	if (mp->role == MEMIF_ROLE_SERVER)
 		memif_listener_poll(mp);
@@ -926,7 +878,7 @@ void memif_ctl_stop(struct memif_port *mp)
 	memif_ctl_disconnect(mp, "port stopped", MEMIF_DISC_NORMAL, true);
 	/* A stopped port holds no buffer: wait out a zero-copy quarantine (bounded by
 	 * MEMIF_ZQ_CLOSE_MS + zc_quarantine). */
-	while (memif_zq_step(mp, memif_now_ns())) {
+	while (memif_zq_step(mp, os_now_ns())) {
 		struct timespec ms = {0, 1000000};
 
 		nanosleep(&ms, NULL);

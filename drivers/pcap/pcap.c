@@ -52,6 +52,7 @@
 #include "inline.h"
 #include "driver.h"
 #include "log.h"
+#include "osutil.h"
 #include "txc.h"
 
 #define PCAP_SNAPLEN	 65535
@@ -288,14 +289,6 @@ static int tx_file_open(struct pcap_port *pp)
 
 /* ---- Rx ---- */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void rx_set_eof(struct pcap_rxq *q)
 {
 	__atomic_store_n(&q->eof, true, __ATOMIC_RELAXED);
@@ -349,7 +342,7 @@ rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n, const bool p
 {
 	struct pcap_rxq *q = (struct pcap_rxq *)pub;
 	const uint16_t port = (uint16_t)pub->port->id;
-	uint64_t bytes = 0, skipped = 0, read = 0, now = pace ? mono_ns() : 0;
+	uint64_t bytes = 0, skipped = 0, read = 0, now = pace ? os_now_ns() : 0;
 	uint16_t i = 0, have = 0;
 
 	if (q->eof || n == 0)
