@@ -88,7 +88,7 @@ ssize_t unix_sock_recv(int sock, void *buf, size_t len, struct unix_sock_fds *fd
 			if (fds->n < fds->max) {
 				fds->fd[fds->n++] = fd;
 			} else {
-				close(fd);
+				close(fd); /* beyond the caller's limit */
 				fds->lost = true;
 			}
 		}
