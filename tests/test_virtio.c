@@ -202,6 +202,26 @@ static uint64_t xstat(struct tide_port *p, const char *name)
 	return v;
 }
 
+/* Stop and close both ports; every pool (the sender's other one too) whole, then freed. */
+static void sides_close(struct side *v, struct side *h)
+{
+	assert_int_equal(tide_port_stop(v->p), 0);
+	assert_int_equal(tide_port_stop(h->p), 0);
+	tide_port_close(v->p);
+	tide_port_close(h->p);
+	tide_pool_cache_flush(v->pool);
+	tide_pool_cache_flush(h->pool);
+	assert_pool_full(v->pool);
+	assert_pool_full(h->pool);
+	tide_pool_free(v->pool);
+	tide_pool_free(h->pool);
+	if (v->other) {
+		tide_pool_cache_flush(v->other);
+		assert_pool_full(v->other);
+		tide_pool_free(v->other);
+	}
+}
+
 struct run {
 	const char *virtio;   /* extra keys of the virtio port */
 	const char *vhost;    /* of the vhost port */
@@ -295,21 +315,7 @@ static void exchange(const struct run *r)
 	} else {
 		assert_int_equal(st.opackets, want_h);
 	}
-	assert_int_equal(tide_port_stop(v.p), 0);
-	assert_int_equal(tide_port_stop(h.p), 0);
-	tide_port_close(v.p);
-	tide_port_close(h.p);
-	tide_pool_cache_flush(v.pool);
-	tide_pool_cache_flush(h.pool);
-	assert_pool_full(v.pool);
-	assert_pool_full(h.pool);
-	tide_pool_free(v.pool);
-	tide_pool_free(h.pool);
-	if (v.other) {
-		tide_pool_cache_flush(v.other);
-		assert_pool_full(v.other);
-		tide_pool_free(v.other);
-	}
+	sides_close(&v, &h);
 }
 
 /*
@@ -426,16 +432,7 @@ static void test_reconnect(void **state)
 	h.got = v.sent; /* the 64 of the old connection are gone */
 	pump(&v, &h, 2064, 2000);
 	assert_int_equal(xstat(v.p, "virtio_faults"), 0);
-	assert_int_equal(tide_port_stop(v.p), 0);
-	assert_int_equal(tide_port_stop(h.p), 0);
-	tide_port_close(v.p);
-	tide_port_close(h.p);
-	tide_pool_cache_flush(v.pool);
-	tide_pool_cache_flush(h.pool);
-	assert_pool_full(v.pool);
-	assert_pool_full(h.pool);
-	tide_pool_free(v.pool);
-	tide_pool_free(h.pool);
+	sides_close(&v, &h);
 }
 
 /* Two queue pairs (VIRTIO_NET_F_MQ, VHOST_USER_PROTOCOL_F_MQ): each queue's frames stay on
