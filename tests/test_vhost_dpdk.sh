@@ -59,11 +59,9 @@ n=0
 # which holds its port start for 2 s (see the stall case below).
 tp_start() {
 	local tag=$1 vdev=$2; shift 2
-	mkfifo "$dir/$tag.in"
-	stdbuf -oL ${stall:+"$gdb" -q -batch -x "$stall" --args} "$testpmd" "${mem[@]}" --no-pci --file-prefix="$tp_px-$tag" --lcores='0@0,1@0' \
-		--vdev="net_virtio_user0,$vdev" -- -i --total-num-mbufs=8192 --forward-mode=io \
-		--auto-start --nb-cores=1 "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
-	tp_register "$tag" $!
+	tp_launch "$tag" ${stall:+"$gdb" -q -batch -x "$stall" --args} "$testpmd" "${mem[@]}" --no-pci \
+		--file-prefix="$tp_px-$tag" --lcores='0@0,1@0' --vdev="net_virtio_user0,$vdev" -- -i \
+		--total-num-mbufs=8192 --forward-mode=io --auto-start --nb-cores=1 "$@"
 }
 # link_is TAG up|down: a fresh "show port info" of testpmd TAG says its link is up/down.
 link_is() {

@@ -32,11 +32,9 @@ n=0
 # tp_start TAG VDEV_ARGS [testpmd options]: interactive testpmd fed from a FIFO.
 tp_start() {
 	local tag=$1 vdev=$2; shift 2
-	mkfifo "$dir/$tag.in"
-	stdbuf -oL "$testpmd" "${mem[@]}" --no-pci --file-prefix="$tp_px-$tag" --lcores='0@0,1@0' \
-		--vdev="net_vhost0,$vdev" -- -i --total-num-mbufs=8192 \
-		--nb-cores=1 --no-flush-rx "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
-	tp_register "$tag" $!
+	tp_launch "$tag" "$testpmd" "${mem[@]}" --no-pci --file-prefix="$tp_px-$tag" \
+		--lcores='0@0,1@0' --vdev="net_vhost0,$vdev" -- -i --total-num-mbufs=8192 \
+		--nb-cores=1 --no-flush-rx "$@"
 	# io forwarding that retries a full receive ring (for up to 1 s) instead of dropping at
 	# once, since the two share CPUs with whatever else runs here; and no
 	# flush of the receive queue at the start of forwarding (--no-flush-rx): tide may send

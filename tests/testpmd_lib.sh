@@ -12,7 +12,8 @@
 #                           bench/hugepages.py (OPT added to the EAL options), or --no-huge
 #                           when none can be had; says which
 #   wait_for T CMD...       CMD until it succeeds, at most T seconds; 1 on timeout
-#   tp_register TAG PID     testpmd TAG (its FIFO $dir/TAG.in opened for tp_cmd)
+#   tp_launch TAG CMD...    CMD (a testpmd, interactive) in the background as testpmd TAG:
+#                           stdin the FIFO $dir/TAG.in (for tp_cmd), output $dir/TAG.log
 #   tp_cmd TAG LINE         one line to testpmd TAG's prompt
 #   tp_stats TAG            tp_rx, tp_tx from a fresh "show port stats 0" block
 #   tp_quit TAG             quit, and kill -9 if it is not gone within 10 s
@@ -53,11 +54,15 @@ wait_for() {
 	done
 }
 
-tp_register() {
-	prefixes+=("$tp_px-$1")
-	pids+=("$2")
-	eval "exec {fd_$1}>\"$dir/$1.in\""
-	eval "tp_$1=$2"
+tp_launch() {
+	local tag=$1 p; shift
+	mkfifo "$dir/$tag.in"
+	stdbuf -oL "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
+	p=$!
+	prefixes+=("$tp_px-$tag")
+	pids+=("$p")
+	eval "exec {fd_$tag}>\"$dir/$tag.in\""
+	eval "tp_$tag=$p"
 }
 tp_cmd() { local fd; eval "fd=\$fd_$1"; echo "$2" >&"$fd"; }
 tp_blocks() { grep -ac 'NIC statistics for port 0' "$dir/$1.log"; }
