@@ -55,3 +55,26 @@ void quiesce_fallback(const char *who, int err)
 		       strerror(-err));
 	qs_synchronize();
 }
+
+static void wait_idle(const uint32_t *busy)
+{
+	/* Acquire: pairs with quiesce_leave(); the burst's shared-memory accesses are over. */
+	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
+		tide_pause();
+}
+
+void quiesce_take(const char *who, bool fence, const struct quiesce_slot *slot, unsigned n)
+{
+	int rc;
+
+	for (unsigned i = 0; i < n; i++)
+		__atomic_store_n(slot[i].live, 0, __ATOMIC_RELAXED);
+	rc = quiesce_barrier(fence);
+	if (rc < 0) /* busy proves nothing: wait for a grace period */
+		quiesce_fallback(who, rc);
+	for (unsigned i = 0; i < n; i++) {
+		wait_idle(slot[i].busy);
+		if (slot[i].fault != NULL)
+			*slot[i].fault = NULL;
+	}
+}

@@ -51,6 +51,30 @@ int quiesce_barrier(bool fence);
  */
 void quiesce_fallback(const char *who, int err);
 
+/*
+ * One entry into a queue, as the control thread takes it down: the queue's live word, the
+ * busy word of this entry, and where a worker records a fault found while inside (NULL:
+ * nowhere). A queue with a second kind of entry that reads the shared memory under its own
+ * busy word (memif's Rx interrupt calls) takes a second slot with the same live word.
+ */
+struct quiesce_slot {
+	uint32_t *live;
+	const uint32_t *busy;
+	const char **fault;
+};
+
+/*
+ * Take the queues of @slot[0..n) away from the workers (control thread): live = 0 in each,
+ * quiesce_barrier(@fence) (when it fails, quiesce_fallback() for @who), then wait until
+ * each busy word reads 0 (acquire: pairs with quiesce_leave(); the bursts' accesses to the
+ * shared memory are over) and clear each fault. After it no burst or call touches what the
+ * queues used until their live word is stored again (release), and the caller may unmap,
+ * close or read the queues' indices. A fault is cleared after the waits of every slot
+ * before it, so a queue's slots come in the order: other entries first, the one with the
+ * fault last.
+ */
+void quiesce_take(const char *who, bool fence, const struct quiesce_slot *slot, unsigned n);
+
 /* Burst entry: publish busy, then read live (acquire: pairs with the store that published
  * the queue). */
 TIDE_ALWAYS_INLINE uint32_t

@@ -64,3 +64,47 @@ int unix_sock_listen(const char *path, bool abstract, int type, int backlog)
 	}
 	return fd;
 }
+
+ssize_t unix_sock_recv(int sock, void *buf, size_t len, struct unix_sock_fds *fds, bool *trunc)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * UNIX_SOCK_MAX_FDS)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.b,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * fds->max)};
+	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -EAGAIN : -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; CMSG_LEN((i + 1) * sizeof(int)) <= c->cmsg_len; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fds->n < fds->max) {
+				fds->fd[fds->n++] = fd;
+			} else {
+				close(fd); /* beyond the caller's limit */
+				fds->lost = true;
+			}
+		}
+	}
+	if (mh.msg_flags & MSG_CTRUNC)
+		fds->lost = true;
+	if (trunc != NULL)
+		*trunc = (mh.msg_flags & MSG_TRUNC) != 0;
+	return n;
+}
+
+void unix_sock_fds_close(struct unix_sock_fds *fds)
+{
+	for (unsigned i = 0; i < fds->n; i++)
+		if (fds->fd[i] >= 0)
+			close(fds->fd[i]);
+	fds->n = 0;
+	fds->lost = false;
+}

@@ -72,6 +72,23 @@ static inline struct tide_port *mt_port(const char *spec, unsigned nq, unsigned 
 	return p;
 }
 
+/* Poll the control planes of @a and @b until both links are up; fails after 5 s. */
+static inline void mt_wait_up(struct tide_port *a, struct tide_port *b)
+{
+	double end = mt_now() + 5;
+	struct tide_link la, lb;
+
+	for (;;) {
+		tide_port_poll_ctl(a);
+		tide_port_poll_ctl(b);
+		tide_port_link_get(a, &la);
+		tide_port_link_get(b, &lb);
+		if (la.up && lb.up)
+			return;
+		MT_CHECK(mt_now() < end);
+	}
+}
+
 /* Poll the control plane until the link is @up or @secs pass. Returns 1 on success. */
 static inline int mt_wait_link(struct tide_port *p, int up, double secs)
 {

@@ -34,8 +34,7 @@
 
 #include <tide/lcore.h>
 
-#include "memif_msg.h"
-#include "memif_util.h"
+#include "memif_fake_peer.h"
 
 #define LOG2 10
 #define SLOTS (1u << LOG2)
@@ -103,30 +102,14 @@ static void hs_send(struct hs *h, const struct memif_msg *m, int fd)
 /* Next message from the client (polling it meanwhile); type 0 when the socket closed. */
 static uint16_t hs_recv(struct hs *h, struct memif_msg *m, int *fd)
 {
-	uint8_t buf[MEMIF_MSG_SIZE];
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	double end = mt_now() + 5;
+	int rc;
 
-	*fd = -1;
-	for (;;) {
-		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				    .msg_controllen = sizeof(cbuf)};
-		ssize_t n = recvmsg(h->fd, &mh, MSG_DONTWAIT);
-
-		if (n == MEMIF_MSG_SIZE) {
-			struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-			if (c != NULL && c->cmsg_type == SCM_RIGHTS)
-				memcpy(fd, CMSG_DATA(c), sizeof(int));
-			MT_CHECK(memif_msg_decode(buf, (size_t)n, m, NULL) == 0);
-			return m->type;
-		}
-		if (n == 0 || (n < 0 && errno != EAGAIN))
-			return 0;
+	while ((rc = mt_recv_msg(h->fd, m, fd)) == 0) {
 		MT_CHECK(mt_now() < end);
 		poll_cli();
 	}
+	return rc > 0 ? m->type : 0;
 }
 
 static void hs_accept(struct hs *h)

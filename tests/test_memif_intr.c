@@ -83,22 +83,6 @@ static void *thread_b(void *arg)
 	return NULL;
 }
 
-static void wait_up(struct tide_port *a, struct tide_port *b)
-{
-	double end = mt_now() + 5;
-	struct tide_link la, lb;
-
-	for (;;) {
-		tide_port_poll_ctl(a);
-		tide_port_poll_ctl(b);
-		tide_port_link_get(a, &la);
-		tide_port_link_get(b, &lb);
-		if (la.up && lb.up)
-			return;
-		MT_CHECK(mt_now() < end);
-	}
-}
-
 /* The calls on @p's Rx queue 0 work: an fd, enable and disable. */
 static void intr_works(struct tide_port *p)
 {
@@ -120,7 +104,7 @@ static void run(const char *role_p, const char *role_other)
 	p = mt_port(spec, 1, 1024, pool);
 	snprintf(spec, sizeof(spec), "memif:socket=%s/i.sock,role=%s,id=4", dir, role_other);
 	other = mt_port(spec, 1, 1024, pool);
-	wait_up(p, other);
+	mt_wait_up(p, other);
 	intr_works(p);
 
 	c.p = p;
@@ -162,7 +146,7 @@ static void run(const char *role_p, const char *role_other)
 
 	/* Back up: they work again. */
 	MT_CHECK(tide_port_start(other) == 0);
-	wait_up(p, other);
+	mt_wait_up(p, other);
 	intr_works(p);
 	tide_port_close(p);
 	tide_port_close(other);

@@ -26,8 +26,7 @@
 
 #include <tide/lcore.h>
 
-#include "memif_msg.h"
-#include "memif_util.h"
+#include "memif_fake_peer.h"
 
 #define QMS 300 /* zc_quarantine of the quarantine test */
 
@@ -56,22 +55,6 @@ static void pool_whole(struct tide_pool *p)
 	MT_CHECK(tide_pool_in_use(p) == 0);
 	MT_CHECK(tide_pool_audit(p, &a) == 0);
 	MT_CHECK(a.free == a.n && a.duplicates == 0 && a.foreign == 0);
-}
-
-static void wait_up(struct tide_port *a, struct tide_port *b)
-{
-	double end = mt_now() + 5;
-	struct tide_link la, lb;
-
-	for (;;) {
-		tide_port_poll_ctl(a);
-		tide_port_poll_ctl(b);
-		tide_port_link_get(a, &la);
-		tide_port_link_get(b, &lb);
-		if (la.up && lb.up)
-			return;
-		MT_CHECK(mt_now() < end);
-	}
 }
 
 static struct tide_port *open_port(const char *role, const char *extra, struct tide_pool *pool)
@@ -147,7 +130,7 @@ static void t_shared_chain(void)
 	struct tide_port *cli = open_port("client", ",zero_copy=yes", pool_c);
 	unsigned room = tide_pktpool_data_room(pool_c);
 
-	wait_up(srv, cli);
+	mt_wait_up(srv, cli);
 	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		uint32_t len = cases[c].len;
 		unsigned segs = (len + room - 1) / room;
@@ -183,7 +166,7 @@ static void t_copy_over_max_chain(void)
 	struct tide_mbuf *m, *r;
 
 	MT_CHECK(tide_pktpool_create("zbig", 64, 0, 9216, NULL, &big) == 0);
-	wait_up(srv, cli);
+	mt_wait_up(srv, cli);
 	m = mt_pkt(big, 0, 1, 9000);
 	MT_CHECK(m != NULL && m->nb_segs == 1);
 	MT_CHECK(tide_tx_burst(tide_port_txq(cli, 0), &m, 1) == 1);
@@ -237,27 +220,14 @@ static void fs_send(struct fsrv *f, uint16_t type)
 static uint16_t fs_recv(struct fsrv *f, struct tide_port *cli, struct memif_msg *m, int *fd)
 {
 	double end = mt_now() + 5;
+	int rc;
 
-	*fd = -1;
-	for (;;) {
-		uint8_t buf[MEMIF_MSG_SIZE];
-		char cbuf[CMSG_SPACE(sizeof(int))];
-		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				    .msg_controllen = sizeof(cbuf)};
-		ssize_t n = recvmsg(f->fd, &mh, MSG_DONTWAIT);
-
-		if (n == MEMIF_MSG_SIZE) {
-			struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-			if (c != NULL && c->cmsg_type == SCM_RIGHTS)
-				memcpy(fd, CMSG_DATA(c), sizeof(int));
-			MT_CHECK(memif_msg_decode(buf, (size_t)n, m, NULL) == 0);
-			return m->type;
-		}
-		MT_CHECK(n < 0 && errno == EAGAIN && mt_now() < end);
+	while ((rc = mt_recv_msg(f->fd, m, fd)) == 0) {
+		MT_CHECK(mt_now() < end);
 		tide_port_poll_ctl(cli);
 	}
+	MT_CHECK(rc > 0);
+	return m->type;
 }
 
 /* Accept the client and play a correct server until the link is up. */

@@ -41,9 +41,7 @@
  *                stores into port 1's Rx ring.
  * Every case ends with every port closed and the pool whole (audit).
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -64,6 +62,7 @@
 #include "testutil.h"
 #include "driver.h"
 #include "link.h"
+#include "membarrier_fail.h"
 #include "qs.h"
 #include "quiesce.h"
 #include "txc.h"
@@ -1014,45 +1013,9 @@ static void test_online(void **state)
 
 /* ---- a membarrier() that fails after the probe (src/quiesce.h) ---- */
 
-/*
- * The library calls syscall(__NR_membarrier, cmd, 0, 0); this definition in the test binary
- * comes first. Armed, it fails the two barrier commands, as a seccomp filter installed
- * after the probe would; the probe's commands and every other call go to the C library.
- */
-static int mb_errno;       /* armed: fail with this errno */
+/* mb_errno, mb_failed and the syscall() that fails the barrier: membarrier_fail.h. */
 static int mb_cut_fd = -1; /* closed once armed (vhost: its own control thread acts at once) */
-static unsigned mb_failed; /* barrier commands failed so far */
 static unsigned mb_logged; /* log lines about it */
-
-long syscall(long nr, ...)
-{
-	static long (*real)(long, ...);
-	long a[6];
-	va_list ap;
-
-	va_start(ap, nr);
-	if (nr == __NR_membarrier) {
-		int cmd = va_arg(ap, int);
-		unsigned flags = va_arg(ap, unsigned);
-		int cpu = va_arg(ap, int);
-		int e = __atomic_load_n(&mb_errno, __ATOMIC_RELAXED);
-
-		va_end(ap);
-		if (e && (cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED || cmd == MEMBARRIER_CMD_GLOBAL)) {
-			__atomic_add_fetch(&mb_failed, 1, __ATOMIC_RELAXED);
-			errno = e;
-			return -1;
-		}
-		a[0] = cmd, a[1] = flags, a[2] = cpu, a[3] = a[4] = a[5] = 0;
-	} else {
-		for (int i = 0; i < 6; i++)
-			a[i] = va_arg(ap, long);
-		va_end(ap);
-	}
-	if (real == NULL)
-		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
 
 static void mb_log(enum tide_log_level level, const char *comp, const char *msg, void *user)
 {

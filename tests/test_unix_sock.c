@@ -3,12 +3,18 @@
  * src/unix_sock.c, the listener of the memif and vhost servers: a socket file whose process
  * died is taken over; a live listener, a file that is not a socket, and a taken abstract
  * name are not. A live listener that accepts nothing (its backlog full) neither blocks the
- * probe nor loses its file.
+ * probe nor loses its file. unix_sock_recv(), the receive of both control planes: the
+ * descriptors that came with a message are kept up to the caller's limit, those beyond it
+ * are closed and reported lost, as are those the kernel dropped (MSG_CTRUNC); a datagram
+ * longer than the buffer says so; nothing waiting and a closed peer are told apart; no
+ * descriptor leaks on any path.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -86,6 +92,102 @@ static void full_backlog(const char *path, int type)
 	unlink(path);
 }
 
+static unsigned count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned n = 0;
+
+	SU_CHECK(d != NULL);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Send "msg" on @s with @nfds new descriptors (eventfds, closed here after the send). */
+static void send_fds(int s, unsigned nfds)
+{
+	int fds[SU_MAX_FDS];
+
+	for (unsigned i = 0; i < nfds; i++)
+		SU_CHECK((fds[i] = eventfd(0, EFD_CLOEXEC)) >= 0);
+	SU_CHECK(su_sendmsg(s, "msg", 3, fds, nfds) == 3);
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+/* Receive one message of 3 bytes from @s into @f: @kept descriptors kept (each open and
+ * close-on-exec), @lost as given. */
+static void recv_expect(int s, struct unix_sock_fds *f, unsigned kept, bool lost)
+{
+	char buf[8];
+	bool trunc = true;
+
+	SU_CHECK(unix_sock_recv(s, buf, sizeof(buf), f, &trunc) == 3);
+	SU_CHECK(!trunc && memcmp(buf, "msg", 3) == 0);
+	SU_CHECK(f->n == kept);
+	SU_CHECK(f->lost == lost);
+	for (unsigned i = 0; i < f->n; i++)
+		SU_CHECK(fcntl(f->fd[i], F_GETFD) == FD_CLOEXEC);
+}
+
+static void recv_fds(void)
+{
+	unsigned before = count_fds();
+	struct unix_sock_fds f = {.max = 4};
+	char buf[8];
+	bool trunc;
+	int sv[2];
+
+	SU_CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0);
+	SU_CHECK(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
+	/* Nothing waiting. */
+	SU_CHECK(unix_sock_recv(sv[0], buf, sizeof(buf), &f, NULL) == -EAGAIN && f.n == 0);
+	/* Within the limit, then exactly at it. */
+	send_fds(sv[1], 2);
+	recv_expect(sv[0], &f, 2, false);
+	unix_sock_fds_close(&f);
+	SU_CHECK(f.n == 0 && !f.lost && f.max == 4);
+	send_fds(sv[1], 4);
+	recv_expect(sv[0], &f, 4, false);
+	/* A descriptor taken over by the caller (-1) is skipped by the close. */
+	{
+		int mine = f.fd[1];
+
+		f.fd[1] = -1;
+		unix_sock_fds_close(&f);
+		SU_CHECK(fcntl(mine, F_GETFD) == FD_CLOEXEC);
+		close(mine);
+	}
+	/* One more than the room: the kernel drops it (MSG_CTRUNC), the four are kept. */
+	send_fds(sv[1], 5);
+	recv_expect(sv[0], &f, 4, true);
+	unix_sock_fds_close(&f);
+	/* Room rounds up (CMSG_SPACE): with max 3 the kernel hands over a fourth; it is closed
+	 * here and reported lost. */
+	f.max = 3;
+	send_fds(sv[1], 4);
+	recv_expect(sv[0], &f, 3, true);
+	/* Descriptors gather over messages (vhost's message in pieces): a full set loses the
+	 * next ones. */
+	send_fds(sv[1], 1);
+	recv_expect(sv[0], &f, 3, true);
+	unix_sock_fds_close(&f);
+	SU_CHECK(count_fds() == before + 2);
+	/* A datagram longer than the buffer. */
+	SU_CHECK(send(sv[1], "0123456789", 10, 0) == 10);
+	trunc = false;
+	SU_CHECK(unix_sock_recv(sv[0], buf, 4, &f, &trunc) == 4 && trunc && f.n == 0);
+	/* The peer closes; its last message with a descriptor still comes, then the end. */
+	send_fds(sv[1], 1);
+	close(sv[1]);
+	recv_expect(sv[0], &f, 1, false);
+	unix_sock_fds_close(&f);
+	SU_CHECK(unix_sock_recv(sv[0], buf, sizeof(buf), &f, NULL) == 0 && f.n == 0);
+	close(sv[0]);
+	SU_CHECK(count_fds() == before);
+}
+
 int main(void)
 {
 	char file[108], abs[64];
@@ -131,6 +233,8 @@ int main(void)
 	/* A listener that never accepts, backlog full: alive, and the probe must not wait. */
 	full_backlog(sock, SOCK_STREAM);
 	full_backlog(sock, SOCK_SEQPACKET);
+
+	recv_fds();
 
 	SU_CHECK(rmdir(dir) == 0);
 	printf("unix_sock: ok\n");

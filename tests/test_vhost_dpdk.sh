@@ -44,69 +44,24 @@ if [ "$mode" = held ]; then
 	gdb=$(command -v gdb) || { echo "skip: gdb not installed (it holds testpmd inside its port start)" >&2; exit 77; }
 fi
 dir=$(mktemp -d /tmp/tide-vhost-dpdk-XXXXXX)
-pids=()
-prefixes=()
-huge_state=$dir/huge.json
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ -e "$huge_state" ]; then
-		python3 "$root/bench/hugepages.py" release --state "$huge_state" \
-			"${prefixes[@]/#/--prefix=}" 2>/dev/null
-	fi
-	rm -rf "$dir" /var/run/dpdk/tidevh$$-* 2>/dev/null
-}
-trap cleanup EXIT
+tp_px=tidevh$$
+# shellcheck source=tests/testpmd_lib.sh
+. "$root/tests/testpmd_lib.sh"
 # 64 pages per testpmd (-m 128); two may hold pages at once (a killed one's files are
 # removed right after the kill, but leave room).
-HUGE_DIR=
-if eval "$(python3 "$root/bench/hugepages.py" reserve --pages 160 --state "$huge_state" 2>"$dir/huge.err")" &&
-	[ -n "${HUGE_DIR:-}" ]; then
-	mem=(--huge-dir "$HUGE_DIR" -m 128 --single-file-segments --iova-mode=va)
-	echo "testpmd on 2 MiB hugepages ($HUGE_DIR)"
-else
-	mem=(--no-huge -m 256)
-	echo "testpmd with --no-huge: no hugepages: $(cat "$dir/huge.err")"
-fi
+tp_memory 160 --iova-mode=va
 count=${VHOST_COUNT:-5000}
 fail=0
 n=0
-
-# Wait until command $2... succeeds, for at most $1 seconds.
-wait_for() {
-	local t=$1; shift
-	local end=$((SECONDS + t))
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
 
 # testpmd, interactive, fed from a FIFO so that the test can ask it for its counters.
 # tp_start TAG VDEV_ARGS [EXTRA testpmd options]; with $stall set, testpmd runs under gdb,
 # which holds its port start for 2 s (see the stall case below).
 tp_start() {
 	local tag=$1 vdev=$2; shift 2
-	mkfifo "$dir/$tag.in"
-	prefixes+=("tidevh$$-$tag")
-	stdbuf -oL ${stall:+"$gdb" -q -batch -x "$stall" --args} "$testpmd" "${mem[@]}" --no-pci --file-prefix="tidevh$$-$tag" --lcores='0@0,1@0' \
-		--vdev="net_virtio_user0,$vdev" -- -i --total-num-mbufs=8192 --forward-mode=io \
-		--auto-start --nb-cores=1 "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
-	tp=$!
-	pids+=("$tp")
-	eval "exec {fd_$tag}>\"$dir/$tag.in\""
-	eval "tp_$tag=$tp"
-}
-tp_cmd() { local fd; eval "fd=\$fd_$1"; echo "$2" >&"$fd"; }
-blocks() { grep -ac 'NIC statistics for port 0' "$dir/$1.log"; }
-newblock() { [ "$(blocks "$1")" -gt "$2" ] && [ "$(grep -ac 'TX-packets' "$dir/$1.log")" -gt "$2" ]; }
-# tp_stats TAG: sets tp_rx and tp_tx from a fresh "show port stats" block.
-tp_stats() {
-	local before; before=$(blocks "$1")
-	tp_cmd "$1" "show port stats 0"
-	wait_for 10 newblock "$1" "$before" || { echo "no stats from testpmd $1"; return 1; }
-	tp_rx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /RX-packets:/ {print $2; exit}' "$dir/$1.log")
-	tp_tx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /TX-packets:/ {print $2; exit}' "$dir/$1.log")
+	tp_launch "$tag" ${stall:+"$gdb" -q -batch -x "$stall" --args} "$testpmd" "${mem[@]}" --no-pci \
+		--file-prefix="$tp_px-$tag" --lcores='0@0,1@0' --vdev="net_virtio_user0,$vdev" -- -i \
+		--total-num-mbufs=8192 --forward-mode=io --auto-start --nb-cores=1 "$@"
 }
 # link_is TAG up|down: a fresh "show port info" of testpmd TAG says its link is up/down.
 link_is() {
@@ -129,13 +84,6 @@ ready() {
 	wait_for 30 tp_started "$1" || { echo "FAIL: testpmd $1 did not start its port"; fail=1; }
 	touch "$dir/start.$2"
 }
-# tp_kill TAG: kill -9 testpmd TAG and remove the hugepage files it leaves behind.
-tp_kill() {
-	local p; eval "p=\$tp_$1"
-	kill -9 "$p"; wait "$p" 2>/dev/null
-	[ -n "${HUGE_DIR:-}" ] && rm -f "$HUGE_DIR/tidevh$$-$1"map_*
-}
-tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "! kill -0 $p 2>/dev/null" || kill -9 "$p"; }
 
 # peer_start SPEC SIZE QUEUES SESSIONS: tide in the background, output in $dir/peer.out.
 peer_start() {

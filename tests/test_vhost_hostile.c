@@ -101,6 +101,17 @@ static uint8_t pat(unsigned seq, unsigned i)
 	return (uint8_t)(seq * 31 + i);
 }
 
+/* @m is frame @seq (pat()) of @len bytes. */
+static void check_frame(const struct tide_mbuf *m, unsigned seq, unsigned len)
+{
+	uint8_t b[300];
+
+	FE_CHECK(m->pkt_len == len && len <= sizeof(b));
+	FE_CHECK(tide_mbuf_read(m, 0, len, b) == 0);
+	for (unsigned j = 0; j < len; j++)
+		FE_CHECK(b[j] == pat(seq, j));
+}
+
 static struct tide_mbuf *mkpkt(unsigned seq, unsigned len)
 {
 	struct tide_mbuf *head = NULL;
@@ -145,14 +156,8 @@ static void traffic(struct fe *f)
 	while (got < 8) {
 		k = tide_rx_burst(rq, pk, 16);
 		FE_CHECK(k > 0);
-		for (unsigned i = 0; i < k; i++, got++) {
-			uint8_t b[200];
-
-			FE_CHECK(pk[i]->pkt_len == 100 + got);
-			FE_CHECK(tide_mbuf_read(pk[i], 0, pk[i]->pkt_len, b) == 0);
-			for (unsigned j = 0; j < pk[i]->pkt_len; j++)
-				FE_CHECK(b[j] == pat(got, j));
-		}
+		for (unsigned i = 0; i < k; i++, got++)
+			check_frame(pk[i], got, 100 + got);
 		tide_mbuf_free_bulk(pk, k);
 	}
 	FE_CHECK((uint16_t)(gtx->used->idx - used0) == 8);
@@ -895,12 +900,8 @@ static void pk_traffic(struct fe *f)
 			FE_CHECK(k > 0);
 			for (unsigned i = 0; i < k; i++, got++) {
 				unsigned seq = round * 8 + got;
-				uint8_t b[200];
 
-				FE_CHECK(pk[i]->pkt_len == 60 + seq % 100);
-				FE_CHECK(tide_mbuf_read(pk[i], 0, pk[i]->pkt_len, b) == 0);
-				for (unsigned j = 0; j < pk[i]->pkt_len; j++)
-					FE_CHECK(b[j] == pat(seq, j));
+				check_frame(pk[i], seq, 60 + seq % 100);
 			}
 			tide_mbuf_free_bulk(pk, k);
 		}
@@ -1384,14 +1385,8 @@ static void split_inorder_check(struct fe *f)
 		}
 		k = tide_rx_burst(rq, pk, (uint16_t)take[r]);
 		FE_CHECK(k == (r == 3 ? chains[r] - 1 : chains[r]));
-		for (unsigned i = 0; i < k; i++, seq++) {
-			uint8_t b[200];
-
-			FE_CHECK(pk[i]->pkt_len == 60 + seq % 50);
-			FE_CHECK(tide_mbuf_read(pk[i], 0, pk[i]->pkt_len, b) == 0);
-			for (unsigned j = 0; j < pk[i]->pkt_len; j++)
-				FE_CHECK(b[j] == pat(seq, j));
-		}
+		for (unsigned i = 0; i < k; i++, seq++)
+			check_frame(pk[i], seq, 60 + seq % 50);
 		tide_mbuf_free_bulk(pk, k);
 		/* Chain j of the burst is avail entry u + j, descriptor slot (u + j) % FE_NUM. */
 		FE_CHECK((uint16_t)(gtx->used->idx - u) == chains[r]);
@@ -1495,15 +1490,8 @@ static void pk_inorder_check(struct fe *f)
 	pk_chain_post(f, 1, 13, seq + 3, 0, 8);
 	k = tide_rx_burst(rq, pk, 32);
 	FE_CHECK(k == 3);
-	for (unsigned i = 0; i < k; i++) {
-		uint8_t b[300];
-		unsigned len = i == 0 ? 64 : i == 1 ? 300 : 90;
-
-		FE_CHECK(pk[i]->pkt_len == len);
-		FE_CHECK(tide_mbuf_read(pk[i], 0, len, b) == 0);
-		for (unsigned j = 0; j < len; j++)
-			FE_CHECK(b[j] == pat(seq + i, j));
-	}
+	for (unsigned i = 0; i < k; i++)
+		check_frame(pk[i], seq + i, i == 0 ? 64 : i == 1 ? 300 : 90);
 	tide_mbuf_free_bulk(pk, k);
 	seq += 4;
 	FE_CHECK(tide_port_stats_get(P, &st1) == 0);

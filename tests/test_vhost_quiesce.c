@@ -16,12 +16,8 @@
  * a message, not a hang. The frontend is tests/vhost_front.h in this process; its leaving
  * (socket closed) makes the control thread stop both vrings.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 #include <tide/lcore.h>
@@ -29,46 +25,11 @@
 #include <tide/port.h>
 #include <tide/vhost.h>
 
+#include "membarrier_fail.h"
 #include "quiesce.h"
 #include "vhost_front.h"
 
 #define WAIT_S 5
-
-static int mb_fail; /* armed: the barrier commands fail with EPERM */
-
-/*
- * The library calls syscall(__NR_membarrier, cmd, 0, 0); this definition in the test binary
- * comes first. Armed, it fails the two barrier commands, as a seccomp filter installed after
- * the probe would; every other call goes to the C library.
- */
-long syscall(long nr, ...)
-{
-	static long (*real)(long, ...);
-	long a[6];
-	va_list ap;
-
-	va_start(ap, nr);
-	if (nr == __NR_membarrier) {
-		int cmd = va_arg(ap, int);
-		unsigned flags = va_arg(ap, unsigned);
-		int cpu = va_arg(ap, int);
-
-		va_end(ap);
-		if (__atomic_load_n(&mb_fail, __ATOMIC_RELAXED) &&
-		    (cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED || cmd == MEMBARRIER_CMD_GLOBAL)) {
-			errno = EPERM;
-			return -1;
-		}
-		a[0] = cmd, a[1] = flags, a[2] = cpu, a[3] = a[4] = a[5] = 0;
-	} else {
-		for (int i = 0; i < 6; i++)
-			a[i] = va_arg(ap, long);
-		va_end(ap);
-	}
-	if (real == NULL)
-		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
 
 static struct tide_port *P;
 static struct tide_pool *pool;
@@ -179,7 +140,7 @@ static void run_case(int call, const char *what)
 	}
 	FE_CHECK(pthread_create(&w, NULL, w_main, NULL) == 0);
 	FE_CHECK(wait_flag(&w_ready, WAIT_S));
-	__atomic_store_n(&mb_fail, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb_errno, EPERM, __ATOMIC_RELAXED);
 	close(f.sock); /* the frontend leaves: the control thread stops both vrings */
 	f.sock = -1;
 	if (!wait_flag(&in_grace, WAIT_S)) {
@@ -200,7 +161,7 @@ static void run_case(int call, const char *what)
 		pause_ms(1);
 	}
 	FE_CHECK(tide_vhost_info_get(P, &vi) == 0);
-	__atomic_store_n(&mb_fail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb_errno, 0, __ATOMIC_RELAXED);
 	printf("ok   %s: the worker's call returned during the grace period; %s\n", what,
 	       vi.reason);
 	fe_fini(&f);

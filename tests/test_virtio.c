@@ -202,6 +202,26 @@ static uint64_t xstat(struct tide_port *p, const char *name)
 	return v;
 }
 
+/* Stop and close both ports; every pool (the sender's other one too) whole, then freed. */
+static void sides_close(struct side *v, struct side *h)
+{
+	assert_int_equal(tide_port_stop(v->p), 0);
+	assert_int_equal(tide_port_stop(h->p), 0);
+	tide_port_close(v->p);
+	tide_port_close(h->p);
+	tide_pool_cache_flush(v->pool);
+	tide_pool_cache_flush(h->pool);
+	assert_pool_full(v->pool);
+	assert_pool_full(h->pool);
+	tide_pool_free(v->pool);
+	tide_pool_free(h->pool);
+	if (v->other) {
+		tide_pool_cache_flush(v->other);
+		assert_pool_full(v->other);
+		tide_pool_free(v->other);
+	}
+}
+
 struct run {
 	const char *virtio;   /* extra keys of the virtio port */
 	const char *vhost;    /* of the vhost port */
@@ -295,82 +315,58 @@ static void exchange(const struct run *r)
 	} else {
 		assert_int_equal(st.opackets, want_h);
 	}
-	assert_int_equal(tide_port_stop(v.p), 0);
-	assert_int_equal(tide_port_stop(h.p), 0);
-	tide_port_close(v.p);
-	tide_port_close(h.p);
-	tide_pool_cache_flush(v.pool);
-	tide_pool_cache_flush(h.pool);
-	assert_pool_full(v.pool);
-	assert_pool_full(h.pool);
-	tide_pool_free(v.pool);
-	tide_pool_free(h.pool);
-	if (v.other) {
-		tide_pool_cache_flush(v.other);
-		assert_pool_full(v.other);
-		tide_pool_free(v.other);
-	}
+	sides_close(&v, &h);
 }
 
-/* 64-byte frames both ways, VIRTIO_F_IN_ORDER: Tx completes by count. */
-static void test_small_in_order(void **state)
+/*
+ * The exchanges, one per row: {virtio keys, vhost keys, dataroom, v2h, h2v, h2v_dropped,
+ * min_segs, on, off, bounce, txfree, recycles, v2h_dropped} (struct run).
+ */
+static const struct {
+	const char *name;
+	struct run r;
+} exchanges[] = {
+    /* 64-byte frames both ways, VIRTIO_F_IN_ORDER: Tx completes by count. */
+    {"small_in_order", {"", "", 0, 64, 64, false, 1, F_IN_ORDER | F_MRG, F_EVENT}},
+    {"large_in_order", {"", "", 0, 1518, 1518, false, 1, F_IN_ORDER, 0}},
+    /* Without VIRTIO_F_IN_ORDER: every used id is read, checked and marks its slot. */
+    {"small_per_id", {",in_order=no", "", 0, 64, 64, false, 1, 0, F_IN_ORDER}},
+    {"large_per_id", {",in_order=no", ",in_order=no", 0, 1518, 1518, false, 1, 0, F_IN_ORDER}},
+    /* The event index negotiated: kicks follow avail_event instead of the used flags. */
+    {"event_idx", {",event_idx=yes", "", 0, 64, 1518, false, 1, F_EVENT, 0}},
+    /* Receive buffers of 512 bytes: 1518-byte frames span three with MRG_RXBUF... */
+    {"mergeable", {",mrg_rxbuf=yes", "", 512, 64, 1518, false, 3, F_MRG, 0}},
+    /* ...and without it the backend cannot place them: it drops and counts every one. */
+    {"not_mergeable", {",mrg_rxbuf=no", "", 512, 64, 1518, true, 1, 0, F_MRG}},
+    /* The release policies: the fast-free contract, and recycling into the Rx refill (auto
+     * pairing: the Rx queue this thread polled last takes the Tx queue's completed
+     * buffers). */
+    {"txfree_fast", {"", "", 0, 64, 64, false, 1, F_IN_ORDER, 0, false, TIDE_TXFREE_FAST, false}},
+    {"txfree_recycle",
+     {"", "", 0, 64, 64, false, 1, F_IN_ORDER, 0, false, TIDE_TXFREE_RECYCLE, true}},
+    /* Packets the device cannot read in place (a pool outside the memory table, a second
+     * reference) are copied into the port's pool, each counted; the originals are freed. */
+    {"bounce", {"", "", 0, 200, 64, false, 1, 0, 0, true}},
+    /* Frames of several segments (1518 bytes in 512-byte mbufs) go out in place through an
+     * indirect descriptor table... */
+    {"tx_chains", {"", "", 512, 1518, 64, false, 1, F_INDIRECT, 0}},
+    /* ...and without VIRTIO_RING_F_INDIRECT_DESC they are copied into one mbuf when that
+     * fits, else dropped and counted (here: 1518 bytes do not fit a 512-byte data room). */
+    {"tx_chains_no_indirect",
+     {"", ",indirect=no", 512, 1518, 64, false, 1, 0, F_INDIRECT, false, 0, false, true}},
+    /* Chains the device cannot take in place: more segments than an indirect table holds
+     * (4200 bytes: 9 segments), or segments from a pool outside the memory table (or with a
+     * second reference). They do not fit one mbuf either: dropped and counted, never
+     * sent. */
+    {"tx_chains_refused_segs",
+     {"", "", 512, 4200, 64, false, 1, F_INDIRECT, 0, false, 0, false, true}},
+    {"tx_chains_refused_pool",
+     {"", "", 512, 1518, 64, false, 1, F_INDIRECT, 0, true, 0, false, true}},
+};
+
+static void test_exchange(void **state)
 {
-	struct run r = {"", "", 0, 64, 64, false, 1, F_IN_ORDER | F_MRG, F_EVENT};
-
-	(void)state;
-	exchange(&r);
-}
-
-static void test_large_in_order(void **state)
-{
-	struct run r = {"", "", 0, 1518, 1518, false, 1, F_IN_ORDER, 0};
-
-	(void)state;
-	exchange(&r);
-}
-
-/* Without VIRTIO_F_IN_ORDER: every used id is read, checked and marks its slot. */
-static void test_small_per_id(void **state)
-{
-	struct run r = {",in_order=no", "", 0, 64, 64, false, 1, 0, F_IN_ORDER};
-
-	(void)state;
-	exchange(&r);
-}
-
-static void test_large_per_id(void **state)
-{
-	struct run r = {",in_order=no", ",in_order=no", 0, 1518, 1518, false, 1, 0, F_IN_ORDER};
-
-	(void)state;
-	exchange(&r);
-}
-
-/* The event index negotiated: kicks follow avail_event instead of the used flags. */
-static void test_event_idx(void **state)
-{
-	struct run r = {",event_idx=yes", "", 0, 64, 1518, false, 1, F_EVENT, 0};
-
-	(void)state;
-	exchange(&r);
-}
-
-/* Receive buffers of 512 bytes: 1518-byte frames span three with MRG_RXBUF... */
-static void test_mergeable(void **state)
-{
-	struct run r = {",mrg_rxbuf=yes", "", 512, 64, 1518, false, 3, F_MRG, 0};
-
-	(void)state;
-	exchange(&r);
-}
-
-/* ...and without it the backend cannot place them: it drops and counts every one. */
-static void test_not_mergeable(void **state)
-{
-	struct run r = {",mrg_rxbuf=no", "", 512, 64, 1518, true, 1, 0, F_MRG};
-
-	(void)state;
-	exchange(&r);
+	exchange(*state);
 }
 
 /* Move frames both ways until @v and @h have each received @want (64 bytes). */
@@ -436,44 +432,7 @@ static void test_reconnect(void **state)
 	h.got = v.sent; /* the 64 of the old connection are gone */
 	pump(&v, &h, 2064, 2000);
 	assert_int_equal(xstat(v.p, "virtio_faults"), 0);
-	assert_int_equal(tide_port_stop(v.p), 0);
-	assert_int_equal(tide_port_stop(h.p), 0);
-	tide_port_close(v.p);
-	tide_port_close(h.p);
-	tide_pool_cache_flush(v.pool);
-	tide_pool_cache_flush(h.pool);
-	assert_pool_full(v.pool);
-	assert_pool_full(h.pool);
-	tide_pool_free(v.pool);
-	tide_pool_free(h.pool);
-}
-
-/* The release policies: the fast-free contract, and recycling into the Rx refill (auto
- * pairing: the Rx queue this thread polled last takes the Tx queue's completed buffers). */
-static void test_txfree_fast(void **state)
-{
-	struct run r = {"", "", 0, 64, 64, false, 1, F_IN_ORDER, 0, false, TIDE_TXFREE_FAST, false};
-
-	(void)state;
-	exchange(&r);
-}
-
-static void test_txfree_recycle(void **state)
-{
-	struct run r = {"", "", 0, 64, 64, false, 1, F_IN_ORDER, 0, false, TIDE_TXFREE_RECYCLE, true};
-
-	(void)state;
-	exchange(&r);
-}
-
-/* Packets the device cannot read in place (a pool outside the memory table, a second
- * reference) are copied into the port's pool, each counted; the originals are freed. */
-static void test_bounce(void **state)
-{
-	struct run r = {"", "", 0, 200, 64, false, 1, 0, 0, true};
-
-	(void)state;
-	exchange(&r);
+	sides_close(&v, &h);
 }
 
 /* Two queue pairs (VIRTIO_NET_F_MQ, VHOST_USER_PROTOCOL_F_MQ): each queue's frames stay on
@@ -563,42 +522,6 @@ static void test_no_backend(void **state)
 	tide_pool_free(v.pool);
 }
 
-/* Frames of several segments (1518 bytes in 512-byte mbufs) go out in place through an
- * indirect descriptor table... */
-static void test_tx_chains(void **state)
-{
-	struct run r = {"", "", 512, 1518, 64, false, 1, F_INDIRECT, 0};
-
-	(void)state;
-	exchange(&r);
-}
-
-/* ...and without VIRTIO_RING_F_INDIRECT_DESC they are copied into one mbuf when that fits,
- * else dropped and counted (here: 1518 bytes do not fit a 512-byte data room). */
-static void test_tx_chains_no_indirect(void **state)
-{
-	struct run r = {"", ",indirect=no", 512, 1518, 64, false, 1, 0, F_INDIRECT};
-
-	(void)state;
-	r.v2h_dropped = true;
-	exchange(&r);
-}
-
-/* Chains the device cannot take in place: more segments than an indirect table holds, or
- * segments from a pool outside the memory table (or with a second reference). They do not
- * fit one mbuf either: dropped and counted, never sent. */
-static void test_tx_chains_refused(void **state)
-{
-	struct run r = {"", "", 512, 4200, 64, false, 1, F_INDIRECT, 0};
-	struct run p = {"", "", 512, 1518, 64, false, 1, F_INDIRECT, 0, true};
-
-	(void)state;
-	r.v2h_dropped = true; /* 9 segments */
-	exchange(&r);
-	p.v2h_dropped = true; /* 3 segments from a private pool, or shared */
-	exchange(&p);
-}
-
 /* A pool the backend cannot map is refused when the queue is set up, with a reason. */
 static char logged[512];
 
@@ -633,26 +556,18 @@ static void test_pool_not_shared(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small_in_order),
-		cmocka_unit_test(test_large_in_order),
-		cmocka_unit_test(test_small_per_id),
-		cmocka_unit_test(test_large_per_id),
-		cmocka_unit_test(test_event_idx),
-		cmocka_unit_test(test_mergeable),
-		cmocka_unit_test(test_not_mergeable),
-		cmocka_unit_test(test_txfree_fast),
-		cmocka_unit_test(test_txfree_recycle),
-		cmocka_unit_test(test_bounce),
-		cmocka_unit_test(test_reconnect),
-		cmocka_unit_test(test_tx_chains),
-		cmocka_unit_test(test_tx_chains_no_indirect),
-		cmocka_unit_test(test_tx_chains_refused),
-		cmocka_unit_test(test_two_queues),
-		cmocka_unit_test(test_no_backend),
-		cmocka_unit_test(test_pool_not_shared),
+	enum { NX = sizeof(exchanges) / sizeof(exchanges[0]) };
+	struct CMUnitTest tests[NX + 4] = {
+	    [NX] = cmocka_unit_test(test_reconnect),
+	    [NX + 1] = cmocka_unit_test(test_two_queues),
+	    [NX + 2] = cmocka_unit_test(test_no_backend),
+	    [NX + 3] = cmocka_unit_test(test_pool_not_shared),
 	};
 
+	for (unsigned i = 0; i < NX; i++)
+		tests[i] = (struct CMUnitTest){.name = exchanges[i].name,
+					       .test_func = test_exchange,
+					       .initial_state = (void *)&exchanges[i].r};
 	if (tide_thread_register() < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -21,53 +21,20 @@ peer=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" >&2; exit 77; }
 dir=$(mktemp -d /tmp/tide-virtio-dpdk-XXXXXX)
-pids=()
-prefixes=()
-huge_state=$dir/huge.json
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ -e "$huge_state" ]; then
-		python3 "$root/bench/hugepages.py" release --state "$huge_state" \
-			"${prefixes[@]/#/--prefix=}" 2>/dev/null
-	fi
-	rm -rf "$dir" /var/run/dpdk/tidevio$$-* 2>/dev/null
-}
-trap cleanup EXIT
-HUGE_DIR=
-if eval "$(python3 "$root/bench/hugepages.py" reserve --pages 160 --state "$huge_state" 2>"$dir/huge.err")" &&
-	[ -n "${HUGE_DIR:-}" ]; then
-	mem=(--huge-dir "$HUGE_DIR" -m 128 --single-file-segments)
-	echo "testpmd on 2 MiB hugepages ($HUGE_DIR)"
-else
-	mem=(--no-huge -m 256)
-	echo "testpmd with --no-huge: no hugepages: $(cat "$dir/huge.err")"
-fi
+tp_px=tidevio$$
+# shellcheck source=tests/testpmd_lib.sh
+. "$root/tests/testpmd_lib.sh"
+tp_memory 160
 count=${VIRTIO_COUNT:-10000}
 fail=0
 n=0
 
-wait_for() {
-	local t=$1; shift
-	local end=$((SECONDS + t))
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
-
 # tp_start TAG VDEV_ARGS [testpmd options]: interactive testpmd fed from a FIFO.
 tp_start() {
 	local tag=$1 vdev=$2; shift 2
-	mkfifo "$dir/$tag.in"
-	prefixes+=("tidevio$$-$tag")
-	stdbuf -oL "$testpmd" "${mem[@]}" --no-pci --file-prefix="tidevio$$-$tag" --lcores='0@0,1@0' \
-		--vdev="net_vhost0,$vdev" -- -i --total-num-mbufs=8192 \
-		--nb-cores=1 --no-flush-rx "$@" <"$dir/$tag.in" >"$dir/$tag.log" 2>&1 &
-	tp=$!
-	pids+=("$tp")
-	eval "exec {fd_$tag}>\"$dir/$tag.in\""
-	eval "tp_$tag=$tp"
+	tp_launch "$tag" "$testpmd" "${mem[@]}" --no-pci --file-prefix="$tp_px-$tag" \
+		--lcores='0@0,1@0' --vdev="net_vhost0,$vdev" -- -i --total-num-mbufs=8192 \
+		--nb-cores=1 --no-flush-rx "$@"
 	# io forwarding that retries a full receive ring (for up to 1 s) instead of dropping at
 	# once, since the two share CPUs with whatever else runs here; and no
 	# flush of the receive queue at the start of forwarding (--no-flush-rx): tide may send
@@ -76,22 +43,6 @@ tp_start() {
 	tp_cmd "$tag" "set burst tx delay 10 retry 100000"
 	tp_cmd "$tag" "set fwd io retry"
 	tp_cmd "$tag" "start"
-}
-tp_cmd() { local fd; eval "fd=\$fd_$1"; echo "$2" >&"$fd"; }
-blocks() { grep -ac 'NIC statistics for port 0' "$dir/$1.log"; }
-newblock() { [ "$(blocks "$1")" -gt "$2" ] && [ "$(grep -ac 'TX-packets' "$dir/$1.log")" -gt "$2" ]; }
-tp_stats() {
-	local before; before=$(blocks "$1")
-	tp_cmd "$1" "show port stats 0"
-	wait_for 10 newblock "$1" "$before" || { echo "no stats from testpmd $1"; return 1; }
-	tp_rx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /RX-packets:/ {print $2; exit}' "$dir/$1.log")
-	tp_tx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /TX-packets:/ {print $2; exit}' "$dir/$1.log")
-}
-tp_quit() { tp_cmd "$1" "quit"; local p; eval "p=\$tp_$1"; wait_for 10 bash -c "! kill -0 $p 2>/dev/null" || kill -9 "$p"; }
-tp_kill() {
-	local p; eval "p=\$tp_$1"
-	kill -9 "$p"; wait "$p" 2>/dev/null
-	[ -n "${HUGE_DIR:-}" ] && rm -f "$HUGE_DIR/tidevio$$-$1"map_*
 }
 peer_start() {
 	"$peer" "$1" 60 "$count" "$2" "$3" >"$dir/peer.out" 2>"$dir/peer.err" &

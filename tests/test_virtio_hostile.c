@@ -274,151 +274,86 @@ static void expect_fault(struct env *e, const char *reason, bool rx)
 	tide_pool_free(e->pool);
 }
 
-/* Tx, per-id completion: a used id beyond the queue size. */
-static void test_tx_used_id_out_of_range(void **state)
+/*
+ * The used-ring cases: one rule broken in what the backend writes into a used ring. Tx
+ * cases (vring 1) first have four packets sent; Rx cases (vring 0) find the receive
+ * buffers posted. @nb >= 0: the first Rx buffer's virtio-net header (mergeable buffers) is
+ * zeroed and its num_buffers set to @nb. Each used entry's length is @len, or with
+ * @past > 0 one byte more than posted descriptor @past - 1 holds.
+ */
+struct used_case {
+	const char *name;
+	uint64_t features;
+	const char *keys;
+	bool rx;
+	int nb;
+	unsigned n;
+	struct {
+		uint32_t id, len;
+		int past;
+	} used[2];
+	uint16_t idx; /* used->idx published */
+	const char *reason;
+};
+
+#define F_MRG VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF)
+
+static const struct used_case used_cases[] = {
+    /* Tx, per-id completion: a used id beyond the queue size; the same buffer used twice. */
+    {"tx_used_id_out_of_range", 0, ",in_order=no", false, -1, 1, {{9999, 0, 0}}, 1,
+     "used id beyond the queue size"},
+    {"tx_used_id_twice", 0, ",in_order=no", false, -1, 2, {{2, 0, 0}, {2, 0, 0}}, 2,
+     "used id of a buffer not in flight"},
+    /* Tx, in-order completion by count: used->idx moves past the 4 buffers made available. */
+    {"tx_used_idx_jump", VIRTIO_BIT(VIRTIO_F_IN_ORDER), "", false, -1, 0, {{0}}, 5,
+     "used index moved past the posted buffers"},
+    /* Rx: used->idx jumps beyond the ring (more entries than buffers posted). */
+    {"rx_used_idx_jump", 0, "", true, -1, 0, {{0}}, 256 + 7,
+     "used index moved past the posted buffers"},
+    /* Rx: a used id beyond the queue size. */
+    {"rx_used_id_out_of_range", 0, "", true, -1, 1, {{256, 64, 0}}, 1,
+     "used id beyond the queue size"},
+    /* Rx: the same buffer used twice (the first use is a good packet). */
+    {"rx_used_id_twice", 0, "", true, -1, 2, {{5, 12 + 60, 0}, {5, 12 + 60, 0}}, 2,
+     "used id of a buffer not posted"},
+    /* Rx: a length beyond the posted buffer; one shorter than the virtio-net header. */
+    {"rx_used_len", 0, "", true, -1, 1, {{0, 0, 1}}, 1, "used length outside the posted buffer"},
+    {"rx_used_len_short", 0, "", true, -1, 1, {{0, 5, 0}}, 1,
+     "used length outside the posted buffer"},
+    /* Rx, mergeable buffers: num_buffers beyond what is posted, and of 0. */
+    {"rx_num_buffers", F_MRG, "", true, 300, 1, {{0, 12 + 60, 0}}, 1,
+     "num_buffers of 0 or beyond the posted buffers"},
+    {"rx_num_buffers_zero", F_MRG, "", true, 0, 1, {{0, 12 + 60, 0}}, 1,
+     "num_buffers of 0 or beyond the posted buffers"},
+    /* Rx, mergeable buffers: the second buffer of a packet longer than posted. */
+    {"rx_mrg_second_len", F_MRG, "", true, 2, 2, {{0, 12 + 60, 0}, {1, 0, 2}}, 2,
+     "used length outside the posted buffer"},
+};
+
+static void test_used(void **state)
 {
+	const struct used_case *c = *state;
+	unsigned v = c->rx ? 0 : 1;
 	struct env e;
 
-	(void)state;
-	env_up(&e, 0, ",in_order=no");
-	send4(&e);
-	used_put(e.b.used[1], e.b.num[1], 0, 9999, 0);
-	used_publish(e.b.used[1], 1);
-	expect_fault(&e, "used id beyond the queue size", false);
-}
+	env_up(&e, c->features, c->keys);
+	if (!c->rx)
+		send4(&e);
+	if (c->nb >= 0) {
+		struct virtio_net_hdr_mrg *h =
+		    (struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][0].addr;
 
-/* Tx, per-id completion: the same buffer used twice. */
-static void test_tx_used_id_twice(void **state)
-{
-	struct env e;
+		memset(h, 0, sizeof(*h));
+		h->num_buffers = (uint16_t)c->nb;
+	}
+	for (unsigned i = 0; i < c->n; i++) {
+		uint32_t len = c->used[i].past ? e.b.desc[v][c->used[i].past - 1].len + 1
+					       : c->used[i].len;
 
-	(void)state;
-	env_up(&e, 0, ",in_order=no");
-	send4(&e);
-	used_put(e.b.used[1], e.b.num[1], 0, 2, 0);
-	used_put(e.b.used[1], e.b.num[1], 1, 2, 0);
-	used_publish(e.b.used[1], 2);
-	expect_fault(&e, "used id of a buffer not in flight", false);
-}
-
-/* Tx, in-order completion by count: used->idx moves past the 4 buffers made available. */
-static void test_tx_used_idx_jump(void **state)
-{
-	struct env e;
-
-	(void)state;
-	env_up(&e, VIRTIO_BIT(VIRTIO_F_IN_ORDER), "");
-	send4(&e);
-	used_publish(e.b.used[1], 5);
-	expect_fault(&e, "used index moved past the posted buffers", false);
-}
-
-/* Rx: used->idx jumps beyond the ring (more entries than buffers posted). */
-static void test_rx_used_idx_jump(void **state)
-{
-	struct env e;
-
-	(void)state;
-	env_up(&e, 0, "");
-	used_publish(e.b.used[0], 256 + 7);
-	expect_fault(&e, "used index moved past the posted buffers", true);
-}
-
-/* Rx: a used id beyond the queue size. */
-static void test_rx_used_id_out_of_range(void **state)
-{
-	struct env e;
-
-	(void)state;
-	env_up(&e, 0, "");
-	used_put(e.b.used[0], 256, 0, 256, 64);
-	used_publish(e.b.used[0], 1);
-	expect_fault(&e, "used id beyond the queue size", true);
-}
-
-/* Rx: the same buffer used twice (the first use is a good packet). */
-static void test_rx_used_id_twice(void **state)
-{
-	struct env e;
-
-	(void)state;
-	env_up(&e, 0, "");
-	used_put(e.b.used[0], 256, 0, 5, 12 + 60);
-	used_put(e.b.used[0], 256, 1, 5, 12 + 60);
-	used_publish(e.b.used[0], 2);
-	expect_fault(&e, "used id of a buffer not posted", true);
-}
-
-/* Rx: a length beyond the posted buffer. */
-static void test_rx_used_len(void **state)
-{
-	struct env e;
-
-	(void)state;
-	env_up(&e, 0, "");
-	used_put(e.b.used[0], 256, 0, 0, e.b.desc[0][0].len + 1);
-	used_publish(e.b.used[0], 1);
-	expect_fault(&e, "used length outside the posted buffer", true);
-}
-
-/* Rx: a length shorter than the virtio-net header. */
-static void test_rx_used_len_short(void **state)
-{
-	struct env e;
-
-	(void)state;
-	env_up(&e, 0, "");
-	used_put(e.b.used[0], 256, 0, 0, 5);
-	used_publish(e.b.used[0], 1);
-	expect_fault(&e, "used length outside the posted buffer", true);
-}
-
-/* Rx, mergeable buffers: num_buffers of 0. */
-static void test_rx_num_buffers_zero(void **state)
-{
-	struct env e;
-	struct virtio_net_hdr_mrg *h;
-
-	(void)state;
-	env_up(&e, VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF), "");
-	h = (struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][0].addr;
-	memset(h, 0, sizeof(*h));
-	used_put(e.b.used[0], 256, 0, 0, 12 + 60);
-	used_publish(e.b.used[0], 1);
-	expect_fault(&e, "num_buffers of 0 or beyond the posted buffers", true);
-}
-
-/* Rx, mergeable buffers: the second buffer of a packet longer than posted. */
-static void test_rx_mrg_second_len(void **state)
-{
-	struct env e;
-	struct virtio_net_hdr_mrg *h;
-
-	(void)state;
-	env_up(&e, VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF), "");
-	h = (struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][0].addr;
-	memset(h, 0, sizeof(*h));
-	h->num_buffers = 2;
-	used_put(e.b.used[0], 256, 0, 0, 12 + 60);
-	used_put(e.b.used[0], 256, 1, 1, e.b.desc[0][1].len + 1);
-	used_publish(e.b.used[0], 2);
-	expect_fault(&e, "used length outside the posted buffer", true);
-}
-
-/* Rx, mergeable buffers: num_buffers beyond what is posted. */
-static void test_rx_num_buffers(void **state)
-{
-	struct env e;
-	struct virtio_net_hdr_mrg *h;
-
-	(void)state;
-	env_up(&e, VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF), "");
-	h = (struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][0].addr;
-	memset(h, 0, sizeof(*h));
-	h->num_buffers = 300;
-	used_put(e.b.used[0], 256, 0, 0, 12 + 60);
-	used_publish(e.b.used[0], 1);
-	expect_fault(&e, "num_buffers of 0 or beyond the posted buffers", true);
+		used_put(e.b.used[v], e.b.num[v], (uint16_t)i, c->used[i].id, len);
+	}
+	used_publish(e.b.used[v], c->idx);
+	expect_fault(&e, c->reason, c->rx);
 }
 
 /* Serve the handshake until the frontend closes the connection; then the reason, the
@@ -508,23 +443,17 @@ static int teardown(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tx_used_id_out_of_range),
-		cmocka_unit_test(test_tx_used_id_twice),
-		cmocka_unit_test(test_tx_used_idx_jump),
-		cmocka_unit_test(test_rx_used_idx_jump),
-		cmocka_unit_test(test_rx_used_id_out_of_range),
-		cmocka_unit_test(test_rx_used_id_twice),
-		cmocka_unit_test(test_rx_used_len),
-		cmocka_unit_test(test_rx_num_buffers),
-		cmocka_unit_test(test_rx_used_len_short),
-		cmocka_unit_test(test_rx_num_buffers_zero),
-		cmocka_unit_test(test_rx_mrg_second_len),
-		cmocka_unit_test(test_no_version_1),
-		cmocka_unit_test(test_bad_reply),
-		cmocka_unit_test(test_nack),
+	enum { NU = sizeof(used_cases) / sizeof(used_cases[0]) };
+	struct CMUnitTest tests[NU + 3] = {
+	    [NU] = cmocka_unit_test(test_no_version_1),
+	    [NU + 1] = cmocka_unit_test(test_bad_reply),
+	    [NU + 2] = cmocka_unit_test(test_nack),
 	};
 
+	for (unsigned i = 0; i < NU; i++)
+		tests[i] = (struct CMUnitTest){.name = used_cases[i].name,
+					       .test_func = test_used,
+					       .initial_state = (void *)&used_cases[i]};
 	if (tide_thread_register() < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);

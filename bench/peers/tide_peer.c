@@ -22,47 +22,16 @@
 #include <tide/pool.h>
 #include <tide/ring.h>
 
-#define MAX_BULK 512
+#include "peer_loop.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void report(const char *name, uint64_t objs, uint64_t ns)
-{
-	printf("%s ns_per_obj=%.3f mops=%.3f objs=%llu\n", name, (double)ns / (double)objs,
-	       (double)objs * 1e3 / (double)ns, (unsigned long long)objs);
-}
-
-/* The timed loop on its own, so that callgrind can count it alone (--toggle-collect=pool_loop).
- * Returns the objects got and put, 0 when a get failed; *@ns: the time taken. */
-static __attribute__((noinline)) uint64_t pool_loop(struct tide_pool *p, void **objs, unsigned bulk,
-						     uint64_t budget, uint64_t *ns)
-{
-	uint64_t t0 = now_ns(), t1, n = 0;
-
-	do {
-		for (int i = 0; i < 1024; i++) {
-			if (tide_pool_get_bulk(p, objs, bulk) != 0)
-				return 0;
-			tide_pool_put_bulk(p, objs, bulk);
-		}
-		n += 1024ull * bulk;
-		t1 = now_ns();
-	} while (t1 - t0 < budget);
-	*ns = t1 - t0;
-	return n;
-}
+PEER_POOL_LOOP(struct tide_pool, tide_pool_get_bulk, tide_pool_put_bulk)
+PEER_RING_LOOP(struct tide_ring, tide_ring_enqueue_bulk, tide_ring_dequeue_bulk)
 
 static int bench_pool(unsigned bulk, unsigned ms)
 {
 	struct tide_pool_mem mi;
 	struct tide_pool *p;
-	void *objs[MAX_BULK];
+	void *objs[PEER_MAX_BULK];
 	uint64_t n, ns = 0, budget = (uint64_t)ms * 1000000ull;
 
 	if (tide_thread_register() < 0 || tide_pool_create("peer_pool", 8191, 2176, 256, NULL, &p) < 0) {
@@ -80,7 +49,7 @@ static int bench_pool(unsigned bulk, unsigned ms)
 		fprintf(stderr, "tide_peer: get_bulk failed\n");
 		return 1;
 	}
-	report("pool cache=256", n, ns);
+	peer_report("pool cache=256", n, ns);
 	tide_pool_cache_flush(p);
 	tide_pool_free(p);
 	return 0;
@@ -92,34 +61,24 @@ static int bench_ring(unsigned bulk, unsigned ms)
 		const char *name;
 		unsigned flags;
 	} kinds[] = {{"ring sp/sc", TIDE_RING_SP_ENQ | TIDE_RING_SC_DEQ}, {"ring mp/mc", 0}};
-	void *objs[MAX_BULK], *out[MAX_BULK];
+	void *objs[PEER_MAX_BULK], *out[PEER_MAX_BULK];
 
 	for (unsigned i = 0; i < bulk; i++)
 		objs[i] = (void *)(uintptr_t)(i + 1);
 	for (unsigned k = 0; k < 2; k++) {
 		struct tide_ring *r;
-		uint64_t t0, t1, n = 0, budget = (uint64_t)ms * 1000000ull, sum = 0;
+		uint64_t n, ns = 0, budget = (uint64_t)ms * 1000000ull;
 
 		if (tide_ring_create("peer_ring", 1024, kinds[k].flags, &r) < 0) {
 			fprintf(stderr, "tide_peer: ring create failed\n");
 			return 1;
 		}
-		t0 = now_ns();
-		do {
-			for (int i = 0; i < 1024; i++) {
-				tide_ring_enqueue_bulk(r, objs, bulk, NULL);
-				if (tide_ring_dequeue_bulk(r, out, bulk, NULL) != bulk) {
-					fprintf(stderr, "tide_peer: dequeue_bulk failed\n");
-					return 1;
-				}
-				sum += (uintptr_t)out[0];
-			}
-			n += 1024ull * bulk;
-			t1 = now_ns();
-		} while (t1 - t0 < budget);
-		if (sum == 0)
+		n = ring_loop(r, objs, out, bulk, budget, &ns);
+		if (n == 0) {
+			fprintf(stderr, "tide_peer: dequeue_bulk failed\n");
 			return 1;
-		report(kinds[k].name, n, t1 - t0);
+		}
+		peer_report(kinds[k].name, n, ns);
 		tide_ring_free(r);
 	}
 	return 0;
@@ -129,16 +88,8 @@ int main(int argc, char **argv)
 {
 	unsigned bulk, ms;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: tide_peer pool|ring BULK MS\n");
+	if (peer_args("tide_peer", "pool|ring BULK MS", argc, argv, &bulk, &ms) != 0)
 		return 2;
-	}
-	bulk = (unsigned)atoi(argv[2]);
-	ms = (unsigned)atoi(argv[3]);
-	if (bulk == 0 || bulk > MAX_BULK || ms == 0) {
-		fprintf(stderr, "tide_peer: BULK 1..%d, MS > 0\n", MAX_BULK);
-		return 2;
-	}
 	if (strcmp(argv[1], "pool") == 0)
 		return bench_pool(bulk, ms);
 	if (strcmp(argv[1], "ring") == 0)

@@ -524,7 +524,8 @@ static struct memif_rxq *rxq_of(struct tide_port *p, unsigned qid)
  * The interrupt calls below read the queue's ring (its flags in shared memory, its
  * eventfd) like a burst does, so they take the same guard: their own busy word (ibusy),
  * then live. A disconnect waits for a call in progress before it unmaps the ring and
- * closes the fd (quiesce() in memif_ctl.c); a call that starts after it sees live == 0.
+ * closes the fd (memif_quiesce() in memif_link.c); a call that starts after it sees
+ * live == 0.
  */
 int tide_memif_rxq_eventfd(struct tide_port *p, unsigned qid)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * memif driver: internal structures shared by the control plane (memif_ctl.c), the port
+ * memif driver: internal structures shared by the control plane (memif_ctl.h), the port
  * operations (memif.c) and the data paths (memif_copy.c, memif_zc.c).
  *
  * Threads. The control plane runs in tide_port_poll_ctl() on the application's control
@@ -230,7 +230,7 @@ static inline struct memif_port *mport(const struct tide_port *p)
 #define MEMIF_QUIESCE_MEMBARRIER 1 /* membarrier() or refuse to start */
 #define MEMIF_QUIESCE_FENCE	 2 /* a full fence in every burst entry (slower, portable) */
 
-/* ---- control plane (memif_ctl.c) ---- */
+/* ---- control plane (memif_ctl.c and the files of memif_ctl.h) ---- */
 
 int memif_ctl_start(struct memif_port *mp);
 /* Control messages on a socket (both return 0/1 or -errno / <0 with *why; see memif_ctl.c). */
@@ -268,7 +268,6 @@ bool memif_zq_step(struct memif_port *mp, uint64_t now);
 
 /* Bring the link down: queues quiesced, reason recorded, disconnect sent if @send. */
 void memif_ctl_disconnect(struct memif_port *mp, const char *reason, int kind, bool send);
-uint64_t memif_now_ns(void);
 
 /* ---- data paths ---- */
 
@@ -305,7 +304,7 @@ void memif_txq_flush(struct memif_txq *q);
 
 /*
  * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme
- * (src/quiesce.h; memif_quiesce() in memif_ctl.c is the control thread's half). @fence is
+ * (src/quiesce.h; memif_quiesce() in memif_link.c is the control thread's half). @fence is
  * set without membarrier() (quiesce=fence, or a kernel without it).
  */
 TIDE_ALWAYS_INLINE uint32_t memif_enter(uint32_t *busy,

@@ -25,6 +25,7 @@
 
 #include "log.h"
 #include "memif.h"
+#include "osutil.h"
 
 #define SOCK_PORTS   32 /* interface ids on one socket */
 #define SOCK_PENDING 8	/* connections waiting for their init */
@@ -158,7 +159,7 @@ static void pending_add(struct memif_listener *l, int fd)
 	}
 	pd = &l->pend[l->npend];
 	pd->fd = fd;
-	pd->deadline = memif_now_ns() + (uint64_t)ms * 1000000u;
+	pd->deadline = os_now_ns() + (uint64_t)ms * 1000000u;
 	memif_conn_init(&pd->conn, MEMIF_ROLE_SERVER, &lim);
 	memif_msg_hello_from_limits(&m, &lim, l->ports[0]->ifname);
 	memif_conn_sent(&pd->conn, MEMIF_MSG_HELLO);
@@ -178,7 +179,7 @@ static void pending_step(struct memif_listener *l, unsigned i)
 	struct memif_msg m;
 	int fd, rc;
 
-	if (memif_now_ns() > pd->deadline) {
+	if (os_now_ns() > pd->deadline) {
 		pending_drop(l, i, "handshake timed out");
 		return;
 	}

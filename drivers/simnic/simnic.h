@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * simnic internals shared by the driver (simnic.c) and the device model (simnic_hw.c).
+ * simnic internals shared by the driver (simnic.c, its bursts simnic_rxtx.c) and the device
+ * model (simnic_hw.c).
  * Each queue keeps the driver's state, the registers and the device's private state on
  * separate cache lines, as they would be on real hardware.
  */
@@ -180,6 +181,16 @@ simnic_mbuf_rx(struct tide_mbuf *m, struct tide_mbuf__rx_regs r, uint16_t len, u
 	m->rss_hash = rss;
 #endif
 }
+
+/* Data path (simnic_rxtx.c): the burst variants and the hooks of the Tx engine and the Rx
+ * refill, chosen at queue setup and port start. */
+tide_tx_burst_fn simnic_tx_fn(bool wb_head, bool inline_hw, bool track);
+tide_rx_burst_fn simnic_rx_fn(bool inline_hw);
+unsigned simnic_tx_advance_dd_ool(struct txc *t);
+unsigned simnic_tx_advance_head_ool(struct txc *t);
+void simnic_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
+/* Post every descriptor the pool can fill and ring the doorbell (port start). */
+void simnic_rx_fill(struct simnic_rxq *q);
 
 /* Device model entry points (simnic_hw.c). */
 /* One step of a queue's device side; returns the descriptors processed (0 when disabled). */

@@ -18,16 +18,9 @@
 #include <time.h>
 
 #include "log.h"
+#include "osutil.h"
 #include "qs.h"
 #include "simnic.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- packets ---- */
 
@@ -147,7 +140,7 @@ static unsigned rate_allow(struct simnic_dev *d, struct simnic_rxq *q, unsigned 
 
 	if (interval == 0)
 		return budget;
-	now = now_ns();
+	now = os_now_ns();
 	if (now < q->hw.next_ns)
 		return 0;
 	if (q->hw.next_ns + 1000000ull < now)

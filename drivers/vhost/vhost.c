@@ -195,6 +195,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->used_per_pkt = upp;
 	vp->unsealed_mem = unsealed;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
+	vp->rx.fds.max = VHOST_USER_MAX_FDS;
 	pthread_mutex_init(&vp->lock, NULL);
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
 		vp->vr[v].kickfd = vp->vr[v].callfd = -1;

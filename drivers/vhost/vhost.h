@@ -51,6 +51,7 @@
 #include "driver.h"
 #include "quiesce.h"
 #include "txc.h"
+#include "unix_sock.h"
 #include "vhost_proto.h"
 
 #define VHOST_MAX_QP	  16		 /* queue pairs (TIDE_MAX_QUEUES) */
@@ -166,10 +167,10 @@ struct vhost_vring {
 struct vhost_rxmsg {
 	uint8_t buf[sizeof(struct vhost_user_hdr) + VHOST_USER_MAX_PAYLOAD];
 	size_t have;
-	int fds[VHOST_USER_MAX_FDS];
-	unsigned nfds;
-	bool too_many_fds;
+	struct unix_sock_fds fds; /* max VHOST_USER_MAX_FDS */
 };
+
+_Static_assert(VHOST_USER_MAX_FDS <= UNIX_SOCK_MAX_FDS, "vhost_rxmsg fds");
 
 struct vhost_port {
 	/* Configuration (spec). */

@@ -99,7 +99,7 @@ static int handle(struct vhost_port *vp)
 	struct vhost_msg m;
 	int rc;
 
-	if (vhost_msg_decode(vp->rx.buf, vp->rx.have, vp->rx.nfds, vp->rx.too_many_fds,
+	if (vhost_msg_decode(vp->rx.buf, vp->rx.have, vp->rx.fds.n, vp->rx.fds.lost,
 			     2 * vp->queues, &m, why, sizeof(why)) < 0) {
 		vhost_disconnect(vp, KIND_CTL, "%s", why);
 		return -1;
@@ -127,13 +127,12 @@ static void ctl_wake(struct vhost_port *vp)
 static void check_faults(struct vhost_port *vp)
 {
 	for (unsigned v = 0; v < 2 * vp->queues && vp->cfd >= 0; v++) {
-		uint32_t *live, *busy;
-		struct vhost_fault_slot *fault;
+		struct quiesce_slot slot;
 		const char *f;
 
-		if (!vp->vr[v].running || vhost_vring_q(vp, v, &live, &busy, &fault) == NULL)
+		if (!vp->vr[v].running || vhost_vring_q(vp, v, &slot) == NULL)
 			continue;
-		f = __atomic_load_n(&fault->why, __ATOMIC_ACQUIRE);
+		f = __atomic_load_n(slot.fault, __ATOMIC_ACQUIRE);
 		if (f != NULL)
 			vhost_disconnect(vp, KIND_DATA, "vring %u: %s", v, f);
 	}
@@ -152,7 +151,7 @@ static void ctl_messages(struct vhost_port *vp)
 /* Milliseconds until the next connection attempt (client role, not connected). */
 static int retry_timeout(const struct vhost_port *vp)
 {
-	uint64_t now = vhost_now_ns();
+	uint64_t now = os_now_ns();
 
 	if (vp->retry_at <= now)
 		return 0;
@@ -321,7 +320,7 @@ int vhost_ctl_start(struct vhost_port *vp)
 	vhost_sock_unlisten(vp);
 fail:
 	queues_wakefd(vp, -1);
-	vhost_close_fd(&vp->wakefd);
+	os_close_fd(&vp->wakefd);
 	return rc;
 }
 
@@ -340,7 +339,7 @@ void vhost_ctl_stop(struct vhost_port *vp)
 	vhost_sock_unlisten(vp);
 	/* Every vring is stopped: no burst writes the wake fd any more. */
 	queues_wakefd(vp, -1);
-	vhost_close_fd(&vp->wakefd);
+	os_close_fd(&vp->wakefd);
 	vp->started = false;
 	pthread_mutex_unlock(&vp->lock);
 }

@@ -12,9 +12,10 @@
 #ifndef TIDE_VHOST_CTL_H
 #define TIDE_VHOST_CTL_H
 
-#include <time.h>
 #include <unistd.h>
 
+#include "osutil.h"
+#include "unix_sock.h"
 #include "vhost.h"
 #include "vhost_msg.h"
 
@@ -22,21 +23,6 @@
 #define KIND_NORMAL 0 /* the port or the frontend closed the connection */
 #define KIND_CTL    1 /* a bad message (counted in ierrors) */
 #define KIND_DATA   2 /* a rule broken in guest memory (already counted by the queue) */
-
-static inline uint64_t vhost_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline void vhost_close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
 
 /* ---- vhost_sock.c ---- */
 /*
@@ -65,10 +51,9 @@ uint8_t *vhost_uva_to_host(const struct vhost_port *vp, uint64_t uva, uint64_t l
 void vhost_unmap_all(struct vhost_port *vp);
 
 /* ---- vhost_vring.c ---- */
-/* The queue of vring @v, with its live word, busy word and fault slot; NULL if the
- * application did not set that queue up. */
-struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, uint32_t **live, uint32_t **busy,
-			       struct vhost_fault_slot **fault);
+/* The queue of vring @v, with its live word, busy word and fault reason in @slot; NULL if
+ * the application did not set that queue up. */
+struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, struct quiesce_slot *slot);
 bool vhost_packed_ring(const struct vhost_port *vp);
 void vhost_vring_stop(struct vhost_port *vp, unsigned v);
 /* Stop every vring; @was (if not NULL) records which ran. */

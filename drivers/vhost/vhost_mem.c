@@ -101,7 +101,7 @@ int vhost_msg_set_mem_table(struct vhost_port *vp, const struct vhost_msg *m)
 	const char *why = NULL;
 
 	for (i = 0; i < n && why == NULL; i++)
-		why = map_region(&m->mem.r[i], vp->rx.fds[i], vp->unsealed_mem, &nm[i]);
+		why = map_region(&m->mem.r[i], vp->rx.fds.fd[i], vp->unsealed_mem, &nm[i]);
 	if (why != NULL) {
 		for (unsigned j = 0; j + 1 < i; j++)
 			munmap(nm[j].addr, nm[j].len);

@@ -25,11 +25,8 @@ static int sock_addr(const struct vhost_port *vp, struct sockaddr_un *sa, sockle
 
 void vhost_rxmsg_reset(struct vhost_rxmsg *m)
 {
-	for (unsigned i = 0; i < m->nfds; i++)
-		vhost_close_fd(&m->fds[i]);
-	m->nfds = 0;
+	unix_sock_fds_close(&m->fds);
 	m->have = 0;
-	m->too_many_fds = false;
 }
 
 void vhost_disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
@@ -44,7 +41,7 @@ void vhost_disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
 	/* Shut down first: the frontend sees the end at once, and so does the control thread
 	 * if it waits on this socket (its poll() holds the socket open past our close). */
 	shutdown(vp->cfd, SHUT_RDWR);
-	vhost_close_fd(&vp->cfd);
+	os_close_fd(&vp->cfd);
 	va_start(ap, fmt);
 	vsnprintf(vp->reason, sizeof(vp->reason), fmt, ap);
 	va_end(ap);
@@ -60,7 +57,7 @@ void vhost_disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
 		TIDE_LOG_INFO_(vp->port->name, "disconnected: %s", vp->reason);
 	}
 	vhost_update_link(vp);
-	vp->retry_at = vhost_now_ns() + VHOST_RETRY_NS;
+	vp->retry_at = os_now_ns() + VHOST_RETRY_NS;
 }
 
 int vhost_send_reply(struct vhost_port *vp, uint32_t req, const void *payload, uint32_t size)
@@ -88,9 +85,9 @@ int vhost_reply_u64(struct vhost_port *vp, uint32_t req, uint64_t v)
 /* Take ownership of the message's fd @i (the cleanup closes the ones left). */
 int vhost_take_fd(struct vhost_rxmsg *m, unsigned i)
 {
-	int fd = m->fds[i];
+	int fd = m->fds.fd[i];
 
-	m->fds[i] = -1;
+	m->fds.fd[i] = -1;
 	return fd;
 }
 
@@ -104,12 +101,6 @@ int vhost_sock_recv(struct vhost_port *vp)
 	const size_t hl = sizeof(struct vhost_user_hdr);
 
 	for (;;) {
-		char cbuf[CMSG_SPACE(sizeof(int) * VHOST_USER_MAX_FDS)];
-		struct iovec iov;
-		struct msghdr mh = {.msg_iov = &iov,
-				    .msg_iovlen = 1,
-				    .msg_control = cbuf,
-				    .msg_controllen = sizeof(cbuf)};
 		size_t want;
 		ssize_t n;
 
@@ -129,36 +120,18 @@ int vhost_sock_recv(struct vhost_port *vp)
 			if (want == 0)
 				return 1;
 		}
-		iov.iov_base = m->buf + m->have;
-		iov.iov_len = want;
-		n = recvmsg(vp->cfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		/* The fds of every piece gather in m->fds (VHOST_USER_MAX_FDS, the rest lost). */
+		n = unix_sock_recv(vp->cfd, m->buf + m->have, want, &m->fds, NULL);
+		if (n == -EAGAIN)
 			return 0;
 		if (n <= 0) {
 			vhost_disconnect(
 			    vp, KIND_NORMAL, "%s",
 			    n == 0 ? (m->have ? "frontend closed the connection mid-message"
 					      : "frontend closed the connection")
-				   : strerror(errno));
+				   : strerror((int)-n));
 			return -1;
 		}
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-				continue;
-			for (size_t i = 0; CMSG_LEN((i + 1) * sizeof(int)) <= c->cmsg_len; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (m->nfds < VHOST_USER_MAX_FDS) {
-					m->fds[m->nfds++] = fd;
-				} else {
-					close(fd);
-					m->too_many_fds = true;
-				}
-			}
-		}
-		if (mh.msg_flags & MSG_CTRUNC)
-			m->too_many_fds = true;
 		m->have += (size_t)n;
 	}
 }
@@ -184,7 +157,7 @@ void vhost_sock_connect(struct vhost_port *vp)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
-	uint64_t now = vhost_now_ns();
+	uint64_t now = os_now_ns();
 	int fd;
 
 	if (now < vp->retry_at)
@@ -221,7 +194,7 @@ int vhost_sock_listen(struct vhost_port *vp)
 void vhost_sock_unlisten(struct vhost_port *vp)
 {
 	if (vp->lfd >= 0) {
-		vhost_close_fd(&vp->lfd);
+		os_close_fd(&vp->lfd);
 		unlink(vp->path);
 	}
 }

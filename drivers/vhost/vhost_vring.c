@@ -20,8 +20,7 @@
 /* ---- queues: publish and quiesce ---- */
 
 /* The queue of vring @v (even: guest Rx = our Tx queue; odd: guest Tx = our Rx queue). */
-struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, uint32_t **live, uint32_t **busy,
-			       struct vhost_fault_slot **fault)
+struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, struct quiesce_slot *slot)
 {
 	struct tide_port *p = vp->port;
 	unsigned i = v / 2;
@@ -31,14 +30,14 @@ struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, uint32_t **liv
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fault = &q->fs;
+		*slot = (struct quiesce_slot){&q->live, &q->busy, &q->fs.why};
 		return &q->vq;
 	} else {
 		struct vhost_rxq *q = i < p->nb_rxq ? (struct vhost_rxq *)p->rxq[i] : NULL;
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fault = &q->fs;
+		*slot = (struct quiesce_slot){&q->live, &q->busy, &q->fs.why};
 		return &q->vq;
 	}
 }
@@ -49,38 +48,29 @@ bool vhost_packed_ring(const struct vhost_port *vp)
 }
 
 /*
- * Take vring @v off its queue: pair of vhost_enter(): live = 0, quiesce_barrier() (the
- * worker's store of busy then load of live is ordered by it), then wait until the burst is
- * over. The indices are then ours to read.
+ * Take vring @v off its queue: quiesce_take() (live = 0, the barrier that pairs with
+ * vhost_enter(), the wait until the burst is over, the fault cleared). The indices are then
+ * ours to read.
  */
 void vhost_vring_stop(struct vhost_port *vp, unsigned v)
 {
 	struct vhost_vring *vr = &vp->vr[v];
-	uint32_t *live, *busy;
-	struct vhost_fault_slot *fault;
+	struct quiesce_slot slot;
 	struct vhost_vq *q;
-	int rc;
 
 	if (!vr->running)
 		return;
 	vr->running = false;
-	q = vhost_vring_q(vp, v, &live, &busy, &fault);
+	q = vhost_vring_q(vp, v, &slot);
 	if (q == NULL)
 		return;
-	__atomic_store_n(live, 0, __ATOMIC_RELAXED);
-	rc = quiesce_barrier(vp->fence);
-	if (rc < 0) /* busy proves nothing: wait for a grace period */
-		quiesce_fallback(vp->port->name, rc);
-	/* Acquire: pairs with vhost_leave(); the burst's guest-memory accesses are over. */
-	while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
-		tide_pause();
+	quiesce_take(vp->port->name, vp->fence, &slot, 1);
 	/* Packed: bits 0-14 the ring position, bit 15 its wrap counter. */
 	vr->base = q->packed ? (uint16_t)(q->last_avail | (q->wrap ? VRING_PACKED_WRAP : 0))
 			     : q->last_avail;
 	TIDE_LOG_DEBUG_(vp->port->name,
 			"vring %u stopped: last_avail %u used_idx %u avail %u used %u", v,
 			q->last_avail, q->used_idx, q->avail->idx, q->used->idx);
-	fault->why = NULL;
 }
 
 void vhost_vring_stop_all(struct vhost_port *vp, bool *was)
@@ -150,15 +140,14 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 	struct vhost_vring *vr = &vp->vr[v];
 	bool enabled =
 	    (vp->features & VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES)) ? vr->enabled : true;
-	uint32_t *live, *busy;
-	struct vhost_fault_slot *fault;
+	struct quiesce_slot slot;
 	const char *why;
 	struct vhost_vq *q;
 
 	if (vr->running || !vr->num_set || !vr->addr_set || !vr->kicked || !enabled ||
 	    vp->nmap == 0)
 		return 0;
-	q = vhost_vring_q(vp, v, &live, &busy, &fault);
+	q = vhost_vring_q(vp, v, &slot);
 	if (q == NULL) {
 		/* A vring of a queue the application did not set up: nothing polls it. */
 		return 0;
@@ -215,13 +204,13 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 				 VRING_PACKED_EVENT_F_DISABLE, __ATOMIC_RELAXED);
 	else if (!q->event_idx)
 		__atomic_store_n(&q->used->flags, VRING_USED_F_NO_NOTIFY, __ATOMIC_RELAXED);
-	fault->why = NULL;
+	*slot.fault = NULL;
 	vr->running = true;
 	TIDE_LOG_DEBUG_(vp->port->name, "vring %u start: last_avail %u avail %u used %u", v,
 			q->last_avail, q->avail->idx, q->used->idx);
 	/* Release: pairs with the acquire load of live in vhost_enter(); the burst takes the
 	 * layout from the value. */
-	__atomic_store_n(live, q->packed ? VHOST_LIVE_PACKED : VHOST_LIVE_SPLIT, __ATOMIC_RELEASE);
+	__atomic_store_n(slot.live, q->packed ? VHOST_LIVE_PACKED : VHOST_LIVE_SPLIT, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -239,8 +228,8 @@ void vhost_vrings_reset(struct vhost_port *vp)
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++) {
 		struct vhost_vring *vr = &vp->vr[v];
 
-		vhost_close_fd(&vr->kickfd);
-		vhost_close_fd(&vr->callfd);
+		os_close_fd(&vr->kickfd);
+		os_close_fd(&vr->callfd);
 		memset(vr, 0, sizeof(*vr));
 		vr->kickfd = vr->callfd = -1;
 	}
@@ -283,7 +272,7 @@ int vhost_msg_set_vring_fd(struct vhost_port *vp, const struct vhost_msg *m)
 
 	switch (m->h.request) {
 	case VHOST_USER_SET_VRING_KICK:
-		vhost_close_fd(&vr->kickfd);
+		os_close_fd(&vr->kickfd);
 		vr->kickfd = fd; /* we poll: kept only so that the frontend's writes succeed */
 		vr->kicked = true;
 		return vhost_vring_try_start(vp, v);
@@ -297,12 +286,12 @@ int vhost_msg_set_vring_fd(struct vhost_port *vp, const struct vhost_msg *m)
 			return -1;
 		}
 		vhost_vring_stop(vp, v);
-		vhost_close_fd(&vr->callfd);
+		os_close_fd(&vr->callfd);
 		vr->callfd = fd;
 		return was ? vhost_vring_try_start(vp, v) : 0;
 	}
 	default: /* SET_VRING_ERR: we never report vring errors */
-		vhost_close_fd(&fd);
+		os_close_fd(&fd);
 		return 0;
 	}
 }

@@ -35,18 +35,11 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "osutil.h"
 #include "unix_sock.h"
 #include "virtio.h"
 
 #define PROTO_WANTED (VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) | VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK))
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static const char *req_name(uint32_t r)
 {
@@ -110,7 +103,7 @@ static int read_full(struct virtio_port *vp, void *buf, size_t len, uint64_t dea
 	while (have < len) {
 		struct pollfd pf[2] = {{.fd = vp->cfd, .events = POLLIN},
 				       {.fd = vp->wakefd, .events = POLLIN}};
-		uint64_t now = now_ns();
+		uint64_t now = os_now_ns();
 		ssize_t n;
 
 		if (__atomic_load_n(&vp->quit, __ATOMIC_ACQUIRE))
@@ -137,7 +130,7 @@ static int read_full(struct virtio_port *vp, void *buf, size_t len, uint64_t dea
 /* The reply to @req: exactly @size bytes of payload. */
 static int msg_reply(struct virtio_port *vp, uint32_t req, void *pl, uint32_t size)
 {
-	uint64_t deadline = now_ns() + (uint64_t)VIRTIO_REPLY_MS * 1000000;
+	uint64_t deadline = os_now_ns() + (uint64_t)VIRTIO_REPLY_MS * 1000000;
 	struct vhost_user_msg_hdr h;
 	int rc = read_full(vp, &h, sizeof(h), deadline);
 
@@ -362,7 +355,7 @@ static void drop(struct virtio_port *vp, bool fault, const char *fmt, ...)
 		TIDE_LOG_INFO_(vp->port->name, "disconnected: %s", reason);
 	}
 	link_set(vp, 0);
-	vp->retry_at = now_ns() + VIRTIO_RETRY_NS;
+	vp->retry_at = os_now_ns() + VIRTIO_RETRY_NS;
 }
 
 /* A new connection on cfd: handshake and bring the device up. */
@@ -389,7 +382,7 @@ static void client_try(struct virtio_port *vp)
 	socklen_t len = unix_sock_addr(vp->path, false, &sa);
 	int fd;
 
-	vp->retry_at = now_ns() + VIRTIO_RETRY_NS;
+	vp->retry_at = os_now_ns() + VIRTIO_RETRY_NS;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
@@ -455,7 +448,7 @@ static void *ctl_main(void *arg)
 		} else if (vp->server) {
 			pf[1] = (struct pollfd){.fd = vp->lfd, .events = POLLIN};
 		} else {
-			uint64_t now = now_ns();
+			uint64_t now = os_now_ns();
 
 			timeout = vp->retry_at > now ? (int)((vp->retry_at - now) / 1000000 + 1) : 0;
 		}
@@ -497,7 +490,7 @@ static void *ctl_main(void *arg)
 		} else if (vp->server) {
 			if (pf[1].revents & POLLIN)
 				server_accept(vp);
-		} else if (now_ns() >= vp->retry_at) {
+		} else if (os_now_ns() >= vp->retry_at) {
 			client_try(vp);
 		}
 	}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Small operating-system helpers of the control planes (memif, vhost, pcap, the simnic
+ * device model, the virtio-user frontend). Internal.
+ */
+#ifndef TIDE_SRC_OSUTIL_H
+#define TIDE_SRC_OSUTIL_H
+
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+/* CLOCK_MONOTONIC in nanoseconds: deadlines, retry times, pacing. Never fails on Linux. */
+static inline uint64_t os_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Close *@fd when it is open (>= 0) and mark it closed (-1): safe to call twice. */
+static inline void os_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+#endif /* TIDE_SRC_OSUTIL_H */
