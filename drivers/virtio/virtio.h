@@ -2,8 +2,9 @@
 /*
  * virtio driver: tide as a virtio-net frontend (the driver side of a virtio device). One
  * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c) over
- * a transport that reaches the device (struct virtio_transport): vhost-user today
- * (virtio_user.c: a backend process on a UNIX socket).
+ * a transport that reaches the device (struct virtio_transport): vhost-user
+ * (virtio_user.c: a backend process on a UNIX socket) or virtio-pci (virtio_pci.c: a
+ * modern virtio-net PCI function through the PCI layer, src/pci.h).
  *
  * Queue mapping (virtio-net): vring 2i is the receive queue (tide's Rx queue i: the device
  * writes into buffers we post), vring 2i+1 the transmit queue (tide's Tx queue i).
@@ -91,6 +92,10 @@ struct virtio_transport {
 	int (*status_set)(struct virtio_port *vp, uint8_t status);
 	/* Read @len bytes of the device's config space at @off (-ENOTSUP without one). */
 	int (*config_read)(struct virtio_port *vp, unsigned off, void *buf, unsigned len);
+	/* Port start, once the rings are laid out, and port stop (the device stops using
+	 * every buffer before it returns). */
+	int (*start)(struct virtio_port *vp);
+	void (*stop)(struct virtio_port *vp);
 };
 
 extern const struct virtio_transport virtio_user_transport;
@@ -108,6 +113,8 @@ struct virtio_vq {
 	struct vring_used *used;
 	uint16_t num, mask;
 	int kickfd;	 /* eventfd the device waits on, -1: never notify */
+	volatile uint16_t *notify; /* PCI: the queue's notify register (NULL: kickfd) */
+	uint16_t notify_val;	   /* what a notify writes there: the vring index */
 	bool event_idx;	 /* VIRTIO_RING_F_EVENT_IDX */
 	bool in_order;	 /* VIRTIO_F_IN_ORDER */
 	bool mrg;	 /* VIRTIO_NET_F_MRG_RXBUF */
@@ -155,7 +162,12 @@ struct virtio_txq {
 	struct virtio_fault_slot fs;
 };
 
+struct virtio_pci;
+
 struct virtio_port {
+	/* First: the PCI transport's device (pci_bus.c reads it), NULL under vhost-user. */
+	struct pci_dev *pci;
+	struct virtio_pci *vpci;
 	/* Configuration (spec). */
 	char path[108];
 	bool server;
