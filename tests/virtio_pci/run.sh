@@ -13,7 +13,7 @@
 #
 # usage: run.sh VPCI_GUEST TIDE_FWD WIRE TEST_PORT CACHE_DIR [COUNT]
 set -u
-guest=$1 fwd=$2 wire=$3 test_port=$4 cache=$5 count=${6:-${PCI_COUNT:-2000}}
+guest=$1 fwd=$2 wire=$3 test_port=$4 cache=$5 count=${6:-${PCI_COUNT:-1000}}
 . "$(dirname "$0")/../guest/lib.sh"
 fail() { echo "FAIL: $*"; failed=1; }
 guest_preflight
