@@ -131,7 +131,8 @@ int vpci_features(uint64_t dev, uint64_t want, uint64_t *out, const char *name)
 			      (unsigned long long)dev);
 		return -ENOTSUP;
 	}
-	*out = (want & dev) | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) |
+	want &= dev; /* the frontend's pick, as offered */
+	*out = want | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) |
 	       (dev & (VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS) |
 		       VIRTIO_BIT(VIRTIO_NET_F_MTU)));
 	return 0;
@@ -376,7 +377,7 @@ static void rings_unmap(struct virtio_port *vp)
 /* The device stops: reset (no more DMA), then the rings leave its IOMMU domain. */
 static void dev_stop(struct virtio_port *vp)
 {
-	(void)dev_reset(vp);
+	(void)dev_reset(vp); /* the device uses no buffer after this */
 	rings_unmap(vp);
 	if (vpci(vp)->irq)
 		for (unsigned i = 0; i < vp->port->nb_rxq; i++)
