@@ -389,7 +389,7 @@ static int vp_start(struct virtio_port *vp)
 	struct virtio_pci *v = vpci(vp);
 	int rc;
 
-	v->failed = false;
+	__atomic_store_n(&v->failed, false, __ATOMIC_RELAXED);
 	rc = virtio_dev_init(vp);
 	if (rc < 0) {
 		wr8(v->common, VPCI_STATUS, rd8(v->common, VPCI_STATUS) | VIRTIO_STATUS_FAILED);
@@ -459,29 +459,38 @@ static void link_set(struct virtio_port *vp, int up)
 	tide_port_link_changed(vp->port);
 }
 
-/* The link as the device says (up when it does not report one); a faulted queue first
- * takes the device down. */
+/* The link as the device reports it (up when it reports none; down once failed). No side
+ * effect: the Rx interrupt calls of a worker read it too. */
+static int link_status(struct virtio_port *vp)
+{
+	struct virtio_pci *v = vpci(vp);
+	uint16_t st = VPCI_NET_S_LINK_UP;
+
+	if (__atomic_load_n(&v->failed, __ATOMIC_RELAXED))
+		return 0;
+	if ((v->dev_features & VIRTIO_BIT(VIRTIO_NET_F_STATUS)) &&
+	    vp_config_read(vp, VPCI_NET_STATUS, &st, sizeof(st)) < 0)
+		return 0;
+	return (st & VPCI_NET_S_LINK_UP) != 0;
+}
+
+/* The link, with its change signalled (control thread); a faulted queue first takes the
+ * device down. */
 int virtio_pci_link(struct virtio_port *vp)
 {
 	struct virtio_pci *v = vpci(vp);
 	const char *why;
 	unsigned vr = 0;
-	uint16_t st = VPCI_NET_S_LINK_UP;
 
 	if (!v->failed && (why = fault_reason(vp, &vr)) != NULL) {
-		v->failed = true;
+		__atomic_store_n(&v->failed, true, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&vp->faults, 1, __ATOMIC_RELAXED);
 		TIDE_LOG_WARN_(vp->port->name, "device faulted: vring %u: %s; it is reset until the port restarts",
 			       vr, why);
 		virtio_queues_off(vp);
 		(void)dev_reset(vp);
 	}
-	if (v->failed)
-		st = 0;
-	else if ((v->dev_features & VIRTIO_BIT(VIRTIO_NET_F_STATUS)) &&
-		 vp_config_read(vp, VPCI_NET_STATUS, &st, sizeof(st)) < 0)
-		st = 0;
-	link_set(vp, (st & VPCI_NET_S_LINK_UP) != 0);
+	link_set(vp, link_status(vp));
 	return v->link_up;
 }
 
@@ -498,7 +507,7 @@ int virtio_pci_rxq_intr_fd(struct virtio_port *vp, unsigned qid)
 {
 	if (!vpci(vp)->irq)
 		return -ENOTSUP;
-	return virtio_pci_link(vp) ? vp->pci->irq_fd[VPCI_VEC_RX0 + qid] : -ENOTCONN;
+	return link_status(vp) ? vp->pci->irq_fd[VPCI_VEC_RX0 + qid] : -ENOTCONN;
 }
 
 /*
@@ -517,7 +526,7 @@ int virtio_pci_rxq_intr_set(struct virtio_port *vp, unsigned qid, int enable)
 		return -ENOTSUP;
 	fd = vp->pci->irq_fd[VPCI_VEC_RX0 + qid];
 	if (enable) {
-		if (!virtio_pci_link(vp) || __atomic_load_n(&q->live, __ATOMIC_RELAXED) == 0)
+		if (!link_status(vp) || __atomic_load_n(&q->live, __ATOMIC_RELAXED) == 0)
 			return -ENOTCONN;
 		(void)pci_irq_drain(fd);
 		if (vq->event_idx)

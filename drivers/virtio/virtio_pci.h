@@ -123,7 +123,8 @@ struct virtio_pci {
 	uint64_t dev_features;
 	bool irq;	  /* MSI-X vectors are set up */
 	bool rings_mapped;
-	bool failed;	  /* a queue faulted: the device is reset until the port restarts */
+	bool failed;	  /* a queue faulted: the device is reset until the port restarts
+			   * (written by the control thread, read by workers: relaxed) */
 	int link_up;
 	uint64_t link_changes;
 };

@@ -10,7 +10,8 @@
  *   configuration refused, MAC and queue limit from the device, exact counts and payloads
  *   both ways at 60, 1514 and 8996 bytes, statistics, a Tx from a pool the device does not
  *   reach (copied), Rx interrupts, link down/up through the config-change vector and the
- *   link event, stop/start while another thread polls, pools whole
+ *   link event, a queue fault (as the frontend's checks raise it) taking the device down
+ *   until a restart, stop/start while another thread polls, pools whole
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include <tide/pool.h>
 #include <tide/port.h>
 
+#include "virtio.h"
 #include "wire_frame.h"
 
 #define QSIZE 256 /* QEMU's virtio-net queue size: the most the device takes */
@@ -395,6 +397,43 @@ static void test_link(struct ctx *c)
 	       irq_up, up, ev_up);
 }
 
+/*
+ * A fault of the Rx queue, raised as the frontend's checks raise it when the device writes
+ * something it may not (QEMU's device never does): the next poll_ctl logs and counts it,
+ * resets the device and reports the link down; nothing moves until the port restarts,
+ * then frames flow again.
+ */
+static void test_fault(struct ctx *c)
+{
+	struct virtio_rxq *q = (struct virtio_rxq *)c->rxq;
+	uint64_t f0 = 0, f1 = 0;
+	struct tide_mbuf *m[4];
+	struct tide_link l = {0};
+	bool down, up;
+	unsigned k = 0;
+	int rc;
+
+	tide_xstats_get_by_name(c->p, "virtio_faults", &f0);
+	virtio_fault(&q->fs, &q->pub.stats.errors, "a fault raised by the test");
+	tide_port_poll_ctl(c->p);
+	tide_port_link_get(c->p, &l);
+	down = l.up == 0 && tide_rx_burst(c->rxq, m, 4) == 0;
+	tide_xstats_get_by_name(c->p, "virtio_faults", &f1);
+	rc = tide_port_stop(c->p);
+	rc = rc ? rc : tide_port_start(c->p);
+	up = link_wait(c->p, 1, 5);
+	ctl_send("RX 52 1 60");
+	(void)ctl_reply(5000);
+	for (int i = 0; i < 1000 && k == 0; i++) {
+		k = tide_rx_burst(c->rxq, m, 4);
+		usleep(1000);
+	}
+	tide_mbuf_free_bulk(m, k);
+	result("fault", down && f1 == f0 + 1 && rc == 0 && up && k == 1,
+	       "link down and nothing received %d, faults +%llu, restart %d, up %d, then received "
+	       "%u", down, (unsigned long long)(f1 - f0), rc, up, k);
+}
+
 struct poller {
 	struct ctx *c;
 	volatile bool stop;
@@ -523,6 +562,7 @@ static void run(void)
 	test_tx_bounced(&c);
 	test_intr(&c);
 	test_link(&c);
+	test_fault(&c);
 	test_lifecycle(&c);
 	rc = tide_port_start(c.p);
 	tide_port_close(c.p);
