@@ -10,9 +10,10 @@
  * writes into buffers we post), vring 2i+1 the transmit queue (tide's Tx queue i).
  *
  * Memory. Rings live in one shared (memfd) area of the port, made at start; packet buffers
- * are the mbufs of the Rx queues' pools, which must be TIDE_POOL_F_SHARED (memfd-backed):
- * the device reads and writes them in place (zero copy both ways). The device's addresses
- * are our virtual addresses (the memory table maps each area at its address).
+ * are the mbufs of the Rx queues' pools: the device reads and writes them in place (zero
+ * copy both ways). The device's addresses are our virtual addresses. vhost-user: the pools
+ * must be TIDE_POOL_F_SHARED (memfd-backed) and the memory table maps each area at its
+ * address; virtio-pci: any pool, mapped into the device's IOMMU domain at IOVA = address.
  *
  * Threads. The control plane runs on the port's control thread (connect, handshake,
  * watching the connection, reconnecting); bursts on worker threads. They share each
