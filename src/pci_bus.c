@@ -77,7 +77,8 @@ static int pci_bus_open(struct tide_kvargs *kv, struct tide_port **ports, unsign
 const struct tide_driver tide_driver_pci = {
 	.name = "pci",
 	.keys = "DOMAIN:BUS:DEV.FN first, then the keys of the driver that claims the device "
-		"(e1000e: promisc, allmulti, rx_chain)",
+		"(e1000e: promisc, allmulti, rx_chain; virtio: queue_size, mrg_rxbuf, event_idx, "
+		"in_order)",
 	.open = pci_bus_open,
 };
 

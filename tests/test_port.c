@@ -59,6 +59,8 @@ static const struct conf_row conf_rows[] = {
 	{"afxdp", "afxdp", "afxdp:dev=%2$s,mode=native", "afxdp:dev=%3$s,mode=native", true},
 	/* In the PCI suite's guest (tests/pci), whose wire sends every frame back. */
 	{"e1000e", "e1000e", "pci:%5$s", NULL, false},
+	/* In the virtio-pci suite's guest (tests/virtio_pci): a private pool, as any PCI port. */
+	{"virtio_pci", "virtio", "virtio:pci=%5$s", NULL, false},
 	{"virtio", "virtio", "virtio:path=%1$s/v.sock,role=client",
 	 "vhost:socket=%1$s/v.sock,role=server", false, true},
 };
@@ -163,6 +165,9 @@ static const char *row_prepare(const struct conf_row *r)
 	if (strcmp(r->driver, "e1000e") == 0 && getenv("TIDE_TEST_PCI_BDF") == NULL)
 		return "needs an 82574L bound to vfio-pci and a wire that echoes (TIDE_TEST_PCI_BDF; "
 		       "the pci suite runs this row in its guest)";
+	if (strcmp(r->name, "virtio_pci") == 0 && getenv("TIDE_TEST_PCI_BDF") == NULL)
+		return "needs a virtio-net-pci (1af4:1041) bound to vfio-pci and a wire that echoes "
+		       "(TIDE_TEST_PCI_BDF; the virtio_pci suite runs this row in its guest)";
 	if (strcmp(r->driver, "pcap") == 0 && write_input_capture() < 0)
 		return NULL; /* the row then fails at open, with the driver's message */
 	if (!r->root)
@@ -201,6 +206,8 @@ static void end_open(struct end *e, const char *fmt, const char *pool_name, bool
 	struct tide_pktpool_opts umem = {.sz = sizeof(umem), .headroom = 192, .elt_pow2 = 1};
 	struct tide_pktpool_opts shm = {.sz = sizeof(shm), .pool_flags = TIDE_POOL_F_SHARED};
 	bool xdp = strcmp(row->driver, "afxdp") == 0;
+	struct tide_port_info info;
+	unsigned nb;
 
 	row_spec(spec, sizeof(spec), fmt);
 	assert_int_equal(tide_pktpool_create(pool_name, 4096, 64, xdp ? 2048 - 64 - 192 : 0,
@@ -208,8 +215,11 @@ static void end_open(struct end *e, const char *fmt, const char *pool_name, bool
 	if (tide_port_open(spec, &e->p) != 0)
 		fail_msg("%s: cannot open %s", row->name, spec);
 	assert_int_equal(tide_port_configure(e->p, 1, 1), 0);
-	assert_int_equal(tide_rxq_setup(e->p, 0, 512, e->pool, NULL), 0);
-	assert_int_equal(tide_txq_setup(e->p, 0, 512, NULL), 0);
+	/* 512 descriptors, or as many as the device takes (a virtio-net-pci queue: 256). */
+	assert_int_equal(tide_port_info_get(e->p, &info), 0);
+	nb = info.max_desc < 512 ? info.max_desc : 512;
+	assert_int_equal(tide_rxq_setup(e->p, 0, nb, e->pool, NULL), 0);
+	assert_int_equal(tide_txq_setup(e->p, 0, nb, NULL), 0);
 	e->rxq = tide_port_rxq(e->p, 0);
 	e->txq = tide_port_txq(e->p, 0);
 }

@@ -94,9 +94,10 @@ static int open_ports(struct fwd_ctx *ctx, char *err, size_t errlen)
 
 /*
  * --rxd/--txd, or else FWD_DESC_DEF raised to the deepest any port's driver prefers
- * (afxdp: DPDK's 2048, which its kernel rings need at speed). One depth for every port
- * keeps the summary and the pool sizing simple; a driver that cannot take it says so at
- * queue setup and the user gives --rxd/--txd.
+ * (afxdp: DPDK's 2048, which its kernel rings need at speed) and lowered to the least any
+ * port's device takes (a virtio-net PCI function: its queue size, 256 in QEMU). One depth
+ * for every port keeps the summary and the pool sizing simple; a driver that cannot take
+ * a depth given with --rxd/--txd says so at queue setup.
  */
 static void default_depths(struct fwd_ctx *ctx)
 {
@@ -109,6 +110,12 @@ static void default_depths(struct fwd_ctx *ctx)
 			ctx->rxd = ctx->info[p].rx_desc_pref;
 		if (!cfg->txd && ctx->info[p].tx_desc_pref > ctx->txd)
 			ctx->txd = ctx->info[p].tx_desc_pref;
+	}
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		if (!cfg->rxd && ctx->info[p].max_desc < ctx->rxd)
+			ctx->rxd = ctx->info[p].max_desc;
+		if (!cfg->txd && ctx->info[p].max_desc < ctx->txd)
+			ctx->txd = ctx->info[p].max_desc;
 	}
 }
 

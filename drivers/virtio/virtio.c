@@ -13,7 +13,9 @@
 #include <time.h>
 
 #include "log.h"
+#include "pci.h" /* PCI_BDF_LEN */
 #include "virtio.h"
+#include "virtio_pci.h"
 
 #define RING_ALIGN 4096u
 
@@ -29,7 +31,7 @@ static int virtio_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	int rc;
 
 	tide_pool_mem_info(pool, &mi);
-	if (mi.fd < 0) {
+	if (mi.fd < 0 && virtio_vport(p)->pci == NULL) {
 		TIDE_LOG_ERR_(p->name, "Rx queue %u: pool '%s' is not shared: the device reads and writes its buffers in place, so create it with TIDE_POOL_F_SHARED",
 			      qid, tide_pool_name(pool));
 		return -EINVAL;
@@ -40,15 +42,25 @@ static int virtio_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 			      UINT16_MAX - VIRTIO_HDR_LEN);
 		return -EINVAL;
 	}
+	/* PCI: the device reaches any pool, once it is in its IOMMU domain. */
+	if (virtio_vport(p)->pci != NULL && (rc = virtio_pci_pool_map(virtio_vport(p), pool)) < 0)
+		return rc;
 	q = tide_zalloc_aligned(sizeof(*q));
 	if (q == NULL)
-		return -ENOMEM;
-	q->slot_desc = calloc(nb_desc, sizeof(*q->slot_desc));
-	q->desc_slot = calloc(nb_desc, sizeof(*q->desc_slot));
-	rc = q->slot_desc && q->desc_slot ? rxr_init(&q->rxr, &q->pub, nb_desc, pool, conf,
-						       virtio_rx_post_ool, q)
-					  : -ENOMEM;
+		rc = -ENOMEM;
+	else
+		q->slot_desc = calloc(nb_desc, sizeof(*q->slot_desc));
+	if (q != NULL) {
+		q->desc_slot = calloc(nb_desc, sizeof(*q->desc_slot));
+		rc = q->slot_desc && q->desc_slot ? rxr_init(&q->rxr, &q->pub, nb_desc, pool, conf,
+							       virtio_rx_post_ool, q)
+						  : -ENOMEM;
+	}
 	if (rc < 0) {
+		if (virtio_vport(p)->pci != NULL)
+			virtio_pci_pool_unmap(virtio_vport(p), pool);
+		if (q == NULL)
+			return rc;
 		free(q->slot_desc);
 		free(q->desc_slot);
 		free(q);
@@ -69,7 +81,10 @@ static int virtio_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 static void virtio_rxq_release(struct tide_rxq *pub)
 {
 	struct virtio_rxq *q = (struct virtio_rxq *)pub;
+	struct virtio_port *vp = virtio_vport(pub->port);
 
+	if (vp->pci != NULL)
+		virtio_pci_pool_unmap(vp, q->pool);
 	rxr_fini(&q->rxr);
 	free(q->slot_desc);
 	free(q->desc_slot);
@@ -275,7 +290,7 @@ static int virtio_start(struct tide_port *p)
 				      : NULL;
 		__atomic_store_n(&q->pub.burst, virtio_tx_fn(), __ATOMIC_RELAXED);
 	}
-	rc = virtio_ctl_start(vp);
+	rc = vp->tr->start(vp);
 	if (rc == 0)
 		return 0;
 fail:
@@ -288,7 +303,7 @@ static void virtio_stop(struct tide_port *p)
 {
 	struct virtio_port *vp = virtio_vport(p);
 
-	virtio_ctl_stop(vp); /* the connection is dropped: every queue is off */
+	vp->tr->stop(vp); /* the device is gone or reset: every queue is off */
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		virtio_rxq_flush((struct virtio_rxq *)p->rxq[i]);
 	for (unsigned i = 0; i < p->nb_txq; i++)
@@ -431,14 +446,38 @@ int virtio_dev_init(struct virtio_port *vp)
 
 static void virtio_close(struct tide_port *p)
 {
-	(void)p;
+	virtio_pci_detach(virtio_vport(p));
 }
 
 static int virtio_link_get(struct tide_port *p, struct tide_link *out)
 {
-	out->up = __atomic_load_n(&virtio_vport(p)->up, __ATOMIC_RELAXED);
+	struct virtio_port *vp = virtio_vport(p);
+
+	out->up = vp->pci ? virtio_pci_link(vp) : __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
 	out->speed_mbps = 0;
 	return 0;
+}
+
+/* PCI: the link (and a faulted queue); vhost-user's control thread needs no call. */
+static int virtio_poll_ctl(struct tide_port *p)
+{
+	struct virtio_port *vp = virtio_vport(p);
+
+	return vp->pci ? virtio_pci_poll_ctl(vp) : 0;
+}
+
+static int virtio_rxq_intr_fd(struct tide_port *p, unsigned qid)
+{
+	struct virtio_port *vp = virtio_vport(p);
+
+	return vp->pci ? virtio_pci_rxq_intr_fd(vp, qid) : -ENOTSUP;
+}
+
+static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
+{
+	struct virtio_port *vp = virtio_vport(p);
+
+	return vp->pci ? virtio_pci_rxq_intr_set(vp, qid, enable) : -ENOTSUP;
 }
 
 static unsigned virtio_xstats(struct tide_port *p, const char **names, uint64_t *values,
@@ -487,56 +526,48 @@ static void virtio_stats_reset(struct tide_port *p)
 			tide_stat_zero(&((struct virtio_rxq *)p->rxq[i])->kicks, 1);
 }
 
-static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
-{
-	static const char *const roles[] = {"client", "server", NULL};
-	static unsigned seq;
-	const char *path = tide_kvargs_get(kv, "path");
-	bool mrg, eidx, inord, packed;
+/* The keys both transports take. */
+struct open_keys {
 	uint64_t queues, qsize;
-	struct virtio_port *vp;
-	struct tide_port *p;
-	unsigned role;
-	char pname[64];
-	int rc;
+	bool mrg, eidx, inord, packed;
+};
 
-	(void)max;
-	if (tide_kvargs_choice(kv, "role", roles, 0, &role) ||
-	    tide_kvargs_uint(kv, "queues", 1, 1, VIRTIO_MAX_QP, &queues) ||
-	    tide_kvargs_uint(kv, "queue_size", 256, 64, 4096, &qsize) ||
-	    tide_kvargs_bool(kv, "mrg_rxbuf", true, &mrg) ||
-	    tide_kvargs_bool(kv, "event_idx", false, &eidx) ||
-	    tide_kvargs_bool(kv, "in_order", true, &inord) ||
-	    tide_kvargs_bool(kv, "packed", false, &packed))
+static int keys_read(struct tide_kvargs *kv, struct open_keys *k)
+{
+	if (tide_kvargs_uint(kv, "queues", 1, 1, VIRTIO_MAX_QP, &k->queues) ||
+	    tide_kvargs_uint(kv, "queue_size", 256, 64, 4096, &k->qsize) ||
+	    tide_kvargs_bool(kv, "mrg_rxbuf", true, &k->mrg) ||
+	    tide_kvargs_bool(kv, "event_idx", false, &k->eidx) ||
+	    tide_kvargs_bool(kv, "in_order", true, &k->inord) ||
+	    tide_kvargs_bool(kv, "packed", false, &k->packed))
 		return -EINVAL;
-	if (path == NULL || path[0] == '\0' || strlen(path) >= sizeof(vp->path)) {
-		TIDE_LOG_ERR_("virtio", "path=%s: need the vhost-user socket, a path of 1..%zu characters",
-			      path ? path : "(none)", sizeof(vp->path) - 1);
-		return -EINVAL;
-	}
-	if (!tide_is_pow2(qsize)) {
+	if (!tide_is_pow2(k->qsize)) {
 		TIDE_LOG_ERR_("virtio", "queue_size=%llu: need a power of two",
-			      (unsigned long long)qsize);
+			      (unsigned long long)k->qsize);
 		return -EINVAL;
 	}
-	if (packed) {
+	if (k->packed) {
 		TIDE_LOG_ERR_("virtio", "packed=yes: only split virtqueues are supported");
 		return -EINVAL;
 	}
-	snprintf(pname, sizeof(pname), "virtio%u", seq++);
-	rc = tide_port_alloc(&tide_driver_virtio, pname, sizeof(*vp), &p);
+	return 0;
+}
+
+static int port_make(const struct open_keys *k, const char *name, struct tide_port **out)
+{
+	struct virtio_port *vp;
+	struct tide_port *p;
+	int rc = tide_port_alloc(&tide_driver_virtio, name, sizeof(*vp), &p);
+
 	if (rc < 0)
 		return rc;
 	vp = p->priv;
 	vp->port = p;
-	vp->tr = &virtio_user_transport;
-	snprintf(vp->path, sizeof(vp->path), "%s", path);
-	vp->server = role == 1;
-	vp->queues = (unsigned)queues;
-	vp->queue_size = (unsigned)qsize;
-	vp->mrg = mrg;
-	vp->event_idx = eidx;
-	vp->in_order = inord;
+	vp->queues = (unsigned)k->queues;
+	vp->queue_size = (unsigned)k->qsize;
+	vp->mrg = k->mrg;
+	vp->event_idx = k->eidx;
+	vp->in_order = k->inord;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
 	for (unsigned v = 0; v < 2 * VIRTIO_MAX_QP; v++)
 		vp->kickfd[v] = -1;
@@ -547,7 +578,76 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 	p->info.rx_desc_pref = vp->queue_size;
 	p->info.tx_desc_pref = vp->queue_size;
 	p->info.count_completion = 1;
-	p->info.needs_poll_ctl = 0; /* the port's control thread serves the connection */
+	p->info.needs_poll_ctl = 0; /* a control thread, or a device read when asked */
+	*out = p;
+	return 0;
+}
+
+/* virtio:pci=BDF or pci:BDF on a device virtio_pci_ids claims. */
+static int virtio_pci_open(struct tide_kvargs *kv, const char *bdf, struct tide_port **ports,
+			   unsigned max)
+{
+	struct open_keys k;
+	struct tide_port *p;
+	char pname[48];
+	int rc;
+
+	if (max < 1)
+		return -ENOSPC;
+	if (keys_read(kv, &k) < 0)
+		return -EINVAL;
+	if (k.queues > 1) {
+		TIDE_LOG_ERR_("virtio", "pci=%s,queues=%llu: the PCI transport drives one queue pair (more need the control queue, not implemented)",
+			      bdf, (unsigned long long)k.queues);
+		return -EINVAL;
+	}
+	snprintf(pname, sizeof(pname), "virtio:%s", bdf);
+	rc = port_make(&k, pname, &p);
+	if (rc < 0)
+		return rc;
+	virtio_vport(p)->tr = &virtio_pci_transport;
+	rc = virtio_pci_attach(virtio_vport(p), bdf);
+	if (rc < 0) {
+		tide_port_free_unregistered(p);
+		return rc;
+	}
+	ports[0] = p;
+	return 1;
+}
+
+static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
+{
+	static const char *const roles[] = {"client", "server", NULL};
+	static unsigned seq;
+	const char *path, *addr = tide_kvargs_get(kv, "pci");
+	struct virtio_port *vp;
+	struct tide_port *p;
+	struct open_keys k;
+	char bdf[PCI_BDF_LEN];
+	unsigned role;
+	char pname[64];
+	int rc;
+
+	if (addr != NULL) {
+		rc = virtio_pci_addr(addr, bdf);
+		return rc < 0 ? rc : virtio_pci_open(kv, bdf, ports, max);
+	}
+	path = tide_kvargs_get(kv, "path");
+	if (tide_kvargs_choice(kv, "role", roles, 0, &role) || keys_read(kv, &k) < 0)
+		return -EINVAL;
+	if (path == NULL || path[0] == '\0' || strlen(path) >= sizeof(vp->path)) {
+		TIDE_LOG_ERR_("virtio", "path=%s: need the vhost-user socket (or pci=BDF), a path of 1..%zu characters",
+			      path ? path : "(none)", sizeof(vp->path) - 1);
+		return -EINVAL;
+	}
+	snprintf(pname, sizeof(pname), "virtio%u", seq++);
+	rc = port_make(&k, pname, &p);
+	if (rc < 0)
+		return rc;
+	vp = p->priv;
+	vp->tr = &virtio_user_transport;
+	snprintf(vp->path, sizeof(vp->path), "%s", path);
+	vp->server = role == 1;
 	p->info.mac[0] = 0x02;
 	p->info.mac[1] = 0xfe;
 	p->info.mac[2] = 0x69; /* 'i' */
@@ -560,7 +660,7 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 
 const struct tide_driver tide_driver_virtio = {
 	.name = "virtio",
-	.keys = "path, role, queues, queue_size, mrg_rxbuf, event_idx, in_order, packed",
+	.keys = "path, role, pci, queues, queue_size, mrg_rxbuf, event_idx, in_order, packed",
 	.open = virtio_open,
 	.rxq_setup = virtio_rxq_setup,
 	.txq_setup = virtio_txq_setup,
@@ -570,6 +670,11 @@ const struct tide_driver tide_driver_virtio = {
 	.stop = virtio_stop,
 	.close = virtio_close,
 	.link_get = virtio_link_get,
+	.poll_ctl = virtio_poll_ctl,
+	.rxq_intr_fd = virtio_rxq_intr_fd,
+	.rxq_intr_set = virtio_rxq_intr_set,
 	.stats_reset = virtio_stats_reset,
 	.xstats = virtio_xstats,
+	.pci_ids = virtio_pci_ids,
+	.pci_open = virtio_pci_open,
 };

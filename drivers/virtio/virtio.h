@@ -2,16 +2,18 @@
 /*
  * virtio driver: tide as a virtio-net frontend (the driver side of a virtio device). One
  * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c) over
- * a transport that reaches the device (struct virtio_transport): vhost-user today
- * (virtio_user.c: a backend process on a UNIX socket).
+ * a transport that reaches the device (struct virtio_transport): vhost-user
+ * (virtio_user.c: a backend process on a UNIX socket) or virtio-pci (virtio_pci.c: a
+ * modern virtio-net PCI function through the PCI layer, src/pci.h).
  *
  * Queue mapping (virtio-net): vring 2i is the receive queue (tide's Rx queue i: the device
  * writes into buffers we post), vring 2i+1 the transmit queue (tide's Tx queue i).
  *
  * Memory. Rings live in one shared (memfd) area of the port, made at start; packet buffers
- * are the mbufs of the Rx queues' pools, which must be TIDE_POOL_F_SHARED (memfd-backed):
- * the device reads and writes them in place (zero copy both ways). The device's addresses
- * are our virtual addresses (the memory table maps each area at its address).
+ * are the mbufs of the Rx queues' pools: the device reads and writes them in place (zero
+ * copy both ways). The device's addresses are our virtual addresses. vhost-user: the pools
+ * must be TIDE_POOL_F_SHARED (memfd-backed) and the memory table maps each area at its
+ * address; virtio-pci: any pool, mapped into the device's IOMMU domain at IOVA = address.
  *
  * Threads. The control plane runs on the port's control thread (connect, handshake,
  * watching the connection, reconnecting); bursts on worker threads. They share each
@@ -91,6 +93,10 @@ struct virtio_transport {
 	int (*status_set)(struct virtio_port *vp, uint8_t status);
 	/* Read @len bytes of the device's config space at @off (-ENOTSUP without one). */
 	int (*config_read)(struct virtio_port *vp, unsigned off, void *buf, unsigned len);
+	/* Port start, once the rings are laid out, and port stop (the device stops using
+	 * every buffer before it returns). */
+	int (*start)(struct virtio_port *vp);
+	void (*stop)(struct virtio_port *vp);
 };
 
 extern const struct virtio_transport virtio_user_transport;
@@ -108,6 +114,8 @@ struct virtio_vq {
 	struct vring_used *used;
 	uint16_t num, mask;
 	int kickfd;	 /* eventfd the device waits on, -1: never notify */
+	volatile uint16_t *notify; /* PCI: the queue's notify register (NULL: kickfd) */
+	uint16_t notify_val;	   /* what a notify writes there: the vring index */
 	bool event_idx;	 /* VIRTIO_RING_F_EVENT_IDX */
 	bool in_order;	 /* VIRTIO_F_IN_ORDER */
 	bool mrg;	 /* VIRTIO_NET_F_MRG_RXBUF */
@@ -155,7 +163,12 @@ struct virtio_txq {
 	struct virtio_fault_slot fs;
 };
 
+struct virtio_pci;
+
 struct virtio_port {
+	/* First: the PCI transport's device (pci_bus.c reads it), NULL under vhost-user. */
+	struct pci_dev *pci;
+	struct virtio_pci *vpci;
 	/* Configuration (spec). */
 	char path[108];
 	bool server;

@@ -27,7 +27,9 @@
  * Notification: after the avail store a full fence, then the device's wish is read
  * (used->flags NO_NOTIFY, or avail_event with the event index); the device's half is its
  * fence between re-enabling notifications and re-reading avail->idx. A polling backend
- * sets NO_NOTIFY and is never kicked: no syscall on the data path.
+ * sets NO_NOTIFY and is never kicked: no syscall on the data path. A kick writes the
+ * kick eventfd (vhost-user) or the queue's notify register (virtio-pci: a store, no
+ * syscall).
  *
  * Everything the device writes is hostile: used->idx may move at most as far as we posted,
  * each used entry is read once into locals and checked (id below the queue size and naming
@@ -68,6 +70,10 @@ TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint1
 		kick = !(load16(&vq->used->flags) & VRING_USED_F_NO_NOTIFY);
 	if (!kick)
 		return 0;
+	if (vq->notify != NULL) {
+		*vq->notify = vq->notify_val; /* PCI: after the fence, as the avail store is */
+		return 1;
+	}
 	if (write(vq->kickfd, &one, sizeof(one)) < 0) {
 		/* a full eventfd counter wakes the device already */
 	}

@@ -131,6 +131,7 @@ static int setup(void **state)
 	fake_dev("0000:00:05.0", "0x8086\n", "0x10d3\n", "vfio-pci", NULL);
 	fake_dev("0000:00:06.0", "0x8086\n", "0x10d3\n", "vfio-pci", "9");
 	fake_dev("0000:00:07.0", "0x1af4\n", "0x1041\n", "vfio-pci", "10");
+	fake_dev("0000:00:08.0", "0x1af4\n", "0x1000\n", "vfio-pci", "11");
 	snprintf(sys, sizeof(sys), "%s/sys", root);
 	snprintf(dev, sizeof(dev), "%s/dev", root); /* no "vfio" in it */
 	pci_set_roots(sys, dev);
@@ -183,9 +184,17 @@ static void test_open_errors(void **state)
 	expect("pci:0000:00:05.0", -ENODEV, WORDS("has no IOMMU group", "intel_iommu=on"));
 	expect("pci:0000:00:06.0", -ENOENT, WORDS("dev/vfio does not exist",
 						   "modprobe vfio-pci"));
-	expect("pci:0000:00:07.0", -ENODEV,
-	       WORDS("0000:00:07.0 is 1af4:1041: no driver of tide claims it",
-		     "e1000e 8086:10d3"));
+	expect("pci:0000:00:08.0", -ENODEV,
+	       WORDS("0000:00:08.0 is 1af4:1000: no driver of tide claims it",
+		     "e1000e 8086:10d3", "virtio 1af4:1041"));
+	/* A modern virtio-net goes to the virtio driver, which reaches VFIO. */
+	expect("pci:0000:00:07.0", -ENOENT, WORDS("dev/vfio does not exist"));
+	expect("virtio:pci=0000:00:07.0", -ENOENT, WORDS("dev/vfio does not exist"));
+	expect("virtio:pci=7.0", -EINVAL, WORDS("pci=7.0: not a PCI address"));
+	expect("virtio:pci=0000:00:07.0,queues=2", -EINVAL,
+	       WORDS("queues=2: the PCI transport drives one queue pair"));
+	expect("pci:0000:00:07.0,packed=yes", -EINVAL, WORDS("packed=yes"));
+	expect("virtio:pci=0000:00:1f.7", -ENODEV, WORDS("no such PCI device"));
 	/* The driver by name. */
 	expect("e1000e:", -EINVAL, WORDS("pci=DOMAIN:BUS:DEV.FN is required"));
 	expect("e1000e:pci=3.0", -EINVAL, WORDS("pci=3.0: not a PCI address"));

@@ -11,7 +11,10 @@
  *   STAT TAG                   what came from the guest for TAG: rx, bad, out-of-order, bytes
  *   WAIT TAG N MS              STAT once N frames of TAG have come (or MS ms have passed):
  *                              the guest's pacing, since QEMU drops what it cannot queue
- *   ECHO TAG COUNT LEN MS      send COUNT frames and wait up to MS ms for all to come back
+ *   ECHO TAG COUNT LEN MS [W]  send COUNT frames and wait up to MS ms for all to come back;
+ *                              with W, never more than W frames ahead of those come back
+ *                              (a forwarder whose Tx ring is shorter than what QEMU can
+ *                              queue towards it would otherwise drop by design)
  *   LINK on|off                QEMU monitor: set_link on the NIC's netdev
  *   FAULTS                     how many IOMMU fault lines ("vtd_") QEMU has printed so far
  *   REFLECT on|off             send every frame that is not a test frame straight back
@@ -155,13 +158,21 @@ static bool tx_one(const uint8_t *b, uint32_t len, double end)
 	}
 }
 
-/* Send up to @count frames of test @tag (until @end); returns how many went. */
-static unsigned send_frames(unsigned tag, unsigned count, unsigned len, double end)
+/* Send up to @count frames of test @tag (until @end), at most @window ahead of the frames
+ * of @tag received (0: no limit); returns how many went. */
+static unsigned send_frames(unsigned tag, unsigned count, unsigned len, double end,
+			    unsigned window)
 {
 	static uint8_t b[WIRE_MAX];
 	unsigned i;
 
 	for (i = 0; i < count; i++) {
+		while (window && i - stats[tag].rx >= window && now() < end) {
+			struct pollfd p = {.fd = dg, .events = POLLIN};
+
+			poll(&p, 1, 10);
+			rx_all();
+		}
 		wire_fill(b, len, (uint8_t)tag, i, wire_guest_mac, wire_host_mac);
 		if (!tx_one(b, len, end))
 			break;
@@ -209,14 +220,14 @@ static void monitor(const char *cmd)
 
 static void command(char *line)
 {
-	unsigned tag, count, len, ms;
+	unsigned tag, count, len, ms, window = 0;
 	char arg[16];
 
 	printf("wire: < %s\n", line);
 	fflush(stdout);
 	if (sscanf(line, "RX %u %u %u", &tag, &count, &len) == 3 && tag < 256 && len >= WIRE_HDR &&
 	    len <= WIRE_MAX) {
-		unsigned sent = send_frames(tag, count, len, now() + 60);
+		unsigned sent = send_frames(tag, count, len, now() + 60, 0);
 
 		reply("OK RX %u sent=%u", tag, sent);
 	} else if (sscanf(line, "WAIT %u %u %u", &tag, &count, &ms) == 3 && tag < 256) {
@@ -237,10 +248,10 @@ static void command(char *line)
 		reply("STAT %u rx=%llu bad=%llu order=%llu bytes=%llu", tag,
 		      (unsigned long long)stats[tag].rx, (unsigned long long)stats[tag].bad,
 		      (unsigned long long)stats[tag].order, (unsigned long long)stats[tag].bytes);
-	} else if (sscanf(line, "ECHO %u %u %u %u", &tag, &count, &len, &ms) == 4 && tag < 256 &&
-		   len >= WIRE_HDR && len <= WIRE_MAX) {
+	} else if (sscanf(line, "ECHO %u %u %u %u %u", &tag, &count, &len, &ms, &window) >= 4 &&
+		   tag < 256 && len >= WIRE_HDR && len <= WIRE_MAX) {
 		double end = now() + ms / 1000.0;
-		unsigned sent = send_frames(tag, count, len, end);
+		unsigned sent = send_frames(tag, count, len, end, window);
 
 		while (stats[tag].rx < count && now() < end) {
 			struct pollfd p = {.fd = dg, .events = POLLIN};

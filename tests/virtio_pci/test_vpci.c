@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The virtio-pci transport without a device: what it reads from a config space of the
+ * test's own (the vendor capability list, each region against its BAR, the notify
+ * register's place) and what it decides from the device's answers (features, queue sizes,
+ * FEATURES_OK kept), each refusal with the text that says why. The device side runs in
+ * the guest (tests/virtio_pci/run.sh).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tide/log.h>
+
+#include "testutil.h"
+#include "virtio.h"
+#include "virtio_pci.h"
+
+static char logbuf[4096];
+
+static void capture(enum tide_log_level level, const char *comp, const char *msg, void *user)
+{
+	(void)level;
+	(void)user;
+	snprintf(logbuf + strlen(logbuf), sizeof(logbuf) - strlen(logbuf), "%s: %s\n", comp, msg);
+}
+
+static void put32(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A vendor capability at @at: type, BAR, offset, length (20 bytes for notify). */
+static void cap(uint8_t *cfg, unsigned at, unsigned next, uint8_t type, uint8_t bar, uint32_t off,
+		uint32_t len)
+{
+	cfg[at] = 0x09;
+	cfg[at + 1] = (uint8_t)next;
+	cfg[at + 2] = type == VPCI_CAP_NOTIFY ? 20 : 16;
+	cfg[at + 3] = type;
+	cfg[at + 4] = bar;
+	put32(cfg + at + 8, off);
+	put32(cfg + at + 12, len);
+}
+
+/* QEMU's virtio-net-pci, modern: MSI-X first, then the vendor capabilities in BAR 4. */
+static void qemu_like(uint8_t *cfg)
+{
+	memset(cfg, 0, 256);
+	cfg[0x06] = 0x10;
+	cfg[0x34] = 0x98;
+	cfg[0x98] = 0x11; /* MSI-X */
+	cfg[0x99] = 0x84;
+	cap(cfg, 0x84, 0x70, 5 /* PCI config access: not used */, 0, 0, 0);
+	cap(cfg, 0x70, 0x60, VPCI_CAP_NOTIFY, 4, 0x3000, 0x1000);
+	put32(cfg + 0x70 + 16, 4);
+	cap(cfg, 0x60, 0x50, VPCI_CAP_DEVICE, 4, 0x2000, 0x1000);
+	cap(cfg, 0x50, 0x40, VPCI_CAP_ISR, 4, 0x1000, 0x1000);
+	cap(cfg, 0x40, 0x00, VPCI_CAP_COMMON, 4, 0x0000, 0x1000);
+}
+
+static const size_t bars[6] = {0, 0x1000, 0, 0, 0x4000, 0};
+
+static void test_caps_good(void **state)
+{
+	uint8_t cfg[256];
+	struct vpci_caps c;
+
+	(void)state;
+	qemu_like(cfg);
+	assert_int_equal(vpci_caps_parse(cfg, &c, "t"), 0);
+	assert_true(c.r[VPCI_CAP_COMMON - 1].found);
+	assert_int_equal(c.r[VPCI_CAP_COMMON - 1].bar, 4);
+	assert_int_equal(c.r[VPCI_CAP_ISR - 1].off, 0x1000);
+	assert_int_equal(c.r[VPCI_CAP_DEVICE - 1].off, 0x2000);
+	assert_int_equal(c.r[VPCI_CAP_NOTIFY - 1].off, 0x3000);
+	assert_int_equal(c.r[VPCI_CAP_NOTIFY - 1].len, 0x1000);
+	assert_int_equal(c.notify_mult, 4);
+	assert_int_equal(vpci_caps_check(&c, bars, "t"), 0);
+
+	/* The first of a type counts; one naming a reserved BAR is skipped. */
+	qemu_like(cfg);
+	cfg[0x34] = 0xb0;
+	cap(cfg, 0xb0, 0xc0, VPCI_CAP_COMMON, 6, 0x8000, 0x1000);
+	cap(cfg, 0xc0, 0x98, VPCI_CAP_ISR, 4, 0x1800, 0x10);
+	assert_int_equal(vpci_caps_parse(cfg, &c, "t"), 0);
+	assert_int_equal(c.r[VPCI_CAP_COMMON - 1].off, 0);
+	assert_int_equal(c.r[VPCI_CAP_ISR - 1].off, 0x1800);
+
+	/* No device configuration: allowed (no MAC, no link status). */
+	qemu_like(cfg);
+	cfg[0x70 + 1] = 0x50;
+	assert_int_equal(vpci_caps_parse(cfg, &c, "t"), 0);
+	assert_false(c.r[VPCI_CAP_DEVICE - 1].found);
+}
+
+static void expect_parse(uint8_t *cfg, int rc, const char *text)
+{
+	struct vpci_caps c;
+
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_caps_parse(cfg, &c, "t"), rc);
+	if (strstr(logbuf, text) == NULL)
+		fail_msg("expected '%s' in the log, got: %s", text, logbuf);
+}
+
+static void test_caps_bad(void **state)
+{
+	uint8_t cfg[256];
+
+	(void)state;
+	qemu_like(cfg);
+	cfg[0x06] = 0;
+	expect_parse(cfg, -ENODEV, "no capability list");
+
+	qemu_like(cfg);
+	cfg[0x84 + 1] = 0x60; /* past notify */
+	expect_parse(cfg, -ENODEV, "no virtio notify capability");
+
+	qemu_like(cfg);
+	cfg[0x60 + 1] = 0x40; /* past ISR */
+	expect_parse(cfg, -ENODEV, "no virtio ISR capability");
+
+	qemu_like(cfg);
+	cfg[0x50 + 1] = 0; /* common left out */
+	expect_parse(cfg, -ENODEV, "no virtio common configuration capability");
+
+	qemu_like(cfg);
+	cfg[0x40 + 1] = 0x98; /* a loop */
+	expect_parse(cfg, -EINVAL, "a loop");
+
+	qemu_like(cfg);
+	cfg[0x34] = 0x20; /* into the header */
+	expect_parse(cfg, -EINVAL, "a pointer at 0x20");
+
+	qemu_like(cfg);
+	cfg[0x50 + 2] = 12;
+	expect_parse(cfg, -EINVAL, "vendor capability at 0x50: length 12");
+
+	qemu_like(cfg);
+	cfg[0x34] = 0xf8; /* 16 bytes from 0xf8 run past 256 */
+	cfg[0xf8] = 0x09;
+	cfg[0xf9] = 0x98;
+	cfg[0xfa] = 16;
+	cfg[0xfb] = VPCI_CAP_COMMON;
+	expect_parse(cfg, -EINVAL, "vendor capability at 0xf8: length 16");
+
+	qemu_like(cfg);
+	cfg[0x70 + 2] = 16;
+	expect_parse(cfg, -EINVAL, "notify capability at 0x70: length 16, 20 needed");
+}
+
+static void expect_in_bar(const struct vpci_caps *c, const size_t *b, int rc, const char *text)
+{
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_caps_check(c, b, "t"), rc);
+	if (text && strstr(logbuf, text) == NULL)
+		fail_msg("expected '%s' in the log, got: %s", text, logbuf);
+}
+
+static void test_caps_in_bar(void **state)
+{
+	uint8_t cfg[256];
+	struct vpci_caps c, k;
+	size_t b[6];
+
+	(void)state;
+	qemu_like(cfg);
+	assert_int_equal(vpci_caps_parse(cfg, &c, "t"), 0);
+	memcpy(b, bars, sizeof(b));
+	b[4] = 0x3fff; /* notify's last byte outside */
+	expect_in_bar(&c, b, -EINVAL, "the notify (BAR4 + 0x3000, 4096 bytes) is outside its BAR (16383 bytes)");
+	b[4] = 0x4000;
+	expect_in_bar(&c, b, 0, NULL);
+	b[4] = 0; /* the BAR cannot be mapped */
+	expect_in_bar(&c, b, -EINVAL, "is outside its BAR (0 bytes)");
+	b[4] = 0x4000;
+	k = c;
+	k.r[VPCI_CAP_COMMON - 1].len = VPCI_COMMON_LEN - 1;
+	expect_in_bar(&k, b, -EINVAL, "the common configuration (BAR4 + 0x0, 55 bytes)");
+	k.r[VPCI_CAP_COMMON - 1].len = VPCI_COMMON_LEN;
+	expect_in_bar(&k, b, 0, NULL);
+	k = c;
+	k.r[VPCI_CAP_ISR - 1].len = 0;
+	expect_in_bar(&k, b, -EINVAL, "the ISR");
+	k = c;
+	k.r[VPCI_CAP_NOTIFY - 1].len = 1;
+	expect_in_bar(&k, b, -EINVAL, "the notify");
+	k = c;
+	k.r[VPCI_CAP_DEVICE - 1].off = 0xffffffffu; /* offset + length wraps in 32 bits */
+	expect_in_bar(&k, b, -EINVAL, "the device configuration");
+}
+
+static void test_notify_at(void **state)
+{
+	uint8_t cfg[256];
+	struct vpci_caps c;
+
+	(void)state;
+	qemu_like(cfg);
+	assert_int_equal(vpci_caps_parse(cfg, &c, "t"), 0);
+	assert_int_equal(vpci_notify_at(&c, 0, 0, "t"), 0);
+	assert_int_equal(vpci_notify_at(&c, 1, 1, "t"), 4);
+	assert_int_equal(vpci_notify_at(&c, 1023, 1, "t"), 4092);	/* 4092 + 2 <= 4096 */
+	c.notify_mult = 4094;
+	assert_int_equal(vpci_notify_at(&c, 1, 1, "t"), 4094);		/* the last 2 bytes */
+	logbuf[0] = '\0';
+	c.notify_mult = 4095;
+	assert_int_equal(vpci_notify_at(&c, 1, 3, "t"), -ERANGE);
+	assert_non_null(strstr(logbuf, "vring 3: its notify register (offset 1 x 4095) is outside the notify area (4096 bytes)"));
+	c.notify_mult = 0x10000000u;
+	assert_int_equal(vpci_notify_at(&c, 16, 1, "t"), -ERANGE); /* 2^32: no 32-bit wrap */
+}
+
+static void test_features(void **state)
+{
+	uint64_t dev = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) |
+		       VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS) |
+		       VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) | VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX) |
+		       VIRTIO_BIT(VIRTIO_NET_F_MQ) | VIRTIO_BIT(0) /* CSUM */;
+	uint64_t want = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+			VIRTIO_BIT(VIRTIO_F_IN_ORDER), out = 0;
+
+	(void)state;
+	assert_int_equal(vpci_features(dev, want, &out, "t"), 0);
+	/* The frontend's pick as offered, the transport's own, nothing else. */
+	assert_int_equal(out, VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+				      VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) |
+				      VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS));
+	assert_int_equal(vpci_features(dev | VIRTIO_BIT(VIRTIO_NET_F_MTU), want, &out, "t"), 0);
+	assert_true(out & VIRTIO_BIT(VIRTIO_NET_F_MTU));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_features(dev & ~VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM), want, &out, "t"),
+			 -ENOTSUP);
+	assert_non_null(strstr(logbuf, "does not offer VIRTIO_F_ACCESS_PLATFORM"));
+	assert_non_null(strstr(logbuf, "iommu_platform=on"));
+}
+
+static void test_queue_size(void **state)
+{
+	(void)state;
+	assert_int_equal(vpci_queue_size_check(256, 256, 0, "t"), 0);
+	assert_int_equal(vpci_queue_size_check(256, 64, 1, "t"), 0);
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_queue_size_check(256, 512, 1, "t"), -EINVAL);
+	assert_non_null(strstr(logbuf, "vring 1: 512 descriptors, the device takes 256 at most"));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_queue_size_check(0, 64, 2, "t"), -ENODEV);
+	assert_non_null(strstr(logbuf, "vring 2: the device has no such queue (queue size 0)"));
+}
+
+static void test_status(void **state)
+{
+	uint8_t fok = VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK;
+
+	(void)state;
+	assert_int_equal(vpci_status_check(fok, fok, 0, "t"), 0);
+	assert_int_equal(vpci_status_check(VIRTIO_STATUS_ACK, VIRTIO_STATUS_ACK, 0, "t"), 0);
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_status_check(fok, fok & ~VIRTIO_STATUS_FEATURES_OK, 0x1234, "t"),
+			 -ENOTSUP);
+	assert_non_null(strstr(logbuf, "did not keep FEATURES_OK: it refused features 0x1234"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_caps_good),  cmocka_unit_test(test_caps_bad),
+		cmocka_unit_test(test_caps_in_bar), cmocka_unit_test(test_notify_at),
+		cmocka_unit_test(test_features),   cmocka_unit_test(test_queue_size),
+		cmocka_unit_test(test_status),
+	};
+
+	tide_log_set_handler(capture, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
