@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <tide/lcore.h>
 #include <tide/mbuf.h>
@@ -141,6 +142,7 @@ struct fwd_lcore {
 	uint16_t dirty[TIDE_MAX_PORTS]; /* ports with a non-empty Tx buffer */
 	unsigned ndirty;
 	uint64_t seq; /* txonly: packets built so far */
+	unsigned flow; /* txonly: seq modulo --flows, the flow of the next packet */
 	struct fwd_pace pace[FWD_MAX_STREAMS]; /* txonly --rate, by stream index */
 	struct fwd_ctr ctr[TIDE_MAX_PORTS];
 	struct tide_lcore *thread;
@@ -242,6 +244,20 @@ static inline void fwd_tx_add(struct fwd_lcore *lc, uint16_t port, struct tide_m
 	if (b->n == 0)
 		lc->dirty[lc->ndirty++] = port;
 	b->pkts[b->n++] = m;
+}
+
+/* fwd_tx_add() of @n packets, all to @port, in order. */
+static inline void fwd_tx_add_bulk(struct fwd_lcore *lc, uint16_t port, struct tide_mbuf **m,
+				   uint16_t n)
+{
+	struct fwd_txbuf *b = &lc->txb[port];
+
+	if (n == 0)
+		return;
+	if (b->n == 0)
+		lc->dirty[lc->ndirty++] = port;
+	memcpy(b->pkts + b->n, m, n * sizeof(*m));
+	b->n = (uint16_t)(b->n + n);
 }
 
 /* Add to a counter only the calling lcore writes (relaxed: the main thread reads it live). */

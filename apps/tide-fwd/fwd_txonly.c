@@ -3,6 +3,10 @@
  * txonly: build and send IPv4/UDP packets of --txonly-size bytes over --flows flows on every
  * stream's port. Flow f goes to 198.19.<f / 256>.<f % 256> from 198.18.<port>.1; the checksum
  * of each packet is the template's, updated for the flow's address word (RFC 1624).
+ * Per packet the generator writes the port's header template and stamps the flow's address
+ * word and checksum from a table made at init (no arithmetic, no division per packet):
+ * when the Tx path is bound by the generator (memif into a faster sink), its instructions
+ * per packet are the rate.
  * --rate R: each port sends R packets per second, shared evenly by the streams on it; each
  * stream runs a token bucket on the TSC that holds at most one burst (no catch-up bursts
  * after a stall).
@@ -17,10 +21,17 @@
 
 #define TMPL_LEN (ETH_HDR_LEN + IPV4_HDR_MIN + 8) /* what each packet gets written */
 
+/* What one flow's packets carry beyond the template, in network order. */
+struct flow_stamp {
+	uint8_t dst_lo[2]; /* the destination address's last word (the flow number) */
+	uint8_t csum[2];   /* the IPv4 header checksum with that word */
+};
+
 struct txonly {
 	unsigned size, flows;
 	double per_tsc[TIDE_MAX_PORTS]; /* --rate: packets per TSC tick per stream of the port */
 	uint8_t tmpl[TIDE_MAX_PORTS][TMPL_LEN];
+	struct flow_stamp *stamp[TIDE_MAX_PORTS]; /* [flows] per port */
 };
 
 static void build_template(const struct fwd_ctx *ctx, unsigned port, uint8_t *t, unsigned size)
@@ -54,7 +65,10 @@ static void txonly_burst(struct fwd_lcore *lc, const struct fwd_stream *s, struc
 	const struct fwd_ctx *ctx = lc->ctx;
 	const struct txonly *t = ctx->engine_data;
 	const uint8_t *tmpl = t->tmpl[s->port];
-	uint16_t csum = pkt_rd16(tmpl + ETH_HDR_LEN + IPV4_OFF_CSUM);
+	const struct flow_stamp *stamp = t->stamp[s->port];
+	const uint16_t size = (uint16_t)t->size, port = s->port;
+	const unsigned flows = t->flows;
+	unsigned flow;
 
 	if (t->per_tsc[s->port] > 0) {
 		struct fwd_pace *pc = &lc->pace[s - lc->streams];
@@ -80,20 +94,39 @@ static void txonly_burst(struct fwd_lcore *lc, const struct fwd_stream *s, struc
 		    tide_mbuf_alloc_bulk(ctx->pool, pkts, n) < 0)
 			return;
 	}
+	/* The lcore's packet sequence number modulo flows: the flow of its next packet. */
+	flow = lc->flow;
 	for (uint16_t i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		uint8_t *d = (uint8_t *)tide_mbuf_append(m, (uint16_t)t->size);
-		uint16_t flow = (uint16_t)(lc->seq++ % t->flows);
+		/* Fresh from the pool: one empty segment whose data room txonly_init checked. */
+		uint8_t *d = tide_mbuf_mtod(m, uint8_t *);
 
+		m->data_len = size;
+		m->pkt_len = size;
+		m->port = port;
 		/* Headers only: the payload is whatever the buffer last carried (zeros at
 		 * first), as a traffic generator's is; a full copy would make large-packet
 		 * rates measure this memcpy. */
 		memcpy(d, tmpl, TMPL_LEN);
-		pkt_wr16(d + ETH_HDR_LEN + 18, flow);
-		pkt_wr16(d + ETH_HDR_LEN + IPV4_OFF_CSUM, pkt_csum_update16(csum, 0, flow));
-		m->port = s->port;
-		fwd_tx_add(lc, s->port, m);
+		memcpy(d + ETH_HDR_LEN + 18, stamp[flow].dst_lo, 2);
+		memcpy(d + ETH_HDR_LEN + IPV4_OFF_CSUM, stamp[flow].csum, 2);
+		if (++flow == flows)
+			flow = 0;
 	}
+	lc->flow = flow;
+	lc->seq += n;
+	fwd_tx_add_bulk(lc, port, pkts, n);
+}
+
+static void txonly_fini(struct fwd_ctx *ctx)
+{
+	struct txonly *t = ctx->engine_data;
+
+	if (t != NULL)
+		for (unsigned p = 0; p < TIDE_MAX_PORTS; p++)
+			free(t->stamp[p]);
+	free(t);
+	ctx->engine_data = NULL;
 }
 
 static int txonly_init(struct fwd_ctx *ctx, char *err, size_t errlen)
@@ -122,25 +155,34 @@ static int txonly_init(struct fwd_ctx *ctx, char *err, size_t errlen)
 	t->flows = cfg->flows;
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		unsigned streams = 0;
+		uint16_t csum;
 
 		build_template(ctx, p, t->tmpl[p], t->size);
+		t->stamp[p] = calloc(t->flows, sizeof(*t->stamp[p]));
+		if (t->stamp[p] == NULL) {
+			ctx->engine_data = t;
+			txonly_fini(ctx);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		csum = pkt_rd16(t->tmpl[p] + ETH_HDR_LEN + IPV4_OFF_CSUM);
+		for (unsigned f = 0; f < t->flows; f++) {
+			pkt_wr16(t->stamp[p][f].dst_lo, (uint16_t)f);
+			pkt_wr16(t->stamp[p][f].csum, pkt_csum_update16(csum, 0, (uint16_t)f));
+		}
 		for (unsigned i = 0; i < ctx->nlcores; i++)
 			for (unsigned k = 0; k < ctx->lcores[i].nstreams; k++)
 				streams += ctx->lcores[i].streams[k].port == p;
 		if (cfg->rate_pps > 0 && streams != 0)
 			t->per_tsc[p] = cfg->rate_pps / streams / fwd_tsc_hz();
 	}
-	for (unsigned i = 0; i < ctx->nlcores; i++)
+	for (unsigned i = 0; i < ctx->nlcores; i++) {
+		ctx->lcores[i].flow = 0;
 		for (unsigned k = 0; k < ctx->lcores[i].nstreams; k++)
 			ctx->lcores[i].pace[k] = (struct fwd_pace){.last = 0, .credit = 0};
+	}
 	ctx->engine_data = t;
 	return 0;
-}
-
-static void txonly_fini(struct fwd_ctx *ctx)
-{
-	free(ctx->engine_data);
-	ctx->engine_data = NULL;
 }
 
 const struct fwd_engine fwd_engine_txonly = {
