@@ -82,6 +82,17 @@ struct tide_driver {
 	/* Free the port's private state (queues are already released). */
 	void (*close)(struct tide_port *p);
 
+	/*
+	 * Optional MTU hooks. mtu_get: the MTU now, for a driver where someone else may change
+	 * it (the interface of afxdp, the frontend of vhost); else port.c answers info.mtu.
+	 * mtu_set: @mtu is within the info limits and differs from the MTU now; on 0 port.c
+	 * stores it in info.mtu. Without mtu_set the MTU cannot change (-ENOTSUP). A driver
+	 * that can change it only while stopped sets mtu_stopped_only.
+	 */
+	int (*mtu_get)(const struct tide_port *p, unsigned *mtu);
+	int (*mtu_set)(struct tide_port *p, unsigned mtu);
+	bool mtu_stopped_only;
+
 	/* Optional. */
 	int (*link_get)(struct tide_port *p, struct tide_link *out);
 	int (*poll_ctl)(struct tide_port *p);
@@ -121,10 +132,23 @@ struct tide_port {
 
 /*
  * Allocate a port for driver @drv with @priv_size bytes of zeroed private state (p->priv).
- * Info defaults: 1 queue each way, 64..4096 descriptors, no RS gap limit.
+ * Info defaults: 1 queue each way, 64..4096 descriptors, no RS gap limit, frames up to
+ * TIDE_MAX_FRAME_DEFAULT (tide_port_frame_limit() for another).
  */
+#define TIDE_MAX_FRAME_DEFAULT (65535u + TIDE_FRAME_OVERHEAD) /* MTU up to 65535 */
+
 int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv_size,
 		    struct tide_port **out);
+
+/*
+ * Set the port's frame limit (open): max_frame, and max_mtu from it; the MTU becomes
+ * TIDE_DEFAULT_MTU, or max_mtu when that is lower. @max_frame is at least
+ * TIDE_MIN_MTU + TIDE_FRAME_OVERHEAD.
+ */
+void tide_port_frame_limit(struct tide_port *p, unsigned max_frame);
+
+/* An mtu_set hook for drivers whose MTU is a number they keep and nothing more. */
+int tide_port_mtu_set_keep(struct tide_port *p, unsigned mtu);
 
 /* Free a port that tide_port_alloc() made but that was never handed to the application. */
 void tide_port_free_unregistered(struct tide_port *p);

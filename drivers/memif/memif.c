@@ -435,6 +435,9 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.min_desc = 64;
 	p->info.max_desc = 1u << MEMIF_LOG2_RING_SIZE_MAX;
 	p->info.count_completion = 1;
+	/* Copy mode takes a frame of up to max_chain buffers either way; the buffers are
+	 * bufsize bytes when this end makes them (client), and the peer's otherwise. */
+	tide_port_frame_limit(p, mp->bufsize * mp->max_chain);
 	memif_names_add(p, p->info.mac);
 	ports[0] = p;
 	return 1;
@@ -454,6 +457,7 @@ const struct tide_driver tide_driver_memif = {
 	.start = memif_start,
 	.stop = memif_stop,
 	.close = memif_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = memif_link_get,
 	.poll_ctl = memif_poll_ctl,
 	.stats_add = memif_stats_add,

@@ -795,6 +795,7 @@ static int pcapd_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		return rc;
 	pp = p->priv;
 	pp->port = p;
+	tide_port_frame_limit(p, PCAP_SNAPLEN); /* the snap length of the files it writes */
 	pp->tx_fd = -1;
 	pp->loops = loops;
 	pp->pace = pace;
@@ -863,6 +864,7 @@ const struct tide_driver tide_driver_pcap = {
 	.start = pcapd_start,
 	.stop = pcapd_stop,
 	.close = pcapd_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = pcapd_link_get,
 	.xstats = pcapd_xstats,
 };

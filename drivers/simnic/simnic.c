@@ -632,6 +632,7 @@ static int simnic_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 		p->info.min_desc = 64;
 		p->info.max_desc = 4096;
 		p->info.max_rs_gap = d->ondie;
+		tide_port_frame_limit(p, UINT16_MAX); /* one descriptor, a 16-bit length */
 		p->info.count_completion = d->wb_head;
 		p->info.mac[0] = 0x02;
 		p->info.mac[5] = (uint8_t)i;
@@ -662,6 +663,7 @@ const struct tide_driver tide_driver_simnic = {
 	.start = simnic_start,
 	.stop = simnic_stop,
 	.close = simnic_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = simnic_link_get,
 	.stats_add = simnic_stats_add,
 	.stats_reset = simnic_stats_reset,

@@ -112,6 +112,15 @@ static void vhost_close(struct tide_port *p)
 	pthread_mutex_destroy(&vport(p)->lock);
 }
 
+/* The frontend states the MTU (VHOST_USER_NET_SET_MTU); the control thread stores it. */
+static int vhost_mtu_get(const struct tide_port *p, unsigned *mtu)
+{
+	const struct vhost_port *vp = p->priv;
+
+	*mtu = __atomic_load_n(&vp->mtu, __ATOMIC_RELAXED);
+	return 0;
+}
+
 static int vhost_link_get(struct tide_port *p, struct tide_link *out)
 {
 	out->up = __atomic_load_n(&vport(p)->up, __ATOMIC_RELAXED);
@@ -206,7 +215,10 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		      (queues > 1 ? VHOST_BIT(VIRTIO_NET_F_MQ) : 0) |
 		      (packed ? VHOST_BIT(VIRTIO_F_RING_PACKED) : 0);
 	vp->proto_offered = VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ) |
-			    VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK);
+			    VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
+			    VHOST_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
+	tide_port_frame_limit(p, VHOST_MAX_PKT);
+	vp->mtu = p->info.mtu;
 	p->info.max_rxq = vp->queues;
 	p->info.max_txq = vp->queues;
 	p->info.min_desc = 64;
@@ -232,6 +244,7 @@ const struct tide_driver tide_driver_vhost = {
 	.start = vhost_start,
 	.stop = vhost_stop,
 	.close = vhost_close,
+	.mtu_get = vhost_mtu_get,
 	.link_get = vhost_link_get,
 	.poll_ctl = vhost_poll_ctl,
 	.stats_add = vhost_stats_add,

@@ -230,9 +230,50 @@ struct tide_port_info {
 	 * or a thread of the port's own serves it, as vhost's does); calling it anyway is
 	 * harmless. Fixed from open to close: ask once. */
 	int needs_poll_ctl;
+	/*
+	 * Frame sizes. The MTU is the L3 payload, as in Linux and DPDK: a frame of MTU bytes
+	 * of payload is MTU + TIDE_FRAME_OVERHEAD bytes long (Ethernet header and one VLAN
+	 * tag; no FCS). max_frame is the largest frame the port can receive and send whole,
+	 * Ethernet header included, no FCS; max_mtu = max_frame - TIDE_FRAME_OVERHEAD.
+	 * mtu is the current value (tide_port_mtu_set()); min_mtu is TIDE_MIN_MTU.
+	 */
+	unsigned mtu, min_mtu, max_mtu;
+	unsigned max_frame;
 };
 
+/* A frame's bytes beyond its MTU: Ethernet header (14) and one VLAN tag (4). */
+#define TIDE_FRAME_OVERHEAD 18u
+/* The smallest MTU a port takes (IPv4's minimum, as Linux's ETH_MIN_MTU). */
+#define TIDE_MIN_MTU 68u
+/* The MTU a port has when opened, unless its driver knows better (an AF_XDP interface's
+ * own MTU, a vhost-user frontend's), or less when its max_mtu is lower. */
+#define TIDE_DEFAULT_MTU 1500u
+
 TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out);
+
+/*
+ * The port's MTU (L3 payload bytes; see struct tide_port_info).
+ *
+ * tide_port_mtu_get() stores the current MTU in @mtu and returns 0 (-EINVAL for a NULL
+ * argument). For afxdp it asks the interface, whose MTU anyone may change.
+ *
+ * tide_port_mtu_set() changes it and returns 0, or:
+ *   -EINVAL   @mtu below min_mtu or above max_mtu (logged with the limits);
+ *   -ENOTSUP  the driver cannot change it (vhost: the frontend states it; virtio: the
+ *             backend does; setting the value the port has already is 0 everywhere);
+ *   -EBUSY    the driver changes it only while the port is stopped (e1000e), and it runs;
+ *   another -errno from the device (afxdp: SIOCSIFMTU's, e.g. -EPERM, or -EINVAL when the
+ *   kernel refuses the value with the attached XDP program).
+ * Setting it never changes max_frame. Rx: a frame above the MTU but within max_frame is
+ * delivered as it is (the MTU is what the port promises to take and what the application
+ * promises to send, as in DPDK's software drivers); one above max_frame never arrives whole
+ * and is dropped and counted in ierrors by the driver. afxdp is the exception: the kernel
+ * applies the interface's MTU before the frame reaches the socket. Tx does not check the
+ * MTU either; a frame above max_frame is dropped and counted in oerrors.
+ * Control thread (not safe against other control calls on the port).
+ */
+TIDE_EXPORT int tide_port_mtu_get(const struct tide_port *p, unsigned *mtu);
+TIDE_EXPORT int tide_port_mtu_set(struct tide_port *p, unsigned mtu);
 TIDE_EXPORT const char *tide_port_name(const struct tide_port *p);
 
 struct tide_link {
