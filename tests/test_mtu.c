@@ -334,6 +334,12 @@ static void test_virtio_states_mtu(void **state)
 	up(v, h);
 	assert_int_equal(tide_port_mtu_get(h, &mtu), 0);
 	assert_int_equal(mtu, 9000);
+	{
+		struct tide_port_info pi;
+
+		assert_int_equal(tide_port_info_get(h, &pi), 0);
+		assert_int_equal(pi.mtu, 9000);
+	}
 	assert_int_equal(tide_port_stop(v), 0);
 
 	/* Above vhost's max_mtu (16366): refused, the link stays down, the MTU stays. */
