@@ -289,6 +289,15 @@ static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		struct tide_port *port = ctx->ports[p];
 
+		if (cfg->mtu) {
+			rc = tide_port_mtu_set(port, cfg->mtu);
+			if (rc < 0)
+				return fail(err, errlen, rc == -ENOMEM ? rc : -EINVAL,
+					    "port %u (%s): --mtu %u: %s (the port takes %u..%u%s)", p,
+					    ctx->info[p].name, cfg->mtu, strerror(-rc),
+					    ctx->info[p].min_mtu, ctx->info[p].max_mtu,
+					    rc == -ENOTSUP ? ", but its driver cannot change it" : "");
+		}
 		rc = tide_port_configure(port, ctx->nb_rxq[p], ctx->port_txq[p]);
 		if (rc < 0)
 			return fail(err, errlen, rc,

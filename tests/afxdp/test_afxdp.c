@@ -1001,15 +1001,24 @@ static void test_link_events(void **state)
 			assert_int_equal(errno, EAGAIN);
 	}
 	for (int round = 0; round < 2; round++) {
+		char cmd[160];
+
 		peer_set("down");
 		assert_int_equal(link_event_wait(p, fd), 1);
 		assert_int_equal(tide_port_link_get(p, &link), 0);
 		assert_int_equal(link.up, 0);
+		/* Link messages that change nothing for this port: another interface (up while
+		 * ours is down), and ours without a state change. */
+		snprintf(cmd, sizeof(cmd), "ip link set dev %s alias tide-%d && ip link set dev %s alias tide-%d",
+			 dev_b, round, dev_a, round);
+		assert_int_equal(system(cmd), 0);
 		link_event_none(p, fd);
 		peer_set("up");
 		assert_int_equal(link_event_wait(p, fd), 1);
 		assert_int_equal(tide_port_link_get(p, &link), 0);
 		assert_int_equal(link.up, 1);
+		snprintf(cmd, sizeof(cmd), "ip link set dev %s alias tide-up-%d", dev_a, round);
+		assert_int_equal(system(cmd), 0);
 		link_event_none(p, fd);
 	}
 	tide_port_close(p);
