@@ -93,6 +93,7 @@ int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv
 	p->id = -1;
 	p->link_efd = -1;
 	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->info.sz = sizeof(p->info);
 	p->info.driver = drv->name;
 	p->info.name = p->name;
 	p->info.max_rxq = 1;
@@ -494,12 +495,17 @@ struct tide_txq *tide_port_txq(struct tide_port *p, unsigned qid)
 
 int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out)
 {
+	struct tide_port_info full = {.sz = sizeof(full)};
 	unsigned mtu;
 
-	*out = p->info;
+	if (p == NULL ||
+	    tide_sized_check(out, TIDE_SIZE_UPTO(struct tide_port_info, max_frame)) < 0)
+		return -EINVAL;
+	full = p->info;
+	full.sz = sizeof(full);
 	if (tide_port_mtu_get(p, &mtu) == 0)
-		out->mtu = mtu;
-	return 0;
+		full.mtu = mtu;
+	return tide_sized_put(out, &full, sizeof(full));
 }
 
 int tide_port_mtu_get(const struct tide_port *p, unsigned *mtu)
@@ -606,8 +612,12 @@ static void queue_stats_read(const struct tide_queue_stats *s, struct tide_queue
 	out->idle_polls = stat_read(&s->idle_polls);
 }
 
-int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
+int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *out)
 {
+	struct tide_port_stats full, *st = &full;
+
+	if (p == NULL || tide_sized_check(out, TIDE_SIZE_UPTO(struct tide_port_stats, txq)) < 0)
+		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	for (unsigned q = 0; q < p->nb_rxq; q++) {
 		struct tide_queue_stats *s = &st->rxq[q];
@@ -642,7 +652,7 @@ int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
 	}
 	if (p->drv->stats_add)
 		p->drv->stats_add(p, st);
-	return 0;
+	return tide_sized_put(out, st, sizeof(*st));
 }
 
 /* Zero counters that a polling thread may be updating (relaxed stores: no tearing; a count

@@ -100,7 +100,7 @@ static struct tide_port *row_open(const struct row *r)
 
 static void expect_mtu(const struct row *r, struct tide_port *p, unsigned want)
 {
-	struct tide_port_info pi;
+	struct tide_port_info pi = {.sz = sizeof(pi)};
 	unsigned mtu = 0;
 
 	assert_int_equal(tide_port_mtu_get(p, &mtu), 0);
@@ -113,7 +113,7 @@ static void expect_mtu(const struct row *r, struct tide_port *p, unsigned want)
 static void check_row(const struct row *r)
 {
 	struct tide_port *p = row_open(r);
-	struct tide_port_info pi;
+	struct tide_port_info pi = {.sz = sizeof(pi)};
 	unsigned changed;
 
 	assert_int_equal(tide_port_info_get(p, &pi), 0);
@@ -268,8 +268,8 @@ static struct tide_port *open_started(const char *fmt)
 static void test_rx_oversize(void **state)
 {
 	struct tide_port *a, *b;
-	struct tide_port_stats st;
-	struct tide_port_info pi;
+	struct tide_port_stats st = {.sz = sizeof(st)};
+	struct tide_port_info pi = {.sz = sizeof(pi)};
 	struct tide_mbuf *m;
 
 	(void)state;
@@ -335,7 +335,7 @@ static void test_virtio_states_mtu(void **state)
 	assert_int_equal(tide_port_mtu_get(h, &mtu), 0);
 	assert_int_equal(mtu, 9000);
 	{
-		struct tide_port_info pi;
+		struct tide_port_info pi = {.sz = sizeof(pi)};
 
 		assert_int_equal(tide_port_info_get(h, &pi), 0);
 		assert_int_equal(pi.mtu, 9000);

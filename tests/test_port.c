@@ -295,7 +295,7 @@ static void check_xstats(const char *what, struct tide_port *p, uint64_t rx, uin
 static void test_conformance(void **state)
 {
 	struct end a = {0}, b = {0};
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_mbuf *pkts[32];
 	uint64_t rx = 0, tx = 0, tx_bytes = 0;
 
@@ -655,7 +655,7 @@ static void rel_open(struct rel_end *e, const char *spec, struct tide_pool *pool
 static void rel_send(struct rel_end *e, struct tide_pool *pool, struct tide_mbuf *bad)
 {
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	uint16_t n = 8, k;
 
 	assert_int_equal(tide_mbuf_alloc_bulk(pool, pkts, 8), 0);
@@ -675,7 +675,7 @@ static void rel_send(struct rel_end *e, struct tide_pool *pool, struct tide_mbuf
 /* Stopped: every buffer its Tx bursts took is counted released, the dropped one included. */
 static void rel_check(struct rel_end *e, const char *what)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	assert_int_equal(tide_port_stop(e->p), 0);
 	assert_int_equal(tide_port_stats_get(e->p, &st), 0);
@@ -820,7 +820,7 @@ static int race_poller(void *arg)
  */
 static void test_stats_reset_race(void **state)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_lcore *lc;
 	struct tide_mbuf *pkts[4];
 	struct tide_pool *pool;

@@ -83,6 +83,7 @@ static int open_ports(struct fwd_ctx *ctx, char *err, size_t errlen)
 		ctx->nports += (unsigned)n;
 	}
 	for (unsigned p = 0; p < ctx->nports; p++) {
+		ctx->info[p].sz = sizeof(ctx->info[p]);
 		tide_port_info_get(ctx->ports[p], &ctx->info[p]);
 		ctx->pair[p] = (uint16_t)((p ^ 1u) < ctx->nports ? p ^ 1u : p);
 		ctx->nexthop_mac[p][0] = 0x02;

@@ -82,7 +82,7 @@ static bool replay_progress(const struct fwd_ctx *ctx, uint64_t *done, uint64_t 
 	if (ctx->engine->flags & FWD_ENGINE_F_NO_RX)
 		return false;
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		struct tide_pcap_replay r;
+		struct tide_pcap_replay r = {.sz = sizeof(r)};
 
 		if (ctx->nb_rxq[p] == 0)
 			continue;
@@ -203,7 +203,7 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start, struct
 	/* Only the ports whose control plane needs the call (memif); a vhost port's own
 	 * thread serves its frontend. */
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		struct tide_port_info pi;
+		struct tide_port_info pi = {.sz = sizeof(pi)};
 
 		if (tide_port_info_get(ctx->ports[p], &pi) == 0 && pi.needs_poll_ctl)
 			ctl[nctl++] = ctx->ports[p];

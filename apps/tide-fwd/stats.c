@@ -54,7 +54,7 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 	s->t = fwd_now();
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		struct fwd_port_snap *ps = &s->port[p];
-		struct tide_port_stats st;
+		struct tide_port_stats st = {.sz = sizeof(st)};
 
 		for (unsigned i = 0; i < ctx->nlcores; i++) {
 			const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];

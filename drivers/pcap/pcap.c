@@ -746,13 +746,16 @@ static int pcapd_link_get(struct tide_port *p, struct tide_link *out)
 
 int tide_pcap_replay_get(const struct tide_port *p, struct tide_pcap_replay *out)
 {
+	struct tide_pcap_replay *dst = out, full;
 	const struct pcap_port *pp;
 
-	if (p == NULL || out == NULL || p->drv != &tide_driver_pcap)
+	if (p == NULL || p->drv != &tide_driver_pcap ||
+	    tide_sized_check(dst, TIDE_SIZE_UPTO(struct tide_pcap_replay, ended)) < 0)
 		return -EINVAL;
 	pp = p->priv;
 	if (pp->rx_path == NULL)
 		return -EINVAL;
+	out = &full; /* filled whole, then handed out as far as the caller's sz goes */
 	memset(out, 0, sizeof(*out));
 	out->total = pp->capture_pkts * pp->loops;
 	if (pp->capture_pkts == 0)
@@ -763,7 +766,7 @@ int tide_pcap_replay_get(const struct tide_port *p, struct tide_pcap_replay *out
 		out->records = __atomic_load_n(&q->records, __ATOMIC_RELAXED);
 		out->ended = __atomic_load_n(&q->eof, __ATOMIC_RELAXED);
 	}
-	return 0;
+	return tide_sized_put(dst, &full, sizeof(full));
 }
 
 static int pcapd_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)

@@ -702,10 +702,13 @@ int tide_simnic_set_gen(struct tide_port *p, tide_simnic_gen_fn fn, void *arg)
 int tide_simnic_stats_get(const struct tide_port *p, struct tide_simnic_stats *out)
 {
 	const struct simnic_port *sp = as_simnic(p);
-	struct tide_port_stats st;
+	struct tide_simnic_stats *dst = out, full;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
-	if (sp == NULL)
+	if (sp == NULL ||
+	    tide_sized_check(dst, TIDE_SIZE_UPTO(struct tide_simnic_stats, device_idle)) < 0)
 		return -EINVAL;
+	out = &full; /* filled whole, then handed out as far as the caller's sz goes */
 	memset(out, 0, sizeof(*out));
 	out->gen_packets = __atomic_load_n(&sp->hw.gen_packets, __ATOMIC_RELAXED);
 	out->sink_packets = __atomic_load_n(&sp->hw.sink_packets, __ATOMIC_RELAXED);
@@ -717,7 +720,7 @@ int tide_simnic_stats_get(const struct tide_port *p, struct tide_simnic_stats *o
 	out->tx_hangs = st.tx_hangs;
 	out->device_polls = __atomic_load_n(&sp->dev->polls, __ATOMIC_RELAXED);
 	out->device_idle = __atomic_load_n(&sp->dev->idle, __ATOMIC_RELAXED);
-	return 0;
+	return tide_sized_put(dst, &full, sizeof(full));
 }
 
 /* The device model's own counters for tide_xstats_*() (those of tide_simnic_stats_get()). */
@@ -726,7 +729,7 @@ static unsigned simnic_xstats(struct tide_port *p, const char **names, uint64_t 
 {
 	static const char *const n[] = {"gen_packets",   "sink_packets", "sink_bytes",
 					"verify_failed", "device_polls", "device_idle"};
-	struct tide_simnic_stats ss;
+	struct tide_simnic_stats ss = {.sz = sizeof(ss)};
 	uint64_t v[6];
 
 	tide_simnic_stats_get(p, &ss);

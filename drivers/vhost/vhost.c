@@ -257,7 +257,7 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 			     unsigned max)
 {
 	static const char *const n[] = {"connects", "disconnects", "violations", "call_errors"};
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t v[4];
 
 	tide_vhost_info_get(p, &vi);
@@ -272,11 +272,14 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 
 int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 {
+	struct tide_vhost_info *dst = out, full;
 	struct vhost_port *vp;
 
-	if (p == NULL || p->drv != &tide_driver_vhost || out == NULL)
+	if (p == NULL || p->drv != &tide_driver_vhost ||
+	    tide_sized_check(dst, TIDE_SIZE_UPTO(struct tide_vhost_info, reason)) < 0)
 		return -EINVAL;
 	vp = vport(p);
+	out = &full; /* filled whole, then handed out as far as the caller's sz goes */
 	memset(out, 0, sizeof(*out));
 	vhost_lock(vp); /* the control thread changes what follows */
 	out->connected = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
@@ -296,5 +299,5 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 						    __ATOMIC_RELAXED);
 	snprintf(out->reason, sizeof(out->reason), "%s", vp->reason);
 	pthread_mutex_unlock(&vp->lock);
-	return 0;
+	return tide_sized_put(dst, &full, sizeof(full));
 }

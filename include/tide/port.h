@@ -212,7 +212,15 @@ TIDE_EXPORT void tide_port_close(struct tide_port *p);
 TIDE_EXPORT struct tide_rxq *tide_port_rxq(struct tide_port *p, unsigned qid);
 TIDE_EXPORT struct tide_txq *tide_port_txq(struct tide_port *p, unsigned qid);
 
+/*
+ * The info and stats structs the library fills (this one, tide_port_stats, the drivers'
+ * info structs) carry their size first: the caller sets sz = sizeof(the struct) before
+ * the call; the library fills the first min(sz, its own size) bytes and keeps sz, so the
+ * struct can grow without breaking programs built against an older one. A sz below the
+ * first version's size is -EINVAL.
+ */
 struct tide_port_info {
+	size_t sz;               /* sizeof(struct tide_port_info), set by the caller */
 	const char *driver;
 	const char *name;
 	unsigned max_rxq, max_txq;
@@ -249,6 +257,7 @@ struct tide_port_info {
  * own MTU, a vhost-user frontend's), or less when its max_mtu is lower. */
 #define TIDE_DEFAULT_MTU 1500u
 
+/* Fill @out (its sz set). Returns 0, or -EINVAL for a NULL argument or a bad sz. */
 TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out);
 
 /*
@@ -317,6 +326,7 @@ TIDE_EXPORT int tide_rxq_intr_enable(struct tide_port *p, unsigned qid);
 TIDE_EXPORT int tide_rxq_intr_disable(struct tide_port *p, unsigned qid);
 
 struct tide_port_stats {
+	size_t sz;              /* sizeof(struct tide_port_stats), set by the caller */
 	uint64_t ipackets, ibytes, ierrors, rx_nombuf, rx_missed;
 	uint64_t opackets, obytes, oerrors;
 	uint64_t tx_hangs;      /* device hangs detected (RS gap above the device limit) */
@@ -338,6 +348,7 @@ struct tide_port_stats {
 	struct tide_queue_stats txq[TIDE_MAX_QUEUES];
 };
 
+/* Fill @out (its sz set). Returns 0, or -EINVAL for a NULL argument or a bad sz. */
 TIDE_EXPORT int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *out);
 TIDE_EXPORT void tide_port_stats_reset(struct tide_port *p);
 

@@ -279,7 +279,7 @@ static void rx_case(const char *mode)
 	char spec[128];
 	struct tide_pool *pool = umem_pool();
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct ns_sock s = ns_open(peer_a);
 	static uint8_t seen[NPKT];
 	unsigned got = 0, other = 0;
@@ -346,7 +346,7 @@ static void tx_case(const char *extra, bool with_rx)
 	struct ns_sock s = ns_open(peer_a);
 	static uint8_t seen[NPKT];
 	uint8_t dst[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	unsigned got = 0;
 
 	memset(seen, 0, sizeof(seen));
@@ -396,7 +396,7 @@ static void test_tx_too_long(void **state)
 	char spec[160];
 	struct tide_pool *pool = umem_pool(), *plain;
 	struct tide_mbuf *m[2], *tail;
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_port *p;
 
 	(void)state;
@@ -451,8 +451,8 @@ static void fwd_case(const char *extra)
 	struct tide_port *pa, *pb;
 	struct ns_sock sa = ns_open(peer_a), sb = ns_open(peer_b);
 	static uint8_t seen[NPKT];
-	struct tide_port_info info;
-	struct tide_port_stats st;
+	struct tide_port_info info = {.sz = sizeof(info)};
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	unsigned got = 0, fwd = 0;
 
 	memset(seen, 0, sizeof(seen));
@@ -757,7 +757,7 @@ static void test_busy_poll_armed(void **state)
 	(void)state;
 	for (unsigned c = 0; c < 2; c++) {
 		struct tide_port *p;
-		struct tide_port_info info;
+		struct tide_port_info info = {.sz = sizeof(info)};
 		struct tide_mbuf *m[32];
 		unsigned got = 0, empty = 0;
 		uint16_t n;
@@ -809,7 +809,7 @@ static void test_fill_posted(void **state)
 	char spec[128];
 	struct tide_pool *pool = umem_pool();
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct ns_sock s = ns_open(peer_a);
 	uint32_t seq = 0;
 
@@ -867,7 +867,7 @@ static void test_rx_intr(void **state)
 	char spec[128];
 	struct tide_pool *pool = umem_pool();
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct ns_sock s = ns_open(peer_a);
 	struct pollfd pfd;
 	uint32_t seq = 0;
@@ -973,7 +973,7 @@ static void test_link_events(void **state)
 {
 	char spec[96];
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct tide_link link;
 	int fd;
 
@@ -1029,7 +1029,7 @@ static void test_mtu(void **state)
 {
 	char spec[96], cmd[160];
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	unsigned mtu;
 
 	(void)state;

@@ -348,7 +348,7 @@ static void test_tx_ring_full(struct ctx *c)
 static void test_unmapped(struct ctx *c)
 {
 	struct tide_pool *other;
-	struct tide_port_stats st0, st1;
+	struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
 	struct tide_mbuf *m;
 	unsigned rx = 1, bad = 1, order = 1;
 	unsigned long long bytes;
@@ -560,7 +560,7 @@ static void test_rx_no_chain(struct tide_pool *pool)
 {
 	struct ctx c = {.pool = pool};
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	char spec[96];
 	unsigned got_long = 0, got_short = 0;
 	double end;
@@ -603,8 +603,8 @@ static void run_main(void)
 {
 	static const uint32_t sizes[] = {60, 1514, 8996};
 	struct ctx c = {0};
-	struct tide_port_stats st;
-	struct tide_port_info info;
+	struct tide_port_stats st = {.sz = sizeof(st)};
+	struct tide_port_info info = {.sz = sizeof(info)};
 	char spec[64];
 	int rc;
 
