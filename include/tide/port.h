@@ -266,19 +266,21 @@ TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_i
  * tide_port_mtu_get() stores the current MTU in @mtu and returns 0 (-EINVAL for a NULL
  * argument). For afxdp it asks the interface, whose MTU anyone may change.
  *
- * tide_port_mtu_set() changes it and returns 0, or:
+ * tide_port_mtu_set() changes it and returns 0 (also when @mtu is the MTU already), or:
  *   -EINVAL   @mtu below min_mtu or above max_mtu (logged with the limits);
- *   -ENOTSUP  the driver cannot change it (vhost: the frontend states it; virtio: the
- *             backend does; setting the value the port has already is 0 everywhere);
- *   -EBUSY    the driver changes it only while the port is stopped (e1000e), and it runs;
- *   another -errno from the device (afxdp: SIOCSIFMTU's, e.g. -EPERM, or -EINVAL when the
- *   kernel refuses the value with the attached XDP program).
- * Setting it never changes max_frame. Rx: a frame above the MTU but within max_frame is
- * delivered as it is (the MTU is what the port promises to take and what the application
- * promises to send, as in DPDK's software drivers); one above max_frame never arrives whole
- * and is dropped and counted in ierrors by the driver. afxdp is the exception: the kernel
- * applies the interface's MTU before the frame reaches the socket. Tx does not check the
- * MTU either; a frame above max_frame is dropped and counted in oerrors.
+ *   -ENOTSUP  the driver cannot change it: vhost (the frontend states it);
+ *   -EBUSY    the driver changes it only while the port is stopped, and the port runs:
+ *             virtio (stated to the backend when the port connects, at start);
+ *   another -errno from the device: afxdp passes on SIOCSIFMTU's (-EPERM, or -EINVAL when
+ *   the kernel refuses the value, for example with the attached XDP program).
+ * simnic, null, ring, pcap, memif and e1000e take it at any time. Setting it never
+ * changes max_frame. Rx: a frame above the MTU but within max_frame is delivered as it is
+ * (the MTU is what the port promises to take and the application promises to send, as in
+ * DPDK's software drivers); one above max_frame cannot arrive whole and is dropped and
+ * counted by the driver. afxdp is the exception: the kernel applies the interface's MTU
+ * before the frame reaches the socket. Tx does not check the MTU either; a frame above
+ * max_frame is dropped and counted in oerrors (pcap: written cut to the snap length).
+ * ring and null have no limit of their own: their max_frame only bounds the MTU.
  * Control thread (not safe against other control calls on the port).
  */
 TIDE_EXPORT int tide_port_mtu_get(const struct tide_port *p, unsigned *mtu);
