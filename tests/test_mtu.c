@@ -16,6 +16,7 @@
 #include <tide/lcore.h>
 #include <tide/port.h>
 
+#include "driver.h"
 #include "testutil.h"
 
 #define DEADLINE_S 10.0
@@ -172,8 +173,14 @@ static void check_row(const struct row *r)
 static void test_table(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		/* pcap is optional (libpcap); the rest are in every build of this test. */
+		if (tide_driver_find(rows[i].name) == NULL) {
+			printf("row %s: the driver is not in this build\n", rows[i].name);
+			continue;
+		}
 		check_row(&rows[i]);
+	}
 }
 
 /* A frame of @len bytes whose bytes depend on @seed, a chain when it exceeds the data room. */

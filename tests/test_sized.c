@@ -17,6 +17,7 @@
 #include <tide/simnic.h>
 #include <tide/vhost.h>
 
+#include "driver.h"
 #include "testutil.h"
 
 #define TAIL_MAGIC 0x5a5a5a5a5a5a5a5aull
@@ -175,8 +176,18 @@ static void test_getters(void **state)
 	assert_int_equal(tide_pktpool_create("sized", 1024, 0, 0, NULL, &pool), 0);
 	snprintf(path, sizeof(path), "%s/in.pcap", dir);
 	write_pcap(path);
-	for (size_t i = 0; i < sizeof(getters) / sizeof(getters[0]); i++)
+	for (size_t i = 0; i < sizeof(getters) / sizeof(getters[0]); i++) {
+		char drv[16];
+
+		/* pcap is optional (libpcap); the rest are in every build of this test. */
+		snprintf(drv, sizeof(drv), "%.*s", (int)strcspn(getters[i].spec, ":"),
+			 getters[i].spec);
+		if (tide_driver_find(drv) == NULL) {
+			printf("%s: the %s driver is not in this build\n", getters[i].name, drv);
+			continue;
+		}
 		check_getter(&getters[i], pool);
+	}
 	unlink(path);
 	assert_pool_full(pool);
 	tide_pool_free(pool);
