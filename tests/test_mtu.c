@@ -52,7 +52,8 @@ static int group_teardown(void **state)
 	(void)state;
 	tide_pool_free(pool);
 	for (unsigned i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, (const char *[]){"m.sock", "v.sock", "t.pcap"}[i]);
+		snprintf(p, sizeof(p), "%s/%s", dir,
+			 (const char *[]){"m.sock", "v.sock", "t.pcap"}[i]);
 		unlink(p);
 	}
 	rmdir(dir);
@@ -70,17 +71,16 @@ struct row {
 };
 
 static const struct row rows[] = {
-	{"simnic", "simnic:mode=inline,wire=loop", 1, 1, 65535, CHANGE_ANY},
-	{"null", "null:size=64", 1, 1, 65535 + 18, CHANGE_ANY},
-	{"ring", "ring:name=mtu", 1, 1, 65535 + 18, CHANGE_ANY},
-	{"pcap", "pcap:tx=%s/t.pcap", 0, 1, 65535, CHANGE_ANY},
-	/* buffer x max_chain */
-	{"memif", "memif:socket=%s/m.sock,role=server,buffer=2048,max_chain=4", 1, 1, 8192,
-	 CHANGE_ANY},
-	/* VHOST_MAX_PKT; the frontend states the MTU */
-	{"vhost", "vhost:socket=%s/v.sock,role=server", 1, 1, 16384, CHANGE_NEVER},
-	/* stated to the backend when it connects: only while stopped */
-	{"virtio", "virtio:path=%s/v.sock,role=client", 1, 1, 65535 + 18, CHANGE_STOPPED},
+    {"simnic", "simnic:mode=inline,wire=loop", 1, 1, 65535, CHANGE_ANY},
+    {"null", "null:size=64", 1, 1, 65535 + 18, CHANGE_ANY},
+    {"ring", "ring:name=mtu", 1, 1, 65535 + 18, CHANGE_ANY},
+    {"pcap", "pcap:tx=%s/t.pcap", 0, 1, 65535, CHANGE_ANY},
+    /* buffer x max_chain */
+    {"memif", "memif:socket=%s/m.sock,role=server,buffer=2048,max_chain=4", 1, 1, 8192, CHANGE_ANY},
+    /* VHOST_MAX_PKT; the frontend states the MTU */
+    {"vhost", "vhost:socket=%s/v.sock,role=server", 1, 1, 16384, CHANGE_NEVER},
+    /* stated to the backend when it connects: only while stopped */
+    {"virtio", "virtio:path=%s/v.sock,role=client", 1, 1, 65535 + 18, CHANGE_STOPPED},
 };
 
 static struct tide_port *row_open(const struct row *r)
@@ -191,7 +191,8 @@ static struct tide_mbuf *frame(unsigned len, unsigned seed)
 
 	require_non_null(m);
 	while (off < len) {
-		unsigned k = len - off < tide_mbuf_tailroom(seg) ? len - off : tide_mbuf_tailroom(seg);
+		unsigned k =
+		    len - off < tide_mbuf_tailroom(seg) ? len - off : tide_mbuf_tailroom(seg);
 		uint8_t *d;
 
 		if (k == 0) {
@@ -376,9 +377,9 @@ static void test_virtio_states_mtu(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_rx_oversize),
-		cmocka_unit_test(test_virtio_states_mtu),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_rx_oversize),
+	    cmocka_unit_test(test_virtio_states_mtu),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -20,7 +20,7 @@
 #include "driver.h"
 #include "testutil.h"
 
-#define TAIL_MAGIC 0x5a5a5a5a5a5a5a5aull
+#define TAIL_MAGIC	   0x5a5a5a5a5a5a5a5aull
 #define UPTO(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
 
 static char dir[64];
@@ -29,10 +29,10 @@ static char dir[64];
 struct getter {
 	const char *name;
 	const char *spec; /* %s: the test's directory */
-	size_t size;      /* sizeof its struct */
-	size_t min;       /* its first version's size: up to the end of its last member then */
+	size_t size;	  /* sizeof its struct */
+	size_t min;	  /* its first version's size: up to the end of its last member then */
 	int (*get)(struct tide_port *p, void *out);
-	size_t field;     /* offset of a field the getter fills with non-zero bytes */
+	size_t field; /* offset of a field the getter fills with non-zero bytes */
 };
 
 static int g_port_info(struct tide_port *p, void *o)
@@ -66,21 +66,20 @@ static int g_simnic(struct tide_port *p, void *o)
 }
 
 static const struct getter getters[] = {
-	{"port_info", "null:size=64", sizeof(struct tide_port_info),
-	 UPTO(struct tide_port_info, max_frame), g_port_info,
-	 offsetof(struct tide_port_info, max_frame)},
-	{"port_stats", "null:size=64", sizeof(struct tide_port_stats),
-	 UPTO(struct tide_port_stats, txq), g_port_stats,
-	 offsetof(struct tide_port_stats, ipackets)},
-	{"memif_info", "memif:socket=%s/m.sock,role=server", sizeof(struct tide_memif_info),
-	 UPTO(struct tide_memif_info, peer_name), g_memif, offsetof(struct tide_memif_info, server)},
-	{"vhost_info", "vhost:socket=%s/v.sock,role=server", sizeof(struct tide_vhost_info),
-	 UPTO(struct tide_vhost_info, reason), g_vhost, offsetof(struct tide_vhost_info, server)},
-	{"pcap_replay", "pcap:rx=%s/in.pcap", sizeof(struct tide_pcap_replay),
-	 UPTO(struct tide_pcap_replay, ended), g_pcap,
-	 offsetof(struct tide_pcap_replay, total)},
-	{"simnic_stats", "simnic:mode=inline,wire=gen", sizeof(struct tide_simnic_stats),
-	 UPTO(struct tide_simnic_stats, device_idle), g_simnic, offsetof(struct tide_simnic_stats, gen_packets)},
+    {"port_info", "null:size=64", sizeof(struct tide_port_info),
+     UPTO(struct tide_port_info, max_frame), g_port_info,
+     offsetof(struct tide_port_info, max_frame)},
+    {"port_stats", "null:size=64", sizeof(struct tide_port_stats),
+     UPTO(struct tide_port_stats, txq), g_port_stats, offsetof(struct tide_port_stats, ipackets)},
+    {"memif_info", "memif:socket=%s/m.sock,role=server", sizeof(struct tide_memif_info),
+     UPTO(struct tide_memif_info, peer_name), g_memif, offsetof(struct tide_memif_info, server)},
+    {"vhost_info", "vhost:socket=%s/v.sock,role=server", sizeof(struct tide_vhost_info),
+     UPTO(struct tide_vhost_info, reason), g_vhost, offsetof(struct tide_vhost_info, server)},
+    {"pcap_replay", "pcap:rx=%s/in.pcap", sizeof(struct tide_pcap_replay),
+     UPTO(struct tide_pcap_replay, ended), g_pcap, offsetof(struct tide_pcap_replay, total)},
+    {"simnic_stats", "simnic:mode=inline,wire=gen", sizeof(struct tide_simnic_stats),
+     UPTO(struct tide_simnic_stats, device_idle), g_simnic,
+     offsetof(struct tide_simnic_stats, gen_packets)},
 };
 
 /* A pcap file of one 60-byte record (microsecond format). */
@@ -159,7 +158,8 @@ static void check_getter(const struct getter *g, struct tide_pool *pool)
 	assert_int_equal(*(size_t *)buf, big);
 	memcpy(&tail, buf + g->size, sizeof(tail));
 	if (tail != TAIL_MAGIC)
-		fail_msg("%s: the caller's tail changed: 0x%llx", g->name, (unsigned long long)tail);
+		fail_msg("%s: the caller's tail changed: 0x%llx", g->name,
+			 (unsigned long long)tail);
 	assert_true(nonzero(buf + g->field, 4));
 	/* NULL out. */
 	assert_int_equal(g->get(p, NULL), -EINVAL);
@@ -195,7 +195,7 @@ static void test_getters(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_getters),
+	    cmocka_unit_test(test_getters),
 	};
 	int rc;
 
@@ -209,7 +209,8 @@ int main(void)
 	for (unsigned i = 0; i < 3; i++) {
 		char path[96];
 
-		snprintf(path, sizeof(path), "%s/%s", dir, (const char *[]){"m.sock", "v.sock", "in.pcap"}[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 (const char *[]){"m.sock", "v.sock", "in.pcap"}[i]);
 		unlink(path);
 	}
 	rmdir(dir);

@@ -171,7 +171,8 @@ static void test_matrix(void **state)
 								   .rs = (enum tide_rs)rs,
 								   .txfree = frees[fi].f,
 								   .flags = frees[fi].flags};
-					struct tide_port_stats st[2] = {{.sz = sizeof(st[0])}, {.sz = sizeof(st[0])}};
+					struct tide_port_stats st[2] = {{.sz = sizeof(st[0])},
+								 {.sz = sizeof(st[0])}};
 					uint64_t seed = 99 + bi;
 					struct fwd f;
 
@@ -349,7 +350,8 @@ static void test_recycle_exact(void **state)
 	for (unsigned fi = 0; fi < sizeof(frees) / sizeof(frees[0]); fi++) {
 		struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = frees[fi].f,
 					   .flags = frees[fi].flags};
-		struct tide_port_stats st[2] = {{.sz = sizeof(st[0])}, {.sz = sizeof(st[0])}};
+		struct tide_port_stats st[2] = {{.sz = sizeof(st[0])},
+								 {.sz = sizeof(st[0])}};
 		uint64_t seed = 1;
 		struct fwd f;
 

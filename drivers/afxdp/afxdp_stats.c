@@ -15,8 +15,8 @@ void afxdp_xs_live(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N])
 		struct xdp_statistics xs;
 		socklen_t len = sizeof(xs);
 
-		if (ap->sk[i].xsk == NULL ||
-		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs, &len) != 0)
+		if (ap->sk[i].xsk == NULL || getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP,
+							XDP_STATISTICS, &xs, &len) != 0)
 			continue;
 		out[AFXDP_XS_RX_DROPPED] += xs.rx_dropped;
 		out[AFXDP_XS_RX_INVALID] += xs.rx_invalid_descs;

@@ -1009,8 +1009,9 @@ static void test_link_events(void **state)
 		assert_int_equal(link.up, 0);
 		/* Link messages that change nothing for this port: another interface (up while
 		 * ours is down), and ours without a state change. */
-		snprintf(cmd, sizeof(cmd), "ip link set dev %s alias tide-%d && ip link set dev %s alias tide-%d",
-			 dev_b, round, dev_a, round);
+		snprintf(cmd, sizeof(cmd),
+			 "ip link set dev %s alias tide-%d && ip link set dev %s alias tide-%d", dev_b,
+			 round, dev_a, round);
 		assert_int_equal(system(cmd), 0);
 		link_event_none(p, fd);
 		peer_set("up");
