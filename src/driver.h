@@ -31,7 +31,10 @@
 #ifndef TIDE_SRC_DRIVER_H
 #define TIDE_SRC_DRIVER_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
 
 #include <tide/port.h>
 
@@ -82,6 +85,17 @@ struct tide_driver {
 	/* Free the port's private state (queues are already released). */
 	void (*close)(struct tide_port *p);
 
+	/*
+	 * Optional MTU hooks. mtu_get: the MTU now, for a driver where someone else may change
+	 * it (the interface of afxdp, the frontend of vhost); else port.c answers info.mtu.
+	 * mtu_set: @mtu is within the info limits and differs from the MTU now; on 0 port.c
+	 * stores it in info.mtu. Without mtu_set the MTU cannot change (-ENOTSUP). A driver
+	 * that can change it only while stopped sets mtu_stopped_only.
+	 */
+	int (*mtu_get)(const struct tide_port *p, unsigned *mtu);
+	int (*mtu_set)(struct tide_port *p, unsigned mtu);
+	bool mtu_stopped_only;
+
 	/* Optional. */
 	int (*link_get)(struct tide_port *p, struct tide_link *out);
 	int (*poll_ctl)(struct tide_port *p);
@@ -121,10 +135,23 @@ struct tide_port {
 
 /*
  * Allocate a port for driver @drv with @priv_size bytes of zeroed private state (p->priv).
- * Info defaults: 1 queue each way, 64..4096 descriptors, no RS gap limit.
+ * Info defaults: 1 queue each way, 64..4096 descriptors, no RS gap limit, frames up to
+ * TIDE_MAX_FRAME_DEFAULT (tide_port_frame_limit() for another).
  */
+#define TIDE_MAX_FRAME_DEFAULT (65535u + TIDE_FRAME_OVERHEAD) /* MTU up to 65535 */
+
 int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv_size,
 		    struct tide_port **out);
+
+/*
+ * Set the port's frame limit (open): max_frame, and max_mtu from it; the MTU becomes
+ * TIDE_DEFAULT_MTU, or max_mtu when that is lower. @max_frame is at least
+ * TIDE_MIN_MTU + TIDE_FRAME_OVERHEAD.
+ */
+void tide_port_frame_limit(struct tide_port *p, unsigned max_frame);
+
+/* An mtu_set hook for drivers whose MTU is a number they keep and nothing more. */
+int tide_port_mtu_set_keep(struct tide_port *p, unsigned mtu);
 
 /* Free a port that tide_port_alloc() made but that was never handed to the application. */
 void tide_port_free_unregistered(struct tide_port *p);
@@ -147,6 +174,30 @@ static inline unsigned tide_xstats_put(const char *const *n, const uint64_t *v, 
 		values[i] = v[i];
 	}
 	return count;
+}
+
+/*
+ * Public structs the library fills carry their size as the first member (size_t sz), set
+ * by the caller, so that they can grow without breaking older callers. A getter checks it
+ * first with tide_sized_check(): below @min_sz (the struct's size in its first version:
+ * TIDE_SIZE_UPTO(type, its last member then)) it is -EINVAL; it fills a whole struct of
+ * its own and hands out the first min(sz, sizeof) bytes with tide_sized_put(), keeping the
+ * caller's sz. An older caller gets what it knows of; a newer one's tail stays as it was.
+ */
+#define TIDE_SIZE_UPTO(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
+
+static inline int tide_sized_check(const void *out, size_t min_sz)
+{
+	return out != NULL && *(const size_t *)out >= min_sz ? 0 : -EINVAL;
+}
+
+static inline int tide_sized_put(void *out, const void *full, size_t full_sz)
+{
+	size_t sz = *(const size_t *)out;
+
+	memcpy(out, full, sz < full_sz ? sz : full_sz);
+	*(size_t *)out = sz;
+	return 0;
 }
 
 /* Burst functions for stopped queues. */

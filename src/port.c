@@ -93,6 +93,7 @@ int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv
 	p->id = -1;
 	p->link_efd = -1;
 	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->info.sz = sizeof(p->info);
 	p->info.driver = drv->name;
 	p->info.name = p->name;
 	p->info.max_rxq = 1;
@@ -101,7 +102,23 @@ int tide_port_alloc(const struct tide_driver *drv, const char *name, size_t priv
 	p->info.max_desc = 4096;
 	p->info.max_rs_gap = UINT16_MAX;
 	p->info.needs_poll_ctl = drv->poll_ctl != NULL; /* a driver with a thread clears it */
+	tide_port_frame_limit(p, TIDE_MAX_FRAME_DEFAULT);
 	*out = p;
+	return 0;
+}
+
+void tide_port_frame_limit(struct tide_port *p, unsigned max_frame)
+{
+	p->info.max_frame = max_frame;
+	p->info.min_mtu = TIDE_MIN_MTU;
+	p->info.max_mtu = max_frame - TIDE_FRAME_OVERHEAD;
+	p->info.mtu = p->info.max_mtu < TIDE_DEFAULT_MTU ? p->info.max_mtu : TIDE_DEFAULT_MTU;
+}
+
+int tide_port_mtu_set_keep(struct tide_port *p, unsigned mtu)
+{
+	(void)p;
+	(void)mtu;
 	return 0;
 }
 
@@ -496,7 +513,57 @@ struct tide_txq *tide_port_txq(struct tide_port *p, unsigned qid)
 
 int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out)
 {
-	*out = p->info;
+	struct tide_port_info full = {.sz = sizeof(full)};
+	unsigned mtu;
+
+	if (p == NULL ||
+	    tide_sized_check(out, TIDE_SIZE_UPTO(struct tide_port_info, tx_offload_capa)) < 0)
+		return -EINVAL;
+	full = p->info;
+	full.sz = sizeof(full);
+	if (tide_port_mtu_get(p, &mtu) == 0)
+		full.mtu = mtu;
+	return tide_sized_put(out, &full, sizeof(full));
+}
+
+int tide_port_mtu_get(const struct tide_port *p, unsigned *mtu)
+{
+	if (p == NULL || mtu == NULL)
+		return -EINVAL;
+	return p->drv->mtu_get ? p->drv->mtu_get(p, mtu) : (*mtu = p->info.mtu, 0);
+}
+
+int tide_port_mtu_set(struct tide_port *p, unsigned mtu)
+{
+	unsigned cur;
+	int rc;
+
+	if (p == NULL)
+		return -EINVAL;
+	if (mtu < p->info.min_mtu || mtu > p->info.max_mtu) {
+		TIDE_LOG_ERR_(p->name, "mtu %u: out of range %u..%u (frames up to %u bytes)", mtu,
+			      p->info.min_mtu, p->info.max_mtu, p->info.max_frame);
+		return -EINVAL;
+	}
+	rc = tide_port_mtu_get(p, &cur);
+	if (rc < 0)
+		return rc;
+	if (mtu == cur)
+		return 0;
+	if (p->drv->mtu_set == NULL) {
+		TIDE_LOG_ERR_(p->name, "mtu %u: the %s driver cannot change its MTU (%u)", mtu,
+			      p->drv->name, cur);
+		return -ENOTSUP; /* no mtu_set: the driver's MTU is stated elsewhere */
+	}
+	if (p->drv->mtu_stopped_only && p->started) {
+		TIDE_LOG_ERR_(p->name, "mtu %u: the %s driver changes its MTU only while the port is stopped",
+			      mtu, p->drv->name);
+		return -EBUSY;
+	}
+	rc = p->drv->mtu_set(p, mtu);
+	if (rc < 0)
+		return rc;
+	p->info.mtu = mtu;
 	return 0;
 }
 
@@ -563,8 +630,12 @@ static void queue_stats_read(const struct tide_queue_stats *s, struct tide_queue
 	out->idle_polls = stat_read(&s->idle_polls);
 }
 
-int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
+int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *out)
 {
+	struct tide_port_stats full, *st = &full;
+
+	if (p == NULL || tide_sized_check(out, TIDE_SIZE_UPTO(struct tide_port_stats, txq)) < 0)
+		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	for (unsigned q = 0; q < p->nb_rxq; q++) {
 		struct tide_queue_stats *s = &st->rxq[q];
@@ -599,7 +670,7 @@ int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *st)
 	}
 	if (p->drv->stats_add)
 		p->drv->stats_add(p, st);
-	return 0;
+	return tide_sized_put(out, st, sizeof(*st));
 }
 
 /* Zero counters that a polling thread may be updating (relaxed stores: no tearing; a count

@@ -113,7 +113,7 @@ static void cmd_list(struct tide_telemetry *t, const char *arg)
 
 static void cmd_port_info(struct tide_telemetry *t, struct tide_port *p)
 {
-	struct tide_port_info pi;
+	struct tide_port_info pi = {.sz = sizeof(pi)};
 	const uint8_t *m = pi.mac;
 
 	tide_port_info_get(p, &pi);
@@ -153,8 +153,8 @@ static void put_queues(struct tide_telemetry *t, const char *key,
 
 static void cmd_port_stats(struct tide_telemetry *t, struct tide_port *p)
 {
-	struct tide_port_stats s;
-	struct tide_port_info pi;
+	struct tide_port_stats s = {.sz = sizeof(s)};
+	struct tide_port_info pi = {.sz = sizeof(pi)};
 
 	tide_port_stats_get(p, &s);
 	tide_port_info_get(p, &pi);

@@ -104,6 +104,7 @@ static_assert(sizeof(struct virtio_net_hdr_mrg) == 12, "virtio-net header is 12 
 /* ---- vhost-user messages ---- */
 #define VHOST_USER_PROTOCOL_F_MQ	0
 #define VHOST_USER_PROTOCOL_F_REPLY_ACK 3
+#define VHOST_USER_PROTOCOL_F_NET_MTU	4
 
 enum vhost_user_request {
 	VHOST_USER_GET_FEATURES = 1,
@@ -121,6 +122,7 @@ enum vhost_user_request {
 	VHOST_USER_SET_PROTOCOL_FEATURES = 16,
 	VHOST_USER_GET_QUEUE_NUM = 17,
 	VHOST_USER_SET_VRING_ENABLE = 18,
+	VHOST_USER_NET_SET_MTU = 20,
 };
 
 #define VHOST_USER_VERSION	  0x1u

@@ -55,7 +55,7 @@ static unsigned walk(struct tide_port *p,
 		     void (*fn)(void *arg, unsigned i, const char *name, uint64_t value),
 		     void *arg)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	const char *dnames[DRV_XSTATS_MAX];
 	uint64_t dvals[DRV_XSTATS_MAX];
 	char name[TIDE_XSTAT_NAME_SIZE];

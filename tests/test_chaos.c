@@ -297,7 +297,7 @@ static void world_unpublish(unsigned w)
 static void world_count(unsigned w)
 {
 	for (unsigned p = 0; p < 2; p++) {
-		struct tide_port_stats st;
+		struct tide_port_stats st = {.sz = sizeof(st)};
 
 		tide_port_stats_get(worlds[w].ports[p], &st);
 		worlds[w].forwarded += st.opackets;
@@ -613,7 +613,7 @@ static void test_stop_storm(void **state)
 	wait_workers();
 	for (unsigned i = 0; i < cycles; i++) {
 		struct tide_port *p = worlds[W_RING].ports[i & 1];
-		struct tide_port_stats st0, st1;
+		struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
 
 		assert_int_equal(tide_port_stop(p), 0);
 		/* Stopped means no burst of it is still running: its counters stand still

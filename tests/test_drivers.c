@@ -113,7 +113,7 @@ static struct tide_txq_conf txconf(enum tide_txfree f)
 static void test_null_rx_tx(void **state)
 {
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_link link;
 	struct tide_port *p;
 	const uint8_t *d;
@@ -159,7 +159,7 @@ static void test_null_rx_tx(void **state)
 static void test_null_empty_packets(void **state)
 {
 	struct tide_mbuf *pkts[8];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_port *p;
 
 	(void)state;
@@ -222,7 +222,7 @@ static void test_null_rx_fresh_header(void **state)
 static void test_null_txfree_modes(void **state)
 {
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	(void)state;
 	for (unsigned f = 0; f < 2 * sizeof(all_txfree) / sizeof(all_txfree[0]); f++) {
@@ -279,7 +279,7 @@ static void test_null_tx_never_refuses(void **state)
 static void test_null_nombuf(void **state)
 {
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_pool *small;
 	struct tide_port *p;
 
@@ -369,7 +369,7 @@ static uint64_t pkt_bytes(unsigned n, unsigned seed)
 
 static void test_ring_pair_both_ways(void **state)
 {
-	struct tide_port_stats sa, sb;
+	struct tide_port_stats sa = {.sz = sizeof(sa)}, sb = {.sz = sizeof(sb)};
 	struct tide_link link;
 	struct tide_port *a, *b;
 
@@ -437,7 +437,7 @@ static void test_ring_open_rules(void **state)
 static void test_ring_full_and_sizing(void **state)
 {
 	struct tide_mbuf *pkts[2048];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_port *a, *b;
 	unsigned sent = 0, k;
 
@@ -490,7 +490,7 @@ static void test_ring_full_and_sizing(void **state)
 
 static void test_ring_txfree_modes(void **state)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	(void)state;
 	for (unsigned f = 0; f < sizeof(all_txfree) / sizeof(all_txfree[0]); f++) {
@@ -554,7 +554,7 @@ static void pcap_write(const char *file, unsigned n, enum tide_txfree f)
 {
 	struct tide_txq_conf c = txconf(f);
 	struct tide_mbuf *pkts[64];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	char spec[192];
 	uint64_t bytes = 0;
 	struct tide_port *p;
@@ -593,7 +593,7 @@ static void pcap_write(const char *file, unsigned n, enum tide_txfree f)
 static unsigned pcap_read(const char *spec, unsigned n_in_file, unsigned loops)
 {
 	struct tide_mbuf *pkts[16];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_link link;
 	struct tide_port *p = port_up(spec, 1, 0, 64, NULL, true);
 	unsigned got = 0, k, idle = 0;
@@ -751,7 +751,7 @@ static void test_pcap_oversize_skipped(void **state)
 	struct tide_pktpool_opts o = {.sz = sizeof(o)};
 	char file[128], spec[192];
 	struct tide_mbuf *pkts[64];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_pool *small;
 	struct tide_port *p;
 	unsigned k, want = 0;
@@ -816,7 +816,7 @@ static void test_pcap_pace(void **state)
 	static const uint64_t off[] = {0, 20000000, 40000000, 1000000ull * 1000000000ull};
 	char file[128], spec[192];
 	struct tide_mbuf *pkts[8];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_port *p;
 	unsigned got, k;
 	uint64_t t0, t;

@@ -60,7 +60,7 @@ static uint64_t sum_ctr(const struct fwd_ctx *ctx, unsigned port, size_t off)
 /* Packets and bytes are the ports' own counters. */
 static uint64_t port_stat(const struct fwd_ctx *ctx, unsigned port, size_t off)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	tide_port_stats_get(ctx->ports[port], &st);
 	return *(const uint64_t *)((const char *)&st + off);
@@ -229,7 +229,7 @@ static void attach_sinks(struct fwd_ctx *ctx, verify_fn fn, void *arg)
 static void check_sinks(const struct fwd_ctx *ctx, const uint64_t *expect)
 {
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		struct tide_simnic_stats ss;
+		struct tide_simnic_stats ss = {.sz = sizeof(ss)};
 
 		assert_int_equal(tide_simnic_stats_get(ctx->ports[p], &ss), 0);
 		assert_int_equal(ss.verify_failed, 0);

@@ -107,6 +107,10 @@ done <<EOF
 --stats-period 'x'|--port $inline --stats-period x
 --json $tmp/no/dir.json: cannot write|--port $inline --json $tmp/no/dir.json
 --quiet|--port $inline --quiet=1
+--mtu '67'|--port $inline --mtu 67
+--mtu '65536'|--port $inline --mtu 65536
+--mtu 9000: Operation not supported|--port $inline --port vhost:socket=$tmp/v.sock --mtu 9000
+--mtu 3000: Invalid argument (the port takes 68..2030)|--port memif:socket=$tmp/m.sock,buffer=1024,max_chain=2 --port $inline --mtu 3000
 unexpected argument 'stray'|--port $inline stray
 # simnic keys
 ports=010: not a decimal|--port simnic:ports=010
@@ -223,8 +227,11 @@ else
 fi
 
 # A short real run: exit 0, a summary, JSON that parses and shows no leak.
-if "$fwd" --port $inline --fwd l3fwd --duration 1 --stats-period 0.3 --xstats \
+if "$fwd" --port $inline --fwd l3fwd --duration 1 --stats-period 0.3 --xstats --mtu 9000 \
 	--json "$tmp/run.json" >"$tmp/run.out" 2>"$tmp/run.err"; then
+	grep -q "port 1 (simnic.*): simnic, mtu 9000 (max 65517" "$tmp/run.out" ||
+		fail "--mtu: no port line with it"
+
 	grep -Eq "^  simnic_gen_packets +[1-9]" "$tmp/run.out" || fail "--xstats: no simnic counters"
 	grep -q "tide-fwd summary" "$tmp/run.out" || fail "no summary: $(cat "$tmp/run.out")"
 	grep -q "buffers outstanding after stop: 0" "$tmp/run.out" || fail "outstanding buffers"
@@ -242,6 +249,8 @@ assert set(d["total"]["drops"]) >= {"not_ipv4", "bad_header", "bad_checksum", "t
 x = d["ports"][0]["xstats"]
 assert x["rx_good_packets"] >= d["ports"][0]["rx_packets"] > 0, x
 assert x["simnic_gen_packets"] > 0, x
+for p in d["ports"]:
+    assert (p["mtu"], p["max_mtu"], p["max_frame"]) == (9000, 65517, 65535), p
 ' "$tmp/run.json" || fail "--json content"
 	echo "ok: 1 s l3fwd run"
 else

@@ -90,7 +90,7 @@ static void exchange(struct tide_port *p, struct tide_pool *pool, unsigned nq, u
 
 static void check_stats(struct tide_port *p, unsigned nq, uint64_t n)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	tide_port_stats_get(p, &st);
 	MT_CHECK(st.ipackets == nq * n);

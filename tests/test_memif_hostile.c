@@ -188,7 +188,7 @@ static size_t full_len(void)
 
 static uint64_t violations(void)
 {
-	struct tide_memif_info i;
+	struct tide_memif_info i = {.sz = sizeof(i)};
 
 	MT_CHECK(tide_memif_info_get(srv, &i) == 0);
 	return i.violations;
@@ -197,7 +197,7 @@ static uint64_t violations(void)
 /* The server must answer with disconnect and reason @why, and be whole afterwards. */
 static void expect(struct hc *h, const char *name, const char *why, uint64_t before)
 {
-	struct tide_memif_info info;
+	struct tide_memif_info info = {.sz = sizeof(info)};
 	struct memif_msg r;
 	uint16_t t;
 

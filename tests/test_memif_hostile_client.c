@@ -207,7 +207,7 @@ static void hs_close(struct hs *h)
 
 static struct tide_memif_info info(void)
 {
-	struct tide_memif_info i;
+	struct tide_memif_info i = {.sz = sizeof(i)};
 
 	MT_CHECK(tide_memif_info_get(cli, &i) == 0);
 	return i;
@@ -233,7 +233,7 @@ static void bursts(void)
 static void expect(struct hs *h, const char *name, const char *why, uint64_t before,
 		   bool violation)
 {
-	struct tide_memif_info in;
+	struct tide_memif_info in = {.sz = sizeof(in)};
 	struct memif_msg r;
 	uint16_t t;
 	int fd;
@@ -508,7 +508,7 @@ static void put_pkt(uint8_t *p, uint64_t seq, uint32_t len)
 /* Frames to drop, not links: an empty one and a chain of max_chain + 1, then a good one. */
 static void drops(void)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_mbuf *m = NULL;
 	struct hs h;
 	uint64_t before;

@@ -35,7 +35,7 @@ static void open_all(struct tide_port **p)
 static void macs_of(struct tide_port **p, unsigned n, uint8_t (*mac)[6])
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct tide_port_info info;
+		struct tide_port_info info = {.sz = sizeof(info)};
 
 		MT_CHECK(tide_port_info_get(p[i], &info) == 0);
 		memcpy(mac[i], info.mac, 6);

@@ -65,7 +65,7 @@ static struct tide_port *port(const char *role, const char *q, struct tide_pool 
 
 static void run(const char *q)
 {
-	struct tide_memif_info info;
+	struct tide_memif_info info = {.sz = sizeof(info)};
 	uint64_t seq = 0, srx = 0;
 	pthread_t th;
 

@@ -153,7 +153,7 @@ static void bursts_whole(struct tide_port *tx, struct tide_port *rx, struct tide
 
 static void check_clean(struct tide_port *a, struct tide_port *b)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	tide_port_stats_get(a, &st);
 	MT_CHECK(st.ierrors == 0 && st.oerrors == 0);
@@ -190,7 +190,7 @@ static void t_room(const char *extra, unsigned txd, unsigned slots, const char *
 
 static uint64_t errors(struct tide_port *p, bool rx)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	tide_port_stats_get(p, &st);
 	return rx ? st.rxq[0].errors : st.txq[0].errors;
@@ -201,7 +201,7 @@ static void t_drops(void)
 {
 	struct tide_port *s = open_port(FMT, ",max_chain=2", true, 1024);
 	struct tide_port *c = open_port(FMT, ",max_chain=3", false, 1024);
-	struct tide_memif_info info;
+	struct tide_memif_info info = {.sz = sizeof(info)};
 	struct tide_mbuf *pk[3];
 	uint64_t next = 0;
 
@@ -304,7 +304,7 @@ static struct tide_port *also_poll[2]; /* servers to drive while waiting */
 
 static void wait_reason(struct tide_port *p, const char *why)
 {
-	struct tide_memif_info info;
+	struct tide_memif_info info = {.sz = sizeof(info)};
 	double end = mt_now() + 5;
 
 	for (;;) {
@@ -367,7 +367,7 @@ static void t_ids(void)
 	struct tide_port *c1 = open_port(f, ",id=1", false, 1024);
 	struct tide_port *c2 = open_port(f, ",id=2", false, 1024);
 	struct tide_port *c3, *dup;
-	struct tide_memif_info info;
+	struct tide_memif_info info = {.sz = sizeof(info)};
 	char spec[256];
 
 	wait_link(s1, c1, c1, 1);

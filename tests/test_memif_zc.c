@@ -162,7 +162,7 @@ static void t_copy_over_max_chain(void)
 	struct tide_port *srv = open_port("server", ",max_chain=3", pool_s);
 	struct tide_port *cli = open_port("client", ",zero_copy=yes,max_chain=3", pool_c);
 	struct tide_pool *big;
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_mbuf *m, *r;
 
 	MT_CHECK(tide_pktpool_create("zbig", 64, 0, 9216, NULL, &big) == 0);

@@ -1136,7 +1136,7 @@ static void test_vnet_from_refused(void **state)
 static void test_port_capa(void **state)
 {
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct tide_txq_conf tc = {.sz = sizeof(tc), .offloads = TIDE_OFFLOAD_TX_TCP_CKSUM};
 	struct tide_rxq_conf rc = {.sz = sizeof(rc), .offloads = TIDE_OFFLOAD_RX_IPV4_CKSUM};
 	struct tide_rxq_conf old = {.sz = offsetof(struct tide_rxq_conf, offloads)};

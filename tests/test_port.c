@@ -206,7 +206,7 @@ static void end_open(struct end *e, const char *fmt, const char *pool_name, bool
 	struct tide_pktpool_opts umem = {.sz = sizeof(umem), .headroom = 192, .elt_pow2 = 1};
 	struct tide_pktpool_opts shm = {.sz = sizeof(shm), .pool_flags = TIDE_POOL_F_SHARED};
 	bool xdp = strcmp(row->driver, "afxdp") == 0;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	unsigned nb;
 
 	row_spec(spec, sizeof(spec), fmt);
@@ -305,7 +305,7 @@ static void check_xstats(const char *what, struct tide_port *p, uint64_t rx, uin
 static void test_conformance(void **state)
 {
 	struct end a = {0}, b = {0};
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_mbuf *pkts[32];
 	uint64_t rx = 0, tx = 0, tx_bytes = 0;
 
@@ -665,7 +665,7 @@ static void rel_open(struct rel_end *e, const char *spec, struct tide_pool *pool
 static void rel_send(struct rel_end *e, struct tide_pool *pool, struct tide_mbuf *bad)
 {
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	uint16_t n = 8, k;
 
 	assert_int_equal(tide_mbuf_alloc_bulk(pool, pkts, 8), 0);
@@ -685,7 +685,7 @@ static void rel_send(struct rel_end *e, struct tide_pool *pool, struct tide_mbuf
 /* Stopped: every buffer its Tx bursts took is counted released, the dropped one included. */
 static void rel_check(struct rel_end *e, const char *what)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
 	assert_int_equal(tide_port_stop(e->p), 0);
 	assert_int_equal(tide_port_stats_get(e->p, &st), 0);
@@ -830,7 +830,7 @@ static int race_poller(void *arg)
  */
 static void test_stats_reset_race(void **state)
 {
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_lcore *lc;
 	struct tide_mbuf *pkts[4];
 	struct tide_pool *pool;

@@ -1049,8 +1049,8 @@ static void mb_worker_start(void)
 
 static bool link_up(struct tide_port *p)
 {
-	struct tide_memif_info mi;
-	struct tide_vhost_info vi;
+	struct tide_memif_info mi = {.sz = sizeof(mi)};
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 
 	if (tide_memif_info_get(p, &mi) == 0)
 		return mi.connected;

@@ -90,7 +90,7 @@ static void fwd_close(struct fwd *f)
 static void fwd_run(struct fwd *f, uint64_t per_port, int burst, uint64_t *seed)
 {
 	struct tide_mbuf *pkts[64];
-	struct tide_simnic_stats ss[2];
+	struct tide_simnic_stats ss[2] = {{.sz = sizeof(ss[0])}, {.sz = sizeof(ss[0])}};
 
 	/* Thread mode: the device shares the CPUs, so progress is bounded by time. Inline
 	 * mode is deterministic: every iteration moves packets until the end, so an
@@ -119,7 +119,7 @@ static void fwd_run(struct fwd *f, uint64_t per_port, int burst, uint64_t *seed)
 		last = ss[0].sink_packets + ss[1].sink_packets;
 	}
 	for (int i = 0; i < 2; i++) {
-		struct tide_port_stats st;
+		struct tide_port_stats st = {.sz = sizeof(st)};
 		struct txc *t = tide_port_txq(f->ports[i], 0)->txc;
 		struct rxr *r = tide_port_rxq(f->ports[i], 0)->refill;
 
@@ -171,7 +171,8 @@ static void test_matrix(void **state)
 								   .rs = (enum tide_rs)rs,
 								   .txfree = frees[fi].f,
 								   .flags = frees[fi].flags};
-					struct tide_port_stats st[2];
+					struct tide_port_stats st[2] = {{.sz = sizeof(st[0])},
+								 {.sz = sizeof(st[0])}};
 					uint64_t seed = 99 + bi;
 					struct fwd f;
 
@@ -212,7 +213,7 @@ static void test_hang(void **state)
 {
 	struct tide_txq_conf tc = {.sz = sizeof(tc), .rs_thresh = 64, .free_thresh = 64};
 	struct tide_mbuf *pkts[64];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_pool *pool;
 	struct tide_port *p;
 	struct tide_txq *txq;
@@ -257,7 +258,7 @@ static void test_recycle_manual(void **state)
 	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_BULK};
 	struct tide_pool *other;
 	struct tide_mbuf *pkts[64];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct fwd f;
 	struct tide_rxq *rxq;
 	struct tide_txq *txq;
@@ -349,7 +350,8 @@ static void test_recycle_exact(void **state)
 	for (unsigned fi = 0; fi < sizeof(frees) / sizeof(frees[0]); fi++) {
 		struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = frees[fi].f,
 					   .flags = frees[fi].flags};
-		struct tide_port_stats st[2];
+		struct tide_port_stats st[2] = {{.sz = sizeof(st[0])},
+								 {.sz = sizeof(st[0])}};
 		uint64_t seed = 1;
 		struct fwd f;
 
@@ -404,7 +406,7 @@ static void test_recycle_fast_checks(void **state)
 						   .flags = cases[ci].flags};
 			struct tide_mbuf *pkts[64], *held[6 * 64];
 			unsigned nheld = 0;
-			struct tide_port_stats st;
+			struct tide_port_stats st = {.sz = sizeof(st)};
 			struct tide_pool *other;
 			struct tide_rxq *rxq;
 			struct tide_txq *txq;
@@ -468,7 +470,7 @@ static void test_recycle_refcnt(void **state)
 {
 	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_RECYCLE};
 	struct tide_mbuf *pkts[64], *held[64];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct fwd f;
 	uint16_t n;
 
@@ -503,7 +505,7 @@ static void test_auto_mixed(void **state)
 {
 	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
 	struct tide_mbuf *pkts[64], *held[256];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_pool *other;
 	unsigned nheld = 0;
 	struct fwd f;
@@ -714,7 +716,7 @@ static void test_tx_chains(void **state)
 		for (unsigned fi = 0; fi < 2; fi++) {
 			struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = frees[fi]};
 			struct tide_mbuf *pkts[40];
-			struct tide_port_stats st;
+			struct tide_port_stats st = {.sz = sizeof(st)};
 			struct tide_pool *pool;
 			struct tide_port *p;
 			struct tide_txq *q;
@@ -796,7 +798,7 @@ static void test_rx_fields(void **state)
 {
 	struct tide_txq_conf tc = {.sz = sizeof(tc), .txfree = TIDE_TXFREE_AUTO};
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_pool *pool;
 	struct tide_port *p;
 	unsigned total = 0;

@@ -74,7 +74,7 @@ static void pause_ms(unsigned ms)
 
 static struct tide_vhost_info info(struct tide_port *p)
 {
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 
 	FE_CHECK(tide_vhost_info_get(p, &vi) == 0);
 	return vi;
@@ -277,7 +277,7 @@ static void server_case(const char *path)
 {
 	char spec[200];
 	struct tide_port *p;
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	struct fe f;
 	int tid, efd;
 
@@ -358,7 +358,7 @@ static void client_case(const char *path)
 	unsigned long long c0, c1, t0, t1;
 	char spec[200];
 	struct tide_port *p;
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	struct fe f;
 	uint64_t fv;
 	int tid, lfd;
@@ -433,7 +433,7 @@ static void client_case(const char *path)
 /* needs_poll_ctl of the one port @spec opens. */
 static int needs_poll_ctl(const char *spec)
 {
-	struct tide_port_info pi;
+	struct tide_port_info pi = {.sz = sizeof(pi)};
 	struct tide_port *p;
 
 	FE_CHECK(tide_port_open(spec, &p) == 0);
@@ -544,7 +544,7 @@ static void stop_window_case(const char *path)
 
 static void mac_of(const char *spec, uint8_t mac[6])
 {
-	struct tide_port_info pi;
+	struct tide_port_info pi = {.sz = sizeof(pi)};
 	struct tide_port *p;
 
 	FE_CHECK(tide_port_open(spec, &p) == 0);

@@ -46,6 +46,7 @@ static unsigned count_fds(void)
 
 static void vinfo(struct tide_vhost_info *vi)
 {
+	vi->sz = sizeof(*vi);
 	FE_CHECK(tide_vhost_info_get(P, vi) == 0);
 }
 
@@ -78,7 +79,7 @@ enum step { S_CONNECT = FE_TO_CONNECT, S_FEATURES = FE_TO_FEATURES, S_MEM = FE_T
 /* Connect and go through the handshake up to @upto (S_ALL: until the link is up). */
 static void handshake(struct fe *f, enum step upto)
 {
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t c0;
 
 	vinfo(&vi);
@@ -142,7 +143,7 @@ static void traffic(struct fe *f)
 	struct tide_txq *tq = tide_port_txq(P, 0);
 	struct fe_vq *gtx = &f->vq[1], *grx = &f->vq[0];
 	struct tide_mbuf *pk[16];
-	struct tide_port_stats st0, st1;
+	struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
 	uint8_t frame[1600];
 	unsigned k, got = 0;
 	uint16_t used0 = gtx->used->idx, rused0 = grx->used->idx;
@@ -584,7 +585,7 @@ static void on_alarm(int sig)
 static void call_saturated(struct fe *f, bool packed)
 {
 	uint64_t full = UINT64_MAX - 1;
-	struct tide_vhost_info a, b;
+	struct tide_vhost_info a = {.sz = sizeof(a)}, b = {.sz = sizeof(b)};
 	struct tide_mbuf *pk[8];
 	uint8_t frame[64] = {0};
 	unsigned k;
@@ -838,7 +839,7 @@ static void small_bufs_check(struct fe *f)
 static void oversize_check(struct fe *f)
 {
 	struct fe_vq *q = &f->vq[1];
-	struct tide_port_stats st0, st1;
+	struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
 	struct tide_mbuf *m;
 	uint16_t u0 = q->used->idx;
 
@@ -946,7 +947,7 @@ static void pk_bad_head_check(struct fe *f)
 	struct fe_vq *q = &f->vq[1];
 	uint8_t frame[64] = {3};
 	struct tide_mbuf *m;
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint16_t pos = q->pk_avail;
 	bool wrap = q->pk_wrap;
 
@@ -1051,7 +1052,7 @@ static void pk_notify_check(struct fe *f)
  */
 static void pk_many_bufs_check(struct fe *f)
 {
-	struct tide_port_stats st0, st1;
+	struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
 	struct tide_mbuf *m = mkpkt(5, 1300), *m2;
 	struct fe_vq *q = &f->vq[0];
 	uint16_t pos = q->pk_used;
@@ -1091,7 +1092,7 @@ static uint16_t pk_num = FE_NUM; /* the packed rings' size in good_packed_connec
 static void good_packed_connection(void)
 {
 	struct fe f;
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t d0, saved = extra_feats;
 
 	extra_feats |= PACKED;
@@ -1326,7 +1327,7 @@ static const struct hcase pcases[] = {
 static void good_connection(void)
 {
 	struct fe f;
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t d0;
 
 	fe_init_flags(&f, mfd_flags);
@@ -1358,7 +1359,7 @@ static void split_inorder_check(struct fe *f)
 {
 	struct tide_rxq *rq = tide_port_rxq(P, 0);
 	struct fe_vq *gtx = &f->vq[1], *grx = &f->vq[0];
-	struct tide_port_stats st0, st1;
+	struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
 	struct tide_mbuf *pk[32];
 	uint8_t frame[200];
 	uint16_t u = gtx->used->idx;
@@ -1457,7 +1458,7 @@ static void pk_inorder_check(struct fe *f)
 {
 	struct tide_rxq *rq = tide_port_rxq(P, 0);
 	struct fe_vq *q = &f->vq[1];
-	struct tide_port_stats st0, st1;
+	struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
 	struct tide_mbuf *pk[32];
 	unsigned seq = 0, k;
 	uint16_t id, pos;
@@ -1536,7 +1537,7 @@ static void pk_inorder_check(struct fe *f)
 static void good_inorder_connection(bool packed)
 {
 	struct fe f;
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t d0, saved = extra_feats;
 
 	extra_feats |= IN_ORDER | (packed ? PACKED : 0);
@@ -1562,7 +1563,7 @@ static unsigned run_cases(const struct hcase *cs, size_t n, uint64_t base, void 
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hcase *c = &cs[i];
-		struct tide_vhost_info a, b;
+		struct tide_vhost_info a = {.sz = sizeof(a)}, b = {.sz = sizeof(b)};
 		struct fe f;
 
 		if (only && strcmp(only, c->name) != 0)

@@ -77,7 +77,7 @@ static void qlog(enum tide_log_level level, const char *comp, const char *msg, v
 /* W: one burst (online), then, once the control thread is in its grace period, the call. */
 static void *w_main(void *arg)
 {
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	struct tide_mbuf *m[4];
 	unsigned k;
 
@@ -111,7 +111,7 @@ static void remove_socket(void)
 
 static bool connected(void)
 {
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 
 	FE_CHECK(tide_vhost_info_get(P, &vi) == 0);
 	return vi.connected;
@@ -119,7 +119,7 @@ static bool connected(void)
 
 static void run_case(int call, const char *what)
 {
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	pthread_t w;
 	struct fe f;
 	double end;

@@ -246,8 +246,8 @@ static void exchange(const struct run *r)
 {
 	char spec[256];
 	struct side v, h;
-	struct tide_port_stats st;
-	struct tide_vhost_info vi;
+	struct tide_port_stats st = {.sz = sizeof(st)};
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint32_t want_v = r->v2h ? FRAMES : 0, want_h = r->h2v ? FRAMES : 0;
 	uint64_t segs = 0;
 	double end;

@@ -238,7 +238,7 @@ static void used_publish(struct vring_used *u, uint16_t idx)
 static void expect_fault(struct env *e, const char *reason, bool rx)
 {
 	struct tide_mbuf *pkts[32];
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_link l;
 	double end = now_s() + 10;
 	uint64_t faults = 0;

@@ -147,8 +147,8 @@ int main(int argc, char **argv)
 		}
 		done++;
 		{
-			struct tide_port_stats st;
-			struct tide_vhost_info vi;
+			struct tide_port_stats st = {.sz = sizeof(st)};
+			struct tide_vhost_info vi = {.sz = sizeof(vi)};
 
 			tide_port_stats_get(p, &st);
 			tide_vhost_info_get(p, &vi);
@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 		}
 	}
 	{
-		struct tide_vhost_info vi;
+		struct tide_vhost_info vi = {.sz = sizeof(vi)};
 
 		tide_vhost_info_get(p, &vi);
 		printf("connects=%llu disconnects=%llu violations=%llu reason=%s\n",

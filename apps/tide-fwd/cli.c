@@ -46,6 +46,9 @@ void fwd_cli_usage(FILE *f)
 	    "      --cache N           per-lcore pool cache, 0 or 2..%u (default %u)\n"
 	    "      --mbuf-size N       data room of each buffer in bytes, %u..%u (default %u);\n"
 	    "                          longer frames are dropped as Rx errors\n"
+	    "      --mtu N             set the MTU (L3 payload bytes) of every port, 68..65535;\n"
+	    "                          a port that cannot take it stops the run (default: each\n"
+	    "                          port's own, 1500 for most)\n"
 	    "      --routes FILE       l3fwd routes, lines 'PREFIX/LEN PORT', '#' comments\n"
 	    "                          (default: 10.<p>.0.0/16 -> port p for every port p)\n"
 	    "      --txonly-size N     txonly packet size in bytes, %u..data room (default %u)\n"
@@ -292,6 +295,7 @@ enum {
 	OPT_RX_MODE,
 	OPT_MBUF_SIZE,
 	OPT_RATE,
+	OPT_MTU,
 };
 
 static const struct option long_opts[] = {
@@ -315,6 +319,7 @@ static const struct option long_opts[] = {
     {"flows", required_argument, NULL, OPT_FLOWS},
     {"rate", required_argument, NULL, OPT_RATE},
     {"mbuf-size", required_argument, NULL, OPT_MBUF_SIZE},
+    {"mtu", required_argument, NULL, OPT_MTU},
     {"duration", required_argument, NULL, 'd'},
     {"packets", required_argument, NULL, 'n'},
     {"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
@@ -395,6 +400,9 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			break;
 		case OPT_RATE:
 			rate = optarg;
+			break;
+		case OPT_MTU:
+			rc = opt_uint("mtu", optarg, TIDE_MIN_MTU, 65535, &cfg->mtu, err, errlen);
 			break;
 		case OPT_TXFREE:
 			if (tide_txfree_parse(optarg, &cfg->txconf.txfree) < 0)

@@ -78,6 +78,7 @@ struct fwd_config {
 	unsigned pool_n; /* 0: sized to fit every ring, cache and burst */
 	unsigned cache;
 	unsigned mbuf_size; /* data room of the packet buffers; 0: the library's default */
+	unsigned mtu;       /* --mtu: set on every port; 0: each port's own */
 	struct tide_txq_conf txconf;
 	const char *routes; /* l3fwd route file; NULL: routes_default() */
 	unsigned txonly_size, flows;

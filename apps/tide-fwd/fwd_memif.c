@@ -9,7 +9,7 @@
 void fwd_memif_print(const struct fwd_ctx *ctx)
 {
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		struct tide_memif_info mi;
+		struct tide_memif_info mi = {.sz = sizeof(mi)};
 
 		if (tide_memif_info_get(ctx->ports[p], &mi) < 0)
 			continue; /* not a memif port */

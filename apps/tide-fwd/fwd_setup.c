@@ -83,6 +83,7 @@ static int open_ports(struct fwd_ctx *ctx, char *err, size_t errlen)
 		ctx->nports += (unsigned)n;
 	}
 	for (unsigned p = 0; p < ctx->nports; p++) {
+		ctx->info[p].sz = sizeof(ctx->info[p]);
 		tide_port_info_get(ctx->ports[p], &ctx->info[p]);
 		ctx->pair[p] = (uint16_t)((p ^ 1u) < ctx->nports ? p ^ 1u : p);
 		ctx->nexthop_mac[p][0] = 0x02;
@@ -296,6 +297,15 @@ static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		struct tide_port *port = ctx->ports[p];
 
+		if (cfg->mtu) {
+			rc = tide_port_mtu_set(port, cfg->mtu);
+			if (rc < 0)
+				return fail(err, errlen, rc == -ENOMEM ? rc : -EINVAL,
+					    "port %u (%s): --mtu %u: %s (the port takes %u..%u%s)", p,
+					    ctx->info[p].name, cfg->mtu, strerror(-rc),
+					    ctx->info[p].min_mtu, ctx->info[p].max_mtu,
+					    rc == -ENOTSUP ? ", but its driver cannot change it" : "");
+		}
 		rc = tide_port_configure(port, ctx->nb_rxq[p], ctx->port_txq[p]);
 		if (rc < 0)
 			return fail(err, errlen, rc,

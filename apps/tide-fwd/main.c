@@ -82,7 +82,7 @@ static bool replay_progress(const struct fwd_ctx *ctx, uint64_t *done, uint64_t 
 	if (ctx->engine->flags & FWD_ENGINE_F_NO_RX)
 		return false;
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		struct tide_pcap_replay r;
+		struct tide_pcap_replay r = {.sz = sizeof(r)};
 
 		if (ctx->nb_rxq[p] == 0)
 			continue;
@@ -151,6 +151,7 @@ static void monitor_links(struct monitor *mon, struct fwd_ctx *ctx)
 		struct timespec ts;
 		struct tm tm;
 		uint64_t n;
+		unsigned mtu;
 		char when[32];
 
 		if (mon->link_fd[p] < 0 || read(mon->link_fd[p], &n, sizeof(n)) != sizeof(n))
@@ -160,8 +161,11 @@ static void monitor_links(struct monitor *mon, struct fwd_ctx *ctx)
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		if (tide_port_link_get(ctx->ports[p], &l) < 0)
 			l.up = -1;
-		printf("tide-fwd: %s.%03ld port %u (%s): link %s\n", when, ts.tv_nsec / 1000000, p,
-		       ctx->info[p].name, l.up < 0 ? "changed" : l.up ? "up" : "down");
+		if (tide_port_mtu_get(ctx->ports[p], &mtu) < 0)
+			mtu = ctx->info[p].mtu;
+		printf("tide-fwd: %s.%03ld port %u (%s): link %s, mtu %u\n", when,
+		       ts.tv_nsec / 1000000, p, ctx->info[p].name,
+		       l.up < 0 ? "changed" : l.up ? "up" : "down", mtu);
 	}
 }
 
@@ -199,7 +203,7 @@ static const char *run(struct fwd_ctx *ctx, const struct fwd_snap *start, struct
 	/* Only the ports whose control plane needs the call (memif); a vhost port's own
 	 * thread serves its frontend. */
 	for (unsigned p = 0; p < ctx->nports; p++) {
-		struct tide_port_info pi;
+		struct tide_port_info pi = {.sz = sizeof(pi)};
 
 		if (tide_port_info_get(ctx->ports[p], &pi) == 0 && pi.needs_poll_ctl)
 			ctl[nctl++] = ctx->ports[p];
@@ -371,6 +375,10 @@ int main(int argc, char **argv)
 		printf("tide-fwd: %s on %u port%s, %u lcore%s; Ctrl-C stops\n", ctx.engine->name,
 		       ctx.nports, ctx.nports == 1 ? "" : "s", ctx.nlcores,
 		       ctx.nlcores == 1 ? "" : "s");
+	for (unsigned p = 0; p < ctx.nports && !cfg.quiet; p++)
+		printf("tide-fwd: port %u (%s): %s, mtu %u (max %u, frames up to %u bytes)\n", p,
+		       ctx.info[p].name, ctx.info[p].driver, ctx.info[p].mtu, ctx.info[p].max_mtu,
+		       ctx.info[p].max_frame);
 	start.t = ctx.t_launch; /* rates count from the start of forwarding */
 	mon.next_prom = start.t + mon.prom_period;
 	res.stopped_by = run(&ctx, &start, &mon);

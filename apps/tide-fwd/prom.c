@@ -62,7 +62,7 @@ int fwd_prom_print(FILE *f)
 
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
 		for (struct tide_port *p = tide_port_next(NULL); p; p = tide_port_next(p)) {
-			struct tide_port_info pi;
+			struct tide_port_info pi = {.sz = sizeof(pi)};
 			uint64_t v;
 
 			tide_port_info_get(p, &pi);
@@ -71,7 +71,7 @@ int fwd_prom_print(FILE *f)
 
 				v = tide_port_link_get(p, &l) == 0 && l.up;
 			} else {
-				struct tide_port_stats st;
+				struct tide_port_stats st = {.sz = sizeof(st)};
 
 				tide_port_stats_get(p, &st);
 				memcpy(&v, (const char *)&st + m->off, sizeof(v));

@@ -54,7 +54,7 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 	s->t = fwd_now();
 	for (unsigned p = 0; p < ctx->nports; p++) {
 		struct fwd_port_snap *ps = &s->port[p];
-		struct tide_port_stats st;
+		struct tide_port_stats st = {.sz = sizeof(st)};
 
 		for (unsigned i = 0; i < ctx->nlcores; i++) {
 			const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];
@@ -416,6 +416,8 @@ int fwd_summary_json(FILE *f, const struct fwd_ctx *ctx, const struct fwd_result
 		fprintf(f, ", \"mac\": \"%02x:%02x:%02x:%02x:%02x:%02x\", ", ctx->info[p].mac[0],
 			ctx->info[p].mac[1], ctx->info[p].mac[2], ctx->info[p].mac[3],
 			ctx->info[p].mac[4], ctx->info[p].mac[5]);
+		fprintf(f, "\"mtu\": %u, \"max_mtu\": %u, \"max_frame\": %u, ", ctx->info[p].mtu,
+			ctx->info[p].max_mtu, ctx->info[p].max_frame);
 		json_port(f, ctx, &d, dt);
 		json_xstats(f, ctx->ports[p]);
 		fprintf(f, "}%s\n", p + 1 < ctx->nports ? "," : "");

@@ -213,7 +213,7 @@ static int links_up(struct pair *p)
 
 static uint64_t backend_features(struct pair *p)
 {
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t feat;
 
 	if (p->tide) {

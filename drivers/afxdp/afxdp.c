@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* AF_XDP driver: spec, queue setup, sockets and UMEM, start/stop. Fast path: afxdp_rxtx.c. */
 #include <errno.h>
-#include <linux/ethtool.h>
 #include <linux/if_xdp.h>
 #include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,32 +31,6 @@
 static struct afxdp_port *aport(const struct tide_port *p)
 {
 	return p->priv;
-}
-
-/* ---- interface facts ---- */
-
-static int dev_ioctl(const char *dev, unsigned long req, struct ifreq *ifr)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", dev);
-	rc = ioctl(fd, req, ifr) < 0 ? -errno : 0;
-	close(fd);
-	return rc;
-}
-
-/* Rx queues of the device (ethtool channels), or -errno when the driver does not say. */
-static int dev_queues(const char *dev)
-{
-	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
-	struct ifreq ifr = {.ifr_data = (void *)&ch};
-	int rc = dev_ioctl(dev, SIOCETHTOOL, &ifr);
-
-	if (rc < 0)
-		return rc;
-	return (int)(ch.combined_count + ch.rx_count);
 }
 
 /* ---- pool layout ---- */
@@ -145,6 +117,12 @@ static int afxdp_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q = tide_zalloc_aligned(sizeof(*q));
 	if (q == NULL)
 		return -ENOMEM;
+	{
+		struct tide_pool_mem mi;
+
+		tide_pool_mem_info(pool, &mi);
+		tide_port_frame_limit(p, mi.elt_size - AFXDP_XDP_HEADROOM);
+	}
 	q->pool = pool;
 	q->nb_desc = nb_desc;
 	q->batch = conf->free_thresh;
@@ -216,24 +194,13 @@ static void reclaim_frames(struct afxdp_port *ap)
 		}
 }
 
-static void live_xs(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N]);
-
 static void afxdp_stop(struct tide_port *p)
 {
 	struct afxdp_port *ap = aport(p);
 
 	/* tide_port_stop() ran a grace period first: no burst of this port is running and no
 	 * refill of another port reaps these completion rings, so the sockets can go. */
-	/* The sockets' counters die with them: keep what they counted. */
-	{
-		uint64_t live[AFXDP_XS_N];
-
-		live_xs(ap, live);
-		for (unsigned k = 0; k < AFXDP_XS_N; k++) {
-			ap->xs_saved[k] += live[k] - ap->xs_base[k];
-			ap->xs_base[k] = 0;
-		}
-	}
+	afxdp_xs_save(ap); /* the sockets' counters die with them */
 	afxdp_lib_log_begin();
 	/* The first socket holds the UMEM's fd: delete it last. */
 	for (unsigned i = AFXDP_MAX_QUEUES; i-- > 0;) {
@@ -298,7 +265,7 @@ static int make_socket(struct afxdp_port *ap, unsigned k, struct afxdp_rxq *rq,
 	if (rc == 0)
 		return 0;
 	ap->sk[k].xsk = NULL;
-	nq = dev_queues(ap->dev);
+	nq = afxdp_dev_queues(ap->dev);
 	if (rc == -EINVAL && nq > 0 && dq >= (unsigned)nq)
 		TIDE_LOG_ERR_(p->name, "dev=%s has no queue %u (it has %d)", ap->dev, dq, nq);
 	else if (rc == -EOPNOTSUPP && ap->zc == AFXDP_ZC_YES)
@@ -523,93 +490,7 @@ fail:
 
 static void afxdp_close(struct tide_port *p)
 {
-	(void)p;
-}
-
-static int afxdp_link_get(struct tide_port *p, struct tide_link *out)
-{
-	struct afxdp_port *ap = aport(p);
-	struct ifreq ifr = {0};
-
-	out->up = 0;
-	out->speed_mbps = 0;
-	/* Gone, or replaced by another interface of the same name: down. */
-	if ((int)if_nametoindex(ap->dev) != ap->ifindex)
-		return 0;
-	if (dev_ioctl(ap->dev, SIOCGIFFLAGS, &ifr) == 0)
-		out->up = p->started && (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
-	return 0;
-}
-
-/* The kernel's counters of the open sockets, summed (AFXDP_XS_* order). */
-static void live_xs(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N])
-{
-	memset(out, 0, AFXDP_XS_N * sizeof(out[0]));
-	for (unsigned i = 0; i < ap->nb_rxq; i++) {
-		struct xdp_statistics xs;
-		socklen_t len = sizeof(xs);
-
-		if (ap->sk[i].xsk == NULL ||
-		    getsockopt(xsk_socket__fd(ap->sk[i].xsk), SOL_XDP, XDP_STATISTICS, &xs, &len) != 0)
-			continue;
-		out[AFXDP_XS_RX_DROPPED] += xs.rx_dropped;
-		out[AFXDP_XS_RX_INVALID] += xs.rx_invalid_descs;
-		out[AFXDP_XS_TX_INVALID] += xs.tx_invalid_descs;
-		out[AFXDP_XS_RX_RING_FULL] += xs.rx_ring_full;
-		out[AFXDP_XS_FILL_RING_EMPTY] += xs.rx_fill_ring_empty_descs;
-		out[AFXDP_XS_TX_RING_EMPTY] += xs.tx_ring_empty_descs;
-	}
-}
-
-/* The kernel's counters since open (or the last reset), the stopped sockets' included. */
-static void port_xs(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N])
-{
-	live_xs(ap, out);
-	for (unsigned k = 0; k < AFXDP_XS_N; k++)
-		out[k] += ap->xs_saved[k] - ap->xs_base[k];
-}
-
-static void afxdp_stats_add(const struct tide_port *p, struct tide_port_stats *st)
-{
-	const struct afxdp_port *ap = aport(p);
-
-	for (unsigned i = 0; i < ap->nb_txq; i++) {
-		const struct afxdp_txq *q = (const struct afxdp_txq *)p->txq[i];
-
-		if (q)
-			st->oerrors += __atomic_load_n(&q->kick_errors, __ATOMIC_RELAXED);
-	}
-	uint64_t xs[AFXDP_XS_N];
-
-	port_xs(ap, xs);
-	/* Frames the kernel could not deliver: no fill frame posted, or the Rx ring full. */
-	st->rx_missed += xs[AFXDP_XS_RX_DROPPED] + xs[AFXDP_XS_RX_RING_FULL];
-}
-
-static void afxdp_stats_reset(struct tide_port *p)
-{
-	struct afxdp_port *ap = aport(p);
-
-	memset(ap->xs_saved, 0, sizeof(ap->xs_saved));
-	live_xs(ap, ap->xs_base);
-}
-
-/* The kernel's XDP_STATISTICS for tide_xstats_*(), each summed over the port's sockets. */
-static unsigned afxdp_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
-			     unsigned max)
-{
-	static const char *const n[AFXDP_XS_N] = {
-	    [AFXDP_XS_RX_DROPPED] = "rx_dropped",
-	    [AFXDP_XS_RX_INVALID] = "rx_invalid_descs",
-	    [AFXDP_XS_TX_INVALID] = "tx_invalid_descs",
-	    [AFXDP_XS_RX_RING_FULL] = "rx_ring_full",
-	    [AFXDP_XS_FILL_RING_EMPTY] = "rx_fill_ring_empty_descs",
-	    [AFXDP_XS_TX_RING_EMPTY] = "tx_ring_empty_descs",
-	};
-	uint64_t xs[AFXDP_XS_N];
-
-	port_xs(aport(p), xs);
-	return tide_xstats_put(n, xs, AFXDP_XS_N, xnames, values, max);
+	afxdp_nl_close(aport(p));
 }
 
 /* ---- Rx interrupts ---- */
@@ -732,7 +613,7 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		TIDE_LOG_ERR_("afxdp", "dev=%s: no such interface in this network namespace", dev);
 		return -ENODEV;
 	}
-	devq = dev_queues(dev);
+	devq = afxdp_dev_queues(dev);
 	if (devq > 0 && queue + nq > (unsigned)devq) {
 		TIDE_LOG_ERR_("afxdp", "queue=%u, queues=%u: dev=%s has only %d queue%s (ethtool -l %s)",
 			      (unsigned)queue, (unsigned)nq, dev, devq, devq == 1 ? "" : "s", dev);
@@ -758,6 +639,7 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	ap->busy_explicit = tide_kvargs_get(kv, "busy_poll") != NULL;
 	ap->link_fd = -1;
 	ap->xsks_map_fd = -1;
+	ap->nl_fd = -1;
 	if (prog != NULL && strcmp(prog, "default") != 0)
 		snprintf(ap->prog_path, sizeof(ap->prog_path), "%s", prog);
 	p->info.max_rxq = ap->nq;
@@ -769,10 +651,18 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.rx_desc_pref = 2048;
 	p->info.tx_desc_pref = 2048;
 	p->info.count_completion = 1;
+	/* A frame's room: the UMEM frame less the XDP headroom (frame=, else the default
+	 * pool's 2048 bytes until an Rx queue names the pool). */
+	tide_port_frame_limit(p, (ap->frame ? ap->frame : 2048) - AFXDP_XDP_HEADROOM);
+	rc = afxdp_nl_open(ap);
+	if (rc < 0) {
+		tide_port_free_unregistered(p);
+		return rc;
+	}
 	{
 		struct ifreq ifr = {0};
 
-		if (dev_ioctl(dev, SIOCGIFHWADDR, &ifr) == 0)
+		if (afxdp_dev_ioctl(dev, SIOCGIFHWADDR, &ifr) == 0)
 			memcpy(p->info.mac, ifr.ifr_hwaddr.sa_data, 6);
 	}
 	ports[0] = p;
@@ -791,7 +681,10 @@ const struct tide_driver tide_driver_afxdp = {
 	.start = afxdp_start,
 	.stop = afxdp_stop,
 	.close = afxdp_close,
+	.mtu_get = afxdp_mtu_get,
+	.mtu_set = afxdp_mtu_set,
 	.link_get = afxdp_link_get,
+	.poll_ctl = afxdp_poll_ctl,
 	.stats_add = afxdp_stats_add,
 	.stats_reset = afxdp_stats_reset,
 	.xstats = afxdp_xstats,

@@ -148,6 +148,9 @@ struct afxdp_port {
 	 * queues: what sockets deleted at stop had counted, and the live values at the last
 	 * stats reset. Control thread. */
 	uint64_t xs_saved[AFXDP_XS_N], xs_base[AFXDP_XS_N];
+	/* Link events (afxdp_link.c): the NETLINK_ROUTE socket, and the state last seen. */
+	int nl_fd;
+	int nl_up;
 };
 
 extern const struct tide_driver tide_driver_afxdp;
@@ -158,6 +161,27 @@ void afxdp_prog_detach(struct afxdp_port *ap);
 /* Route libbpf/libxdp messages to tide's log while tide calls them; returns a token. */
 void afxdp_lib_log_begin(void);
 void afxdp_lib_log_end(void);
+
+/* afxdp_link.c: the interface. ioctl @req on @dev: 0 or -errno. */
+int afxdp_dev_ioctl(const char *dev, unsigned long req, struct ifreq *ifr);
+/* Rx queues of the device (ethtool channels), or -errno when the driver does not say. */
+int afxdp_dev_queues(const char *dev);
+int afxdp_link_get(struct tide_port *p, struct tide_link *out);
+/* Open the port's link event socket (logs why it fails) / close it. */
+int afxdp_nl_open(struct afxdp_port *ap);
+void afxdp_nl_close(struct afxdp_port *ap);
+/* Read the link event socket: fire the port's link event on each up/down change. */
+int afxdp_poll_ctl(struct tide_port *p);
+int afxdp_mtu_get(const struct tide_port *p, unsigned *mtu);
+int afxdp_mtu_set(struct tide_port *p, unsigned mtu);
+
+/* afxdp_stats.c: the sockets' XDP_STATISTICS, summed over the open sockets (AFXDP_XS_*
+ * order); kept at stop (afxdp_xs_save) so counts span stop/start. */
+void afxdp_xs_live(const struct afxdp_port *ap, uint64_t out[AFXDP_XS_N]);
+void afxdp_xs_save(struct afxdp_port *ap);
+void afxdp_stats_add(const struct tide_port *p, struct tide_port_stats *st);
+void afxdp_stats_reset(struct tide_port *p);
+unsigned afxdp_xstats(struct tide_port *p, const char **xnames, uint64_t *values, unsigned max);
 
 /* afxdp_rxtx.c: burst functions and the out-of-line completion check. */
 uint16_t afxdp_rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);

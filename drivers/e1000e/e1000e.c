@@ -542,6 +542,9 @@ static int open_dev(struct tide_kvargs *kv, const char *bdf, struct tide_port **
 	p->info.max_txq = 1;
 	p->info.min_desc = 64;
 	p->info.max_desc = 4096;
+	/* Long packet reception is always on (RCTL.LPE) and frames span descriptors: the
+	 * limit is the 82574's largest jumbo, 9234 bytes with the FCS (stripped). */
+	tide_port_frame_limit(p, E1000E_MAX_FRAME);
 	p->info.needs_poll_ctl = 0; /* link_get reads the device; poll_ctl only clears causes */
 	ports[0] = p;
 	return 1;
@@ -581,6 +584,7 @@ const struct tide_driver tide_driver_e1000e = {
 	.start = e1000e_start,
 	.stop = e1000e_stop,
 	.close = e1000e_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = e1000e_link_get,
 	.poll_ctl = e1000e_poll_ctl,
 	.rxq_intr_fd = e1000e_rxq_intr_fd,

@@ -47,6 +47,7 @@
 #define E1000E_RCTL_BSIZE_SHIFT 16  /* 2 bits; with BSEX the size is 16 times */
 #define E1000E_RCTL_BSEX (1u << 25)
 #define E1000E_RCTL_SECRC (1u << 26) /* strip the Ethernet CRC */
+#define E1000E_MAX_FRAME 9230u /* largest jumbo of the 82574 (9234) without the FCS */
 #define E1000E_RFCTL 0x5008
 #define E1000E_RDBAL 0x2800
 #define E1000E_RDBAH 0x2804

@@ -435,6 +435,9 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.min_desc = 64;
 	p->info.max_desc = 1u << MEMIF_LOG2_RING_SIZE_MAX;
 	p->info.count_completion = 1;
+	/* Copy mode takes a frame of up to max_chain buffers either way; the buffers are
+	 * bufsize bytes when this end makes them (client), and the peer's otherwise. */
+	tide_port_frame_limit(p, mp->bufsize * mp->max_chain);
 	memif_names_add(p, p->info.mac);
 	ports[0] = p;
 	return 1;
@@ -454,6 +457,7 @@ const struct tide_driver tide_driver_memif = {
 	.start = memif_start,
 	.stop = memif_stop,
 	.close = memif_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = memif_link_get,
 	.poll_ctl = memif_poll_ctl,
 	.stats_add = memif_stats_add,
@@ -489,9 +493,12 @@ static unsigned memif_xstats(struct tide_port *p, const char **xnames, uint64_t 
 int tide_memif_info_get(struct tide_port *p, struct tide_memif_info *out)
 {
 	struct memif_port *mp = memif_of(p);
+	struct tide_memif_info *dst = out, full;
 
-	if (mp == NULL || out == NULL)
+	if (mp == NULL ||
+	    tide_sized_check(dst, TIDE_SIZE_UPTO(struct tide_memif_info, peer_name)) < 0)
 		return -EINVAL;
+	out = &full; /* filled whole, then handed out as far as the caller's sz goes */
 	memset(out, 0, sizeof(*out));
 	out->connected = __atomic_load_n(&mp->up, __ATOMIC_RELAXED);
 	out->server = mp->role == MEMIF_ROLE_SERVER;
@@ -508,7 +515,7 @@ int tide_memif_info_get(struct tide_port *p, struct tide_memif_info *out)
 	out->violations = __atomic_load_n(&mp->violations, __ATOMIC_RELAXED);
 	snprintf(out->reason, sizeof(out->reason), "%s", mp->reason);
 	snprintf(out->peer_name, sizeof(out->peer_name), "%s", mp->peer_name);
-	return 0;
+	return tide_sized_put(dst, &full, sizeof(full));
 }
 
 static struct memif_rxq *rxq_of(struct tide_port *p, unsigned qid)

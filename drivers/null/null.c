@@ -315,5 +315,6 @@ const struct tide_driver tide_driver_null = {
 	.start = null_start,
 	.stop = null_stop,
 	.close = null_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = null_link_get,
 };

@@ -193,13 +193,16 @@ static int pcapd_link_get(struct tide_port *p, struct tide_link *out)
 
 int tide_pcap_replay_get(const struct tide_port *p, struct tide_pcap_replay *out)
 {
+	struct tide_pcap_replay *dst = out, full;
 	const struct pcap_port *pp;
 
-	if (p == NULL || out == NULL || p->drv != &tide_driver_pcap)
+	if (p == NULL || p->drv != &tide_driver_pcap ||
+	    tide_sized_check(dst, TIDE_SIZE_UPTO(struct tide_pcap_replay, ended)) < 0)
 		return -EINVAL;
 	pp = p->priv;
 	if (pp->rx_path == NULL)
 		return -EINVAL;
+	out = &full; /* filled whole, then handed out as far as the caller's sz goes */
 	memset(out, 0, sizeof(*out));
 	out->total = pp->capture_pkts * pp->loops;
 	if (pp->capture_pkts == 0)
@@ -210,7 +213,7 @@ int tide_pcap_replay_get(const struct tide_port *p, struct tide_pcap_replay *out
 		out->records = __atomic_load_n(&q->records, __ATOMIC_RELAXED);
 		out->ended = __atomic_load_n(&q->eof, __ATOMIC_RELAXED);
 	}
-	return 0;
+	return tide_sized_put(dst, &full, sizeof(full));
 }
 
 static int pcapd_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max)
@@ -242,6 +245,7 @@ static int pcapd_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		return rc;
 	pp = p->priv;
 	pp->port = p;
+	tide_port_frame_limit(p, PCAP_SNAPLEN); /* the snap length of the files it writes */
 	pp->tx_fd = -1;
 	pp->loops = loops;
 	pp->pace = pace;
@@ -302,6 +306,7 @@ const struct tide_driver tide_driver_pcap = {
 	.start = pcapd_start,
 	.stop = pcapd_stop,
 	.close = pcapd_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = pcapd_link_get,
 	.xstats = pcapd_xstats,
 };

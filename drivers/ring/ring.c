@@ -411,5 +411,6 @@ const struct tide_driver tide_driver_ring = {
 	.start = ring_start,
 	.stop = ring_stop,
 	.close = ring_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = ring_link_get,
 };

@@ -342,6 +342,7 @@ static int simnic_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 		p->info.min_desc = 64;
 		p->info.max_desc = 4096;
 		p->info.max_rs_gap = d->ondie;
+		tide_port_frame_limit(p, UINT16_MAX); /* one descriptor, a 16-bit length */
 		p->info.count_completion = d->wb_head;
 		p->info.mac[0] = 0x02;
 		p->info.mac[5] = (uint8_t)i;
@@ -372,6 +373,7 @@ const struct tide_driver tide_driver_simnic = {
 	.start = simnic_start,
 	.stop = simnic_stop,
 	.close = simnic_close,
+	.mtu_set = tide_port_mtu_set_keep,
 	.link_get = simnic_link_get,
 	.stats_add = simnic_stats_add,
 	.stats_reset = simnic_stats_reset,
@@ -410,10 +412,13 @@ int tide_simnic_set_gen(struct tide_port *p, tide_simnic_gen_fn fn, void *arg)
 int tide_simnic_stats_get(const struct tide_port *p, struct tide_simnic_stats *out)
 {
 	const struct simnic_port *sp = as_simnic(p);
-	struct tide_port_stats st;
+	struct tide_simnic_stats *dst = out, full;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 
-	if (sp == NULL)
+	if (sp == NULL ||
+	    tide_sized_check(dst, TIDE_SIZE_UPTO(struct tide_simnic_stats, device_idle)) < 0)
 		return -EINVAL;
+	out = &full; /* filled whole, then handed out as far as the caller's sz goes */
 	memset(out, 0, sizeof(*out));
 	out->gen_packets = __atomic_load_n(&sp->hw.gen_packets, __ATOMIC_RELAXED);
 	out->sink_packets = __atomic_load_n(&sp->hw.sink_packets, __ATOMIC_RELAXED);
@@ -425,7 +430,7 @@ int tide_simnic_stats_get(const struct tide_port *p, struct tide_simnic_stats *o
 	out->tx_hangs = st.tx_hangs;
 	out->device_polls = __atomic_load_n(&sp->dev->polls, __ATOMIC_RELAXED);
 	out->device_idle = __atomic_load_n(&sp->dev->idle, __ATOMIC_RELAXED);
-	return 0;
+	return tide_sized_put(dst, &full, sizeof(full));
 }
 
 /* The device model's own counters for tide_xstats_*() (those of tide_simnic_stats_get()). */
@@ -434,7 +439,7 @@ static unsigned simnic_xstats(struct tide_port *p, const char **names, uint64_t 
 {
 	static const char *const n[] = {"gen_packets",   "sink_packets", "sink_bytes",
 					"verify_failed", "device_polls", "device_idle"};
-	struct tide_simnic_stats ss;
+	struct tide_simnic_stats ss = {.sz = sizeof(ss)};
 	uint64_t v[6];
 
 	tide_simnic_stats_get(p, &ss);

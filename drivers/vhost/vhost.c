@@ -112,6 +112,15 @@ static void vhost_close(struct tide_port *p)
 	pthread_mutex_destroy(&vport(p)->lock);
 }
 
+/* The frontend states the MTU (VHOST_USER_NET_SET_MTU); the control thread stores it. */
+static int vhost_mtu_get(const struct tide_port *p, unsigned *mtu)
+{
+	const struct vhost_port *vp = p->priv;
+
+	*mtu = __atomic_load_n(&vp->mtu, __ATOMIC_RELAXED);
+	return 0;
+}
+
 static int vhost_link_get(struct tide_port *p, struct tide_link *out)
 {
 	out->up = __atomic_load_n(&vport(p)->up, __ATOMIC_RELAXED);
@@ -207,7 +216,10 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		      (queues > 1 ? VHOST_BIT(VIRTIO_NET_F_MQ) : 0) |
 		      (packed ? VHOST_BIT(VIRTIO_F_RING_PACKED) : 0);
 	vp->proto_offered = VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ) |
-			    VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK);
+			    VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
+			    VHOST_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
+	tide_port_frame_limit(p, VHOST_MAX_PKT);
+	vp->mtu = p->info.mtu;
 	p->info.max_rxq = vp->queues;
 	p->info.max_txq = vp->queues;
 	p->info.min_desc = 64;
@@ -233,6 +245,7 @@ const struct tide_driver tide_driver_vhost = {
 	.start = vhost_start,
 	.stop = vhost_stop,
 	.close = vhost_close,
+	.mtu_get = vhost_mtu_get,
 	.link_get = vhost_link_get,
 	.poll_ctl = vhost_poll_ctl,
 	.stats_add = vhost_stats_add,
@@ -245,7 +258,7 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 			     unsigned max)
 {
 	static const char *const n[] = {"connects", "disconnects", "violations", "call_errors"};
-	struct tide_vhost_info vi;
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t v[4];
 
 	tide_vhost_info_get(p, &vi);
@@ -260,11 +273,14 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 
 int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 {
+	struct tide_vhost_info *dst = out, full;
 	struct vhost_port *vp;
 
-	if (p == NULL || p->drv != &tide_driver_vhost || out == NULL)
+	if (p == NULL || p->drv != &tide_driver_vhost ||
+	    tide_sized_check(dst, TIDE_SIZE_UPTO(struct tide_vhost_info, reason)) < 0)
 		return -EINVAL;
 	vp = vport(p);
+	out = &full; /* filled whole, then handed out as far as the caller's sz goes */
 	memset(out, 0, sizeof(*out));
 	vhost_lock(vp); /* the control thread changes what follows */
 	out->connected = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
@@ -284,5 +300,5 @@ int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out)
 						    __ATOMIC_RELAXED);
 	snprintf(out->reason, sizeof(out->reason), "%s", vp->reason);
 	pthread_mutex_unlock(&vp->lock);
-	return 0;
+	return tide_sized_put(dst, &full, sizeof(full));
 }

@@ -192,6 +192,9 @@ struct vhost_port {
 	bool started;
 	uint64_t retry_at;
 	uint64_t offered, features, proto_offered, proto;
+	/* The MTU the frontend stated (VHOST_USER_NET_SET_MTU), else the default: written by
+	 * the control thread, read by tide_port_mtu_get() (relaxed atomics). */
+	unsigned mtu;
 	bool owner;
 	bool fence; /* resolved at start: no membarrier(), the workers fence */
 	struct vhost_rxmsg rx;

@@ -75,6 +75,28 @@ int vhost_msg_set_protocol_features(struct vhost_port *vp, const struct vhost_ms
 	return 0;
 }
 
+/*
+ * The frontend's MTU (QEMU sends the host_mtu of its virtio-net device). A value out of
+ * the port's range is refused (a failure reply with REPLY_ACK) and the link stays: the
+ * MTU is advice, not memory the data path depends on.
+ */
+int vhost_msg_net_set_mtu(struct vhost_port *vp, const struct vhost_msg *m)
+{
+	const struct tide_port_info *pi = &vp->port->info;
+	uint64_t u = m->u;
+
+	if (u < pi->min_mtu || u > pi->max_mtu) {
+		TIDE_LOG_WARN_(vp->port->name, "NET_SET_MTU %llu refused: out of range %u..%u",
+			       (unsigned long long)u, pi->min_mtu, pi->max_mtu);
+		if ((vp->proto & VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
+		    (m->h.flags & VHOST_USER_NEED_REPLY))
+			return vhost_reply_u64(vp, m->h.request, 1) < 0 ? -1 : 1;
+		return 1;
+	}
+	__atomic_store_n(&vp->mtu, (unsigned)u, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int vhost_msg_set_owner(struct vhost_port *vp, const struct vhost_msg *m)
 {
 	(void)m;

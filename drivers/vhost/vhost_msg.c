@@ -44,6 +44,7 @@ static const struct vhost_req reqs[] = {
 				  vhost_msg_get_queue_num},
     [VHOST_USER_SET_VRING_ENABLE] = {"SET_VRING_ENABLE", VHOST_PL_STATE, VHOST_FDS_NONE,
 				     vhost_msg_set_vring_enable},
+    [VHOST_USER_NET_SET_MTU] = {"NET_SET_MTU", VHOST_PL_U64, VHOST_FDS_NONE, vhost_msg_net_set_mtu},
 };
 
 static const struct vhost_req *req_find(uint32_t req)

@@ -72,7 +72,8 @@ struct vhost_msg {
 	X(vhost_msg_get_protocol_features)                                                         \
 	X(vhost_msg_set_protocol_features)                                                         \
 	X(vhost_msg_get_queue_num)                                                                 \
-	X(vhost_msg_set_vring_enable)
+	X(vhost_msg_set_vring_enable)                                                              \
+	X(vhost_msg_net_set_mtu)
 #define VHOST_MSG_DECLARE(f) vhost_msg_fn f;
 VHOST_MSG_HANDLERS(VHOST_MSG_DECLARE)
 #undef VHOST_MSG_DECLARE

@@ -25,6 +25,7 @@
 /* ---- vhost-user protocol feature bits ---- */
 #define VHOST_USER_PROTOCOL_F_MQ	0
 #define VHOST_USER_PROTOCOL_F_REPLY_ACK 3
+#define VHOST_USER_PROTOCOL_F_NET_MTU	4
 
 /* ---- requests (frontend -> backend) ---- */
 enum vhost_user_req {
@@ -46,6 +47,7 @@ enum vhost_user_req {
 	VHOST_USER_SET_PROTOCOL_FEATURES = 16,
 	VHOST_USER_GET_QUEUE_NUM = 17,
 	VHOST_USER_SET_VRING_ENABLE = 18,
+	VHOST_USER_NET_SET_MTU = 20,
 };
 
 #define VHOST_USER_VERSION	  0x1u

@@ -658,6 +658,15 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 	return 1;
 }
 
+/* Stated to the backend on the next connection (VHOST_USER_NET_SET_MTU, when offered);
+ * the connection exists only while the port runs, hence mtu_stopped_only. */
+static int virtio_mtu_set(struct tide_port *p, unsigned mtu)
+{
+	(void)mtu;
+	virtio_vport(p)->mtu_given = true;
+	return 0;
+}
+
 const struct tide_driver tide_driver_virtio = {
 	.name = "virtio",
 	.keys = "path, role, pci, queues, queue_size, mrg_rxbuf, event_idx, in_order, packed",
@@ -669,6 +678,8 @@ const struct tide_driver tide_driver_virtio = {
 	.start = virtio_start,
 	.stop = virtio_stop,
 	.close = virtio_close,
+	.mtu_set = virtio_mtu_set,
+	.mtu_stopped_only = true,
 	.link_get = virtio_link_get,
 	.poll_ctl = virtio_poll_ctl,
 	.rxq_intr_fd = virtio_rxq_intr_fd,

@@ -196,6 +196,7 @@ struct virtio_port {
 	uint64_t features, proto;
 	bool proto_on; /* VHOST_USER_F_PROTOCOL_FEATURES negotiated */
 	uint64_t retry_at;
+	bool mtu_given; /* tide_port_mtu_set() was called: state the MTU to the backend */
 
 	/* Read by other threads (relaxed). */
 	int up;

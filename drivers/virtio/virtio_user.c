@@ -39,7 +39,9 @@
 #include "unix_sock.h"
 #include "virtio.h"
 
-#define PROTO_WANTED (VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) | VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK))
+#define PROTO_WANTED                                                                               \
+	(VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) | VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |      \
+	 VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU))
 
 static const char *req_name(uint32_t r)
 {
@@ -57,6 +59,7 @@ static const char *req_name(uint32_t r)
 		[VHOST_USER_SET_PROTOCOL_FEATURES] = "SET_PROTOCOL_FEATURES",
 		[VHOST_USER_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
 		[VHOST_USER_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
+		[VHOST_USER_NET_SET_MTU] = "NET_SET_MTU",
 	};
 
 	return r < sizeof(names) / sizeof(names[0]) && names[r] ? names[r] : "request";
@@ -317,7 +320,13 @@ static int vu_connect(struct virtio_port *vp)
 			return -ENOTSUP;
 		}
 	}
-	return msg_send(vp, VHOST_USER_SET_OWNER, 0, NULL, 0, NULL, 0);
+	if ((rc = msg_send(vp, VHOST_USER_SET_OWNER, 0, NULL, 0, NULL, 0)) < 0)
+		return rc;
+	/* The MTU the application set (as QEMU sends its host_mtu); info.mtu changes only
+	 * while the port is stopped, and this thread runs only while it is started. */
+	if (vp->mtu_given && (vp->proto & VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU)))
+		return set_u64(vp, VHOST_USER_NET_SET_MTU, p->info.mtu);
+	return 0;
 }
 
 /* ---- the control thread ---- */

@@ -56,6 +56,7 @@ extern "C" {
 struct tide_port;
 
 struct tide_memif_info {
+	size_t sz;              /* sizeof(struct tide_memif_info), set by the caller */
 	int connected;          /* link up */
 	int server;             /* role */
 	int zero_copy;
@@ -68,7 +69,8 @@ struct tide_memif_info {
 	char peer_name[33];
 };
 
-/* Fill @out. Returns 0, or -EINVAL if @p is not a memif port. */
+/* Fill @out (its sz set: tide/port.h). Returns 0, or -EINVAL if @p is not a memif port or
+ * sz is too small. */
 TIDE_EXPORT int tide_memif_info_get(struct tide_port *p, struct tide_memif_info *out);
 
 /*

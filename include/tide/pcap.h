@@ -21,6 +21,7 @@ extern "C" {
 struct tide_port;
 
 struct tide_pcap_replay {
+	size_t sz;        /* sizeof(struct tide_pcap_replay), set by the caller (tide/port.h) */
 	uint64_t records; /* records read since the port started (handed out or skipped) */
 	uint64_t total;   /* records the whole replay reads (capture size x loop); 0: no end */
 	bool ended;       /* the replay is over: Rx returns nothing more until a restart */
@@ -28,8 +29,8 @@ struct tide_pcap_replay {
 
 /*
  * Fill @out for @port. Safe while another thread receives on the port (relaxed reads: the
- * figures may be one burst old). Returns 0; -EINVAL if @port is not a pcap port or has no
- * rx= capture; -ENOTSUP if tide was built without libpcap.
+ * figures may be one burst old). Returns 0; -EINVAL if @port is not a pcap port, has no
+ * rx= capture, or sz is too small; -ENOTSUP if tide was built without libpcap.
  */
 TIDE_EXPORT int tide_pcap_replay_get(const struct tide_port *port, struct tide_pcap_replay *out);
 

@@ -217,7 +217,15 @@ TIDE_EXPORT void tide_port_close(struct tide_port *p);
 TIDE_EXPORT struct tide_rxq *tide_port_rxq(struct tide_port *p, unsigned qid);
 TIDE_EXPORT struct tide_txq *tide_port_txq(struct tide_port *p, unsigned qid);
 
+/*
+ * The info and stats structs the library fills (this one, tide_port_stats, the drivers'
+ * info structs) carry their size first: the caller sets sz = sizeof(the struct) before
+ * the call; the library fills the first min(sz, its own size) bytes and keeps sz, so the
+ * struct can grow without breaking programs built against an older one. A sz below the
+ * first version's size is -EINVAL.
+ */
 struct tide_port_info {
+	size_t sz;               /* sizeof(struct tide_port_info), set by the caller */
 	const char *driver;
 	const char *name;
 	unsigned max_rxq, max_txq;
@@ -235,13 +243,57 @@ struct tide_port_info {
 	 * or a thread of the port's own serves it, as vhost's does); calling it anyway is
 	 * harmless. Fixed from open to close: ask once. */
 	int needs_poll_ctl;
+	/*
+	 * Frame sizes. The MTU is the L3 payload, as in Linux and DPDK: a frame of MTU bytes
+	 * of payload is MTU + TIDE_FRAME_OVERHEAD bytes long (Ethernet header and one VLAN
+	 * tag; no FCS). max_frame is the largest frame the port can receive and send whole,
+	 * Ethernet header included, no FCS; max_mtu = max_frame - TIDE_FRAME_OVERHEAD.
+	 * mtu is the current value (tide_port_mtu_set()); min_mtu is TIDE_MIN_MTU.
+	 */
+	unsigned mtu, min_mtu, max_mtu;
+	unsigned max_frame;
 	/* Offloads (TIDE_OFFLOAD_*, tide/offload.h) the port can do, enabled per queue in
 	 * struct tide_rxq_conf / tide_txq_conf; 0: none (use the software fallback). */
 	uint64_t rx_offload_capa;
 	uint64_t tx_offload_capa;
 };
 
+/* A frame's bytes beyond its MTU: Ethernet header (14) and one VLAN tag (4). */
+#define TIDE_FRAME_OVERHEAD 18u
+/* The smallest MTU a port takes (IPv4's minimum, as Linux's ETH_MIN_MTU). */
+#define TIDE_MIN_MTU 68u
+/* The MTU a port has when opened, unless its driver knows better (an AF_XDP interface's
+ * own MTU, a vhost-user frontend's), or less when its max_mtu is lower. */
+#define TIDE_DEFAULT_MTU 1500u
+
+/* Fill @out (its sz set). Returns 0, or -EINVAL for a NULL argument or a bad sz. */
 TIDE_EXPORT int tide_port_info_get(const struct tide_port *p, struct tide_port_info *out);
+
+/*
+ * The port's MTU (L3 payload bytes; see struct tide_port_info).
+ *
+ * tide_port_mtu_get() stores the current MTU in @mtu and returns 0 (-EINVAL for a NULL
+ * argument). For afxdp it asks the interface, whose MTU anyone may change.
+ *
+ * tide_port_mtu_set() changes it and returns 0 (also when @mtu is the MTU already), or:
+ *   -EINVAL   @mtu below min_mtu or above max_mtu (logged with the limits);
+ *   -ENOTSUP  the driver cannot change it: vhost (the frontend states it);
+ *   -EBUSY    the driver changes it only while the port is stopped, and the port runs:
+ *             virtio (stated to the backend when the port connects, at start);
+ *   another -errno from the device: afxdp passes on SIOCSIFMTU's (-EPERM, or -EINVAL when
+ *   the kernel refuses the value, for example with the attached XDP program).
+ * simnic, null, ring, pcap, memif and e1000e take it at any time. Setting it never
+ * changes max_frame. Rx: a frame above the MTU but within max_frame is delivered as it is
+ * (the MTU is what the port promises to take and the application promises to send, as in
+ * DPDK's software drivers); one above max_frame cannot arrive whole and is dropped and
+ * counted by the driver. afxdp is the exception: the kernel applies the interface's MTU
+ * before the frame reaches the socket. Tx does not check the MTU either; a frame above
+ * max_frame is dropped and counted in oerrors (pcap: written cut to the snap length).
+ * ring and null have no limit of their own: their max_frame only bounds the MTU.
+ * Control thread (not safe against other control calls on the port).
+ */
+TIDE_EXPORT int tide_port_mtu_get(const struct tide_port *p, unsigned *mtu);
+TIDE_EXPORT int tide_port_mtu_set(struct tide_port *p, unsigned mtu);
 TIDE_EXPORT const char *tide_port_name(const struct tide_port *p);
 
 struct tide_link {
@@ -285,6 +337,7 @@ TIDE_EXPORT int tide_rxq_intr_enable(struct tide_port *p, unsigned qid);
 TIDE_EXPORT int tide_rxq_intr_disable(struct tide_port *p, unsigned qid);
 
 struct tide_port_stats {
+	size_t sz;              /* sizeof(struct tide_port_stats), set by the caller */
 	uint64_t ipackets, ibytes, ierrors, rx_nombuf, rx_missed;
 	uint64_t opackets, obytes, oerrors;
 	uint64_t tx_hangs;      /* device hangs detected (RS gap above the device limit) */
@@ -306,6 +359,7 @@ struct tide_port_stats {
 	struct tide_queue_stats txq[TIDE_MAX_QUEUES];
 };
 
+/* Fill @out (its sz set). Returns 0, or -EINVAL for a NULL argument or a bad sz. */
 TIDE_EXPORT int tide_port_stats_get(const struct tide_port *p, struct tide_port_stats *out);
 TIDE_EXPORT void tide_port_stats_reset(struct tide_port *p);
 

@@ -55,6 +55,7 @@ TIDE_EXPORT int tide_simnic_set_verify(struct tide_port *p, tide_simnic_verify_f
 TIDE_EXPORT int tide_simnic_set_gen(struct tide_port *p, tide_simnic_gen_fn fn, void *arg);
 
 struct tide_simnic_stats {
+	size_t sz;              /* sizeof(struct tide_simnic_stats), set by the caller */
 	uint64_t gen_packets;   /* packets the generator put on this port's Rx */
 	uint64_t sink_packets;  /* packets this port transmitted into the sink */
 	uint64_t sink_bytes;

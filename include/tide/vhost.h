@@ -43,6 +43,7 @@ extern "C" {
 struct tide_port;
 
 struct tide_vhost_info {
+	size_t sz;            /* sizeof(struct tide_vhost_info), set by the caller */
 	int connected;        /* the first queue pair runs */
 	int server;           /* role */
 	uint64_t features;    /* negotiated virtio features (0 before SET_FEATURES) */
@@ -56,7 +57,8 @@ struct tide_vhost_info {
 	char reason[128];     /* why the last connection ended ("" if none did) */
 };
 
-/* Fill @out. Returns 0, or -EINVAL if @p is not a vhost port. Any thread may call it, one
+/* Fill @out (its sz set: tide/port.h). Returns 0, or -EINVAL if @p is not a vhost port or
+ * sz is too small. Any thread may call it, one
  * that runs bursts too (while it waits for the port's control thread it counts as offline:
  * tide_thread_offline()). */
 TIDE_EXPORT int tide_vhost_info_get(struct tide_port *p, struct tide_vhost_info *out);

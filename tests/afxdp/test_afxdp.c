@@ -279,7 +279,7 @@ static void rx_case(const char *mode)
 	char spec[128];
 	struct tide_pool *pool = umem_pool();
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct ns_sock s = ns_open(peer_a);
 	static uint8_t seen[NPKT];
 	unsigned got = 0, other = 0;
@@ -346,7 +346,7 @@ static void tx_case(const char *extra, bool with_rx)
 	struct ns_sock s = ns_open(peer_a);
 	static uint8_t seen[NPKT];
 	uint8_t dst[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	unsigned got = 0;
 
 	memset(seen, 0, sizeof(seen));
@@ -396,7 +396,7 @@ static void test_tx_too_long(void **state)
 	char spec[160];
 	struct tide_pool *pool = umem_pool(), *plain;
 	struct tide_mbuf *m[2], *tail;
-	struct tide_port_stats st;
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_port *p;
 
 	(void)state;
@@ -451,8 +451,8 @@ static void fwd_case(const char *extra)
 	struct tide_port *pa, *pb;
 	struct ns_sock sa = ns_open(peer_a), sb = ns_open(peer_b);
 	static uint8_t seen[NPKT];
-	struct tide_port_info info;
-	struct tide_port_stats st;
+	struct tide_port_info info = {.sz = sizeof(info)};
+	struct tide_port_stats st = {.sz = sizeof(st)};
 	unsigned got = 0, fwd = 0;
 
 	memset(seen, 0, sizeof(seen));
@@ -757,7 +757,7 @@ static void test_busy_poll_armed(void **state)
 	(void)state;
 	for (unsigned c = 0; c < 2; c++) {
 		struct tide_port *p;
-		struct tide_port_info info;
+		struct tide_port_info info = {.sz = sizeof(info)};
 		struct tide_mbuf *m[32];
 		unsigned got = 0, empty = 0;
 		uint16_t n;
@@ -809,7 +809,7 @@ static void test_fill_posted(void **state)
 	char spec[128];
 	struct tide_pool *pool = umem_pool();
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct ns_sock s = ns_open(peer_a);
 	uint32_t seq = 0;
 
@@ -867,7 +867,7 @@ static void test_rx_intr(void **state)
 	char spec[128];
 	struct tide_pool *pool = umem_pool();
 	struct tide_port *p;
-	struct tide_port_info info;
+	struct tide_port_info info = {.sz = sizeof(info)};
 	struct ns_sock s = ns_open(peer_a);
 	struct pollfd pfd;
 	uint32_t seq = 0;
@@ -928,6 +928,133 @@ static void test_rx_intr(void **state)
 	tide_pool_free(pool);
 }
 
+/* Run the port's control plane until its link event fd is readable (at most 10 s); return
+ * the event counter read from it. */
+static uint64_t link_event_wait(struct tide_port *p, int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	uint64_t v = 0;
+
+	for (int spin = 0; spin < 10000; spin++) {
+		assert_int_equal(tide_port_poll_ctl(p), 0);
+		if (poll(&pfd, 1, 0) == 1)
+			break;
+		sleep_us(1000);
+	}
+	if (read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		fail_msg("no link event within 10 s");
+	return v;
+}
+
+/* No further event within 200 ms of control-plane polling. */
+static void link_event_none(struct tide_port *p, int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	for (int spin = 0; spin < 200; spin++) {
+		assert_int_equal(tide_port_poll_ctl(p), 0);
+		sleep_us(1000);
+	}
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+}
+
+static void peer_set(const char *state)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "nsenter --net=/run/netns/%s ip link set dev %s %s", ns, peer_a,
+		 state);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The link follows the interface's operational state through netlink: the peer going down
+ * takes our veth's carrier, one event each way, and tide_port_link_get() agrees. */
+static void test_link_events(void **state)
+{
+	char spec[96];
+	struct tide_port *p;
+	struct tide_port_info info = {.sz = sizeof(info)};
+	struct tide_link link;
+	int fd;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev_a);
+	assert_int_equal(tide_port_open(spec, &p), 0);
+	assert_int_equal(tide_port_info_get(p, &info), 0);
+	assert_int_equal(info.needs_poll_ctl, 1);
+	fd = tide_port_link_event_fd(p);
+	assert_true(fd >= 0);
+	/* The set-up's carrier may still be coming up: wait for it, then start from quiet. */
+	for (int spin = 0; spin < 10000; spin++) {
+		assert_int_equal(tide_port_poll_ctl(p), 0);
+		assert_int_equal(tide_port_link_get(p, &link), 0);
+		if (link.up)
+			break;
+		sleep_us(1000);
+	}
+	assert_int_equal(link.up, 1);
+	{
+		uint64_t v;
+
+		assert_int_equal(tide_port_poll_ctl(p), 0);
+		if (read(fd, &v, sizeof(v)) < 0)
+			assert_int_equal(errno, EAGAIN);
+	}
+	for (int round = 0; round < 2; round++) {
+		char cmd[160];
+
+		peer_set("down");
+		assert_int_equal(link_event_wait(p, fd), 1);
+		assert_int_equal(tide_port_link_get(p, &link), 0);
+		assert_int_equal(link.up, 0);
+		/* Link messages that change nothing for this port: another interface (up while
+		 * ours is down), and ours without a state change. */
+		snprintf(cmd, sizeof(cmd),
+			 "ip link set dev %s alias tide-%d && ip link set dev %s alias tide-%d", dev_b,
+			 round, dev_a, round);
+		assert_int_equal(system(cmd), 0);
+		link_event_none(p, fd);
+		peer_set("up");
+		assert_int_equal(link_event_wait(p, fd), 1);
+		assert_int_equal(tide_port_link_get(p, &link), 0);
+		assert_int_equal(link.up, 1);
+		snprintf(cmd, sizeof(cmd), "ip link set dev %s alias tide-up-%d", dev_a, round);
+		assert_int_equal(system(cmd), 0);
+		link_event_none(p, fd);
+	}
+	tide_port_close(p);
+}
+
+/* The MTU is the interface's: read and set through it, limited by the UMEM frame. */
+static void test_mtu(void **state)
+{
+	char spec[96], cmd[160];
+	struct tide_port *p;
+	struct tide_port_info info = {.sz = sizeof(info)};
+	unsigned mtu;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s", dev_a);
+	assert_int_equal(tide_port_open(spec, &p), 0);
+	assert_int_equal(tide_port_info_get(p, &info), 0);
+	assert_int_equal(info.max_frame, 2048 - 256);
+	assert_int_equal(info.max_mtu, 2048 - 256 - TIDE_FRAME_OVERHEAD);
+	assert_int_equal(info.mtu, 1500);
+	assert_int_equal(tide_port_mtu_set(p, 1400), 0);
+	/* Someone else changes it: the port reports the interface's. */
+	snprintf(cmd, sizeof(cmd), "ip link show dev %s | grep -q 'mtu 1400 '", dev_a);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "ip link set dev %s mtu 1300", dev_a);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tide_port_mtu_get(p, &mtu), 0);
+	assert_int_equal(mtu, 1300);
+	assert_int_equal(tide_port_mtu_set(p, info.max_mtu + 1), -EINVAL);
+	assert_int_equal(tide_port_mtu_set(p, 1500), 0);
+	assert_int_equal(tide_port_mtu_get(p, &mtu), 0);
+	assert_int_equal(mtu, 1500);
+	tide_port_close(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -949,6 +1076,8 @@ int main(void)
 		cmocka_unit_test(test_busy_poll_armed),
 		cmocka_unit_test(test_fill_posted),
 		cmocka_unit_test(test_rx_intr),
+		cmocka_unit_test(test_link_events),
+		cmocka_unit_test(test_mtu),
 	};
 	int fd;
 

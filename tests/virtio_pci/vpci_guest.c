@@ -528,8 +528,8 @@ static void run(void)
 {
 	static const uint32_t sizes[] = {60, 1514, 8996};
 	struct ctx c = {0};
-	struct tide_port_stats st;
-	struct tide_port_info info;
+	struct tide_port_stats st = {.sz = sizeof(st)};
+	struct tide_port_info info = {.sz = sizeof(info)};
 	char spec[64];
 	int rc;
 
