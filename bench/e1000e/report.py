@@ -39,6 +39,11 @@ def inclusive(cg, fns):
     """{fn: inclusive Ir}: the self cost lines and the call cost lines inside each fn block."""
     names, cur, tot = {}, None, {f: 0 for f in fns}
     for line in cg.splitlines():
+        if line.startswith("cfn="):  # a call's target: it may name an id used by fn= later
+            m = re.match(r"cfn=\((\d+)\) (.*)", line)
+            if m:
+                names[m.group(1)] = m.group(2)
+            continue
         if line.startswith("fn="):
             m = re.match(r"fn=\((\d+)\)(?: (.*))?", line)
             if m:
@@ -81,6 +86,9 @@ def main():
         r["rx_ir"], r["tx_ir"] = inc[fns[0]], inc[fns[1]]
         m = re.search(r"^totals: (\d+)", cg, re.M)
         r["total_ir"] = int(m.group(1)) if m else None
+        # Collection is on only inside the two functions: together they are the whole.
+        if r["total_ir"] != r["rx_ir"] + r["tx_ir"]:
+            problems.append(f"{name}: Rx {r['rx_ir']} + Tx {r['tx_ir']} != total {r['total_ir']}")
         if tide:
             js = fl.get(name + ".json")
             if not js:
@@ -88,6 +96,7 @@ def main():
                 continue
             p = json.loads(js)["ports"][0]["xstats"]
             r["polls"], r["empty"] = p["rx_polls"], p["rx_idle_polls"]
+            r["released"], r["recycled"] = p["tx_released"], p["tx_recycled"]
         elif "em" in r:
             r["polls"], r["empty"] = int(r["em"]["rx_calls"]), int(r["em"]["rx_empty"])
         else:
@@ -102,9 +111,9 @@ def main():
                                 f"{r['count']} frames (not all bursts full)")
     # the cost of one empty poll, per forwarder
     empty = {}
-    for side in ("tide", "dpdk"):
-        r = runs.get(f"{side}-idle")
-        if r and r.get("polls"):
+    for idle in [k for k in runs if k.endswith("-idle")]:
+        side, r = idle[:-5], runs[idle]
+        if r.get("polls"):
             empty[side] = r["rx_ir"] / r["polls"]
             if r["empty"] != r["polls"]:
                 problems.append(f"{side}-idle: {r['polls'] - r['empty']} polls found frames")
@@ -114,7 +123,7 @@ def main():
             continue
         base = name[:-3]
         a, b = runs.get(name), runs.get(base + "-n2")
-        side = "tide" if base.startswith("tide-") else "dpdk"
+        side = "tide" if base.startswith("tide-") else base
         if not b or "rx_ir" not in a or "rx_ir" not in b or side not in empty:
             problems.append(f"{base}: incomplete")
             continue
@@ -131,10 +140,11 @@ def main():
     for base, rx, tx, tot, ea, eb in rows:
         L.append(f"{base:24} {rx:8.1f} {tx:8.1f} {tot:8.1f}   {ea} / {eb}")
     L.append("")
-    L.append("runs: name count rc rx_Ir tx_Ir totals polls empty | wire")
+    L.append("runs: name count rc rx_Ir tx_Ir totals polls empty tx_released tx_recycled | wire")
     for name, r in runs.items():
         L.append(f"  {name} {r['count']} {r['rc']} {r.get('rx_ir')} {r.get('tx_ir')} "
-                 f"{r.get('total_ir')} {r.get('polls')} {r.get('empty')} | {r['back']}")
+                 f"{r.get('total_ir')} {r.get('polls')} {r.get('empty')} "
+                 f"{r.get('released', '-')} {r.get('recycled', '-')} | {r['back']}")
     for line in con.splitlines():
         if line.startswith("E1K-LOG") and ("em_count" in line or "mem:" in line):
             L.append("  " + line)
