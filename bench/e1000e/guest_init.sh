@@ -79,6 +79,8 @@ measure() {
 		tail -n 15 /run/run.log | sed 's/^/E1K-LOG /'
 		return
 	fi
+	# Where the forwarder's memory is: 2 MiB pages in use (tide: a memfd; DPDK: files).
+	echo "E1K-LOG $name: hugepages in use $(awk '/HugePages_Total/ {t=$2} /HugePages_Free/ {f=$2} END {print t-f " of " t}' /proc/meminfo), files in /dev/hugepages $(ls /dev/hugepages | wc -l)"
 	if [ "$count" = 0 ]; then
 		sleep 5
 		kill -INT $pid
@@ -95,9 +97,9 @@ measure() {
 	wait $pid
 	rc=$?
 	echo "E1K $name count=$count rc=$rc sent: $r back: $back"
-	grep -a "em_count:" /run/run.log | sed "s/^/E1K-LOG $name: /"
-	grep -a "mem: \|Collected\|EAL: .*[Hh]uge\|EAL: .*memory\|txfree\|scatter" /run/run.log | sed "s/^/E1K-LOG $name: /" | head -12
-	[ $rc = 0 ] || tail -n 15 /run/run.log | sed "s/^/E1K-LOG $name: /"
+	grep -a "em_count:" /run/run.log | sed "s|^|E1K-LOG $name: |"
+	grep -a "mem: \|Collected\|EAL: .*[Hh]uge\|EAL: .*memory\|txfree\|scatter" /run/run.log | sed "s|^|E1K-LOG $name: |" | head -12
+	[ $rc = 0 ] || tail -n 15 /run/run.log | sed "s|^|E1K-LOG $name: |"
 	[ -f /run/cg.out ] && emit "$name.cg" /run/cg.out
 	[ -f /run/fwd.json ] && emit "$name.json" /run/fwd.json
 	rm -rf /dev/hugepages/e1k* /run/dpdk

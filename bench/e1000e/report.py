@@ -146,7 +146,7 @@ def main():
                  f"{r.get('total_ir')} {r.get('polls')} {r.get('empty')} "
                  f"{r.get('released', '-')} {r.get('recycled', '-')} | {r['back']}")
     for line in con.splitlines():
-        if line.startswith("E1K-LOG") and ("em_count" in line or "mem:" in line):
+        if line.startswith("E1K-LOG") and ("em_count" in line or "mem:" in line or "hugepages in use" in line):
             L.append("  " + line)
     if problems:
         L.append("")
