@@ -116,7 +116,7 @@ bench-vhost: build
 	bench/vhost/run $(BENCH_VHOST_OPTS)
 
 # The seed 000-002 rows on a device: e1000e driver + engine beside DPDK's net_e1000_em,
-# instructions per packet under callgrind inside the QEMU guest (~15 min).
+# instructions per packet under callgrind inside the QEMU guest (12-25 min).
 bench-e1000e: build
 	bench/e1000e/run --build $(BUILD) $(BENCH_E1000E_OPTS)
 
