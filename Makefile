@@ -13,7 +13,7 @@ MESON_OPTS ?=
 DEV_OPTS ?= -Dwerror=true
 
 .PHONY: all deps build demo test test-unit tsan matrix mutate mutate-quick bench bench-seeds bench-peers \
-	bench-afxdp bench-vhost clean install
+	bench-afxdp bench-vhost bench-e1000e clean install
 
 all: build
 
@@ -114,6 +114,11 @@ bench-afxdp: build
 # seed 003/004 rows of the driver (results/vhost.csv).
 bench-vhost: build
 	bench/vhost/run $(BENCH_VHOST_OPTS)
+
+# The seed 000-002 rows on a device: e1000e driver + engine beside DPDK's net_e1000_em,
+# instructions per packet under callgrind inside the QEMU guest (12-25 min).
+bench-e1000e: build
+	bench/e1000e/run --build $(BUILD) $(BENCH_E1000E_OPTS)
 
 install: build
 	meson install -C $(BUILD)
