@@ -2,8 +2,8 @@
 /*
  * virtio driver: spec, port and queue operations, the generic device bring-up over a
  * transport (virtio_dev_init) and the driver's counters. Design: virtio.h; data path:
- * virtio_rxtx.c; the vhost-user transport and control thread: virtio_user.c; keys and
- * behaviour: docs/drivers/virtio.md.
+ * virtio_rxtx.c; the vhost-user transport and control thread: virtio_user.c; the
+ * vhost-kernel transport: virtio_kernel.c; keys and behaviour: docs/drivers/virtio.md.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,7 +29,7 @@ static int virtio_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	int rc;
 
 	tide_pool_mem_info(pool, &mi);
-	if (mi.fd < 0) {
+	if (mi.fd < 0 && !virtio_vport(p)->tr->any_pool) {
 		TIDE_LOG_ERR_(p->name, "Rx queue %u: pool '%s' is not shared: the device reads and writes its buffers in place, so create it with TIDE_POOL_F_SHARED",
 			      qid, tide_pool_name(pool));
 		return -EINVAL;
@@ -275,7 +275,7 @@ static int virtio_start(struct tide_port *p)
 				      : NULL;
 		__atomic_store_n(&q->pub.burst, virtio_tx_fn(), __ATOMIC_RELAXED);
 	}
-	rc = virtio_ctl_start(vp);
+	rc = vp->tr->start(vp);
 	if (rc == 0)
 		return 0;
 fail:
@@ -288,7 +288,7 @@ static void virtio_stop(struct tide_port *p)
 {
 	struct virtio_port *vp = virtio_vport(p);
 
-	virtio_ctl_stop(vp); /* the connection is dropped: every queue is off */
+	vp->tr->stop(vp); /* every queue is off, the device no longer writes */
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		virtio_rxq_flush((struct virtio_rxq *)p->rxq[i]);
 	for (unsigned i = 0; i < p->nb_txq; i++)
@@ -431,13 +431,20 @@ int virtio_dev_init(struct virtio_port *vp)
 
 static void virtio_close(struct tide_port *p)
 {
-	(void)p;
+	struct virtio_port *vp = virtio_vport(p);
+
+	if (vp->tr->close != NULL)
+		vp->tr->close(vp);
 }
 
 static int virtio_link_get(struct tide_port *p, struct tide_link *out)
 {
-	out->up = __atomic_load_n(&virtio_vport(p)->up, __ATOMIC_RELAXED);
+	struct virtio_port *vp = virtio_vport(p);
+
 	out->speed_mbps = 0;
+	if (vp->tr->link_get != NULL)
+		return vp->tr->link_get(vp, &out->up);
+	out->up = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -491,7 +498,8 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 {
 	static const char *const roles[] = {"client", "server", NULL};
 	static unsigned seq;
-	const char *path = tide_kvargs_get(kv, "path");
+	const char *path = tide_kvargs_get(kv, "path"), *iface = tide_kvargs_get(kv, "iface");
+	bool kernel = virtio_kernel_wanted(path, iface);
 	bool mrg, eidx, inord, packed;
 	uint64_t queues, qsize;
 	struct virtio_port *vp;
@@ -510,7 +518,7 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 	    tide_kvargs_bool(kv, "packed", false, &packed))
 		return -EINVAL;
 	if (path == NULL || path[0] == '\0' || strlen(path) >= sizeof(vp->path)) {
-		TIDE_LOG_ERR_("virtio", "path=%s: need the vhost-user socket, a path of 1..%zu characters",
+		TIDE_LOG_ERR_("virtio", "path=%s: need the vhost-user socket or the vhost-net device node, a path of 1..%zu characters",
 			      path ? path : "(none)", sizeof(vp->path) - 1);
 		return -EINVAL;
 	}
@@ -523,14 +531,22 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 		TIDE_LOG_ERR_("virtio", "packed=yes: only split virtqueues are supported");
 		return -EINVAL;
 	}
+	if (kernel && role != 0) {
+		TIDE_LOG_ERR_("virtio", "role=server: vhost-kernel (path=%s) has no server side",
+			      path);
+		return -EINVAL;
+	}
+	if (kernel && virtio_kernel_check(path, iface, (unsigned)queues) < 0)
+		return -EINVAL;
 	snprintf(pname, sizeof(pname), "virtio%u", seq++);
 	rc = tide_port_alloc(&tide_driver_virtio, pname, sizeof(*vp), &p);
 	if (rc < 0)
 		return rc;
 	vp = p->priv;
 	vp->port = p;
-	vp->tr = &virtio_user_transport;
+	vp->tr = kernel ? &virtio_kernel_transport : &virtio_user_transport;
 	snprintf(vp->path, sizeof(vp->path), "%s", path);
+	snprintf(vp->iface, sizeof(vp->iface), "%s", iface ? iface : "tap%d");
 	vp->server = role == 1;
 	vp->queues = (unsigned)queues;
 	vp->queue_size = (unsigned)qsize;
@@ -554,13 +570,17 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 	p->info.mac[3] = vp->server;
 	p->info.mac[4] = (uint8_t)(p->id >> 8);
 	p->info.mac[5] = (uint8_t)seq;
+	if (kernel && (rc = virtio_kernel_open(vp)) < 0) {
+		tide_port_free_unregistered(p);
+		return rc;
+	}
 	ports[0] = p;
 	return 1;
 }
 
 const struct tide_driver tide_driver_virtio = {
 	.name = "virtio",
-	.keys = "path, role, queues, queue_size, mrg_rxbuf, event_idx, in_order, packed",
+	.keys = "path, iface, role, queues, queue_size, mrg_rxbuf, event_idx, in_order, packed",
 	.open = virtio_open,
 	.rxq_setup = virtio_rxq_setup,
 	.txq_setup = virtio_txq_setup,

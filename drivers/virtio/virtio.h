@@ -2,8 +2,9 @@
 /*
  * virtio driver: tide as a virtio-net frontend (the driver side of a virtio device). One
  * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c) over
- * a transport that reaches the device (struct virtio_transport): vhost-user today
- * (virtio_user.c: a backend process on a UNIX socket).
+ * a transport that reaches the device (struct virtio_transport): vhost-user
+ * (virtio_user.c: a backend process on a UNIX socket) or vhost-kernel (virtio_kernel.c:
+ * /dev/vhost-net and a tap device).
  *
  * Queue mapping (virtio-net): vring 2i is the receive queue (tide's Rx queue i: the device
  * writes into buffers we post), vring 2i+1 the transmit queue (tide's Tx queue i).
@@ -91,9 +92,32 @@ struct virtio_transport {
 	int (*status_set)(struct virtio_port *vp, uint8_t status);
 	/* Read @len bytes of the device's config space at @off (-ENOTSUP without one). */
 	int (*config_read)(struct virtio_port *vp, unsigned off, void *buf, unsigned len);
+	/* Port start (after the rings are laid out) and stop: reach the device and run
+	 * virtio_dev_init(), now or from a thread of the transport's; stop leaves every queue
+	 * off and the device no longer touching the port's memory. */
+	int (*start)(struct virtio_port *vp);
+	void (*stop)(struct virtio_port *vp);
+	/* Optional: port close (what the transport's open made). */
+	void (*close)(struct virtio_port *vp);
+	/* Optional: the link state (NULL: up while a device runs, vp->up). */
+	int (*link_get)(struct virtio_port *vp, int *up);
+	/* The device reaches any memory of the process (the kernel): Rx pools need not be
+	 * shared (memfd-backed). */
+	bool any_pool;
 };
 
 extern const struct virtio_transport virtio_user_transport;
+extern const struct virtio_transport virtio_kernel_transport;
+
+/* The vhost-kernel transport is chosen when @iface is given or @path is a device node (a
+ * path under /dev/ or a character device). */
+bool virtio_kernel_wanted(const char *path, const char *iface);
+/* Check its configuration at open (logged): the device node, the tap name and what a tap of
+ * that name already is. 0 or -EINVAL. */
+int virtio_kernel_check(const char *path, const char *iface, unsigned queues);
+/* At port open: create or attach the tap (vp->iface, vp->queues), bring it up. 0 or -errno
+ * (logged; nothing left behind). */
+int virtio_kernel_open(struct virtio_port *vp);
 
 /* A queue's fault: the worker's reason (NULL while sound) and the eventfd it wakes. */
 struct virtio_fault_slot {
@@ -158,6 +182,7 @@ struct virtio_txq {
 struct virtio_port {
 	/* Configuration (spec). */
 	char path[108];
+	char iface[16];	      /* vhost-kernel: the tap (IFNAMSIZ) */
 	bool server;
 	unsigned queues;
 	unsigned queue_size; /* 0: each queue's nb_desc */
@@ -183,6 +208,7 @@ struct virtio_port {
 	uint64_t features, proto;
 	bool proto_on; /* VHOST_USER_F_PROTOCOL_FEATURES negotiated */
 	uint64_t retry_at;
+	struct virtio_kernel *vk; /* vhost-kernel: the fds, from start to stop */
 
 	/* Read by other threads (relaxed). */
 	int up;

@@ -285,6 +285,8 @@ const struct virtio_transport virtio_user_transport = {
 	.queue_set = vu_queue_set,
 	.status_set = vu_status_set,
 	.config_read = vu_config_read,
+	.start = virtio_ctl_start,
+	.stop = virtio_ctl_stop,
 };
 
 /* What comes before the generic bring-up: the protocol features, the queue count, the

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The vhost-kernel suite: the virtio driver over the guest kernel's vhost-net and a tap, in
+# a QEMU guest (software CPU, no NIC: the traffic runs between tide and the guest kernel's
+# stack). guest_init.sh loads tun and vhost_net and runs vkern_test (what it checks: its
+# header), whose "VKTEST" lines come back on the console.
+#
+# Passes when the guest printed every expected VKTEST line as ok and none as FAIL, within
+# one boot. Exit 77 when QEMU or the guest kernel cannot be had.
+#
+# usage: run.sh VKERN_TEST CACHE_DIR [COUNT [PINGS]]
+set -u
+vkern=$1 cache=$2 count=${3:-${VKERN_COUNT:-1000}} pings=${4:-${VKERN_PINGS:-50}}
+. "$(dirname "$0")/../guest/lib.sh"
+fail() { echo "FAIL: $*"; failed=1; }
+guest_preflight
+guest_kernel "$cache"
+guest_tmpdir
+
+guest_rootfs
+guest_modules drivers/net/tun drivers/vhost/vhost_iotlb drivers/vhost/vhost drivers/vhost/vhost_net
+guest_bin vkern_test "$vkern"
+guest_pack "$(dirname "$0")/guest_init.sh"
+
+start=$SECONDS
+guest_qemu 120 "vkcount=$count vkpings=$pings"
+guest_wait
+echo "guest ran $((SECONDS - start)) s (QEMU exit $qrc), $count frames per size, $pings pings per size"
+grep -a "VKTEST\|^vkern:" "$dir/console.log"
+
+failed=0
+[ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
+grep -a "^VKTEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
+for name in insmod open link udp_tx_64 udp_rx_64 udp_tx_1400 udp_rx_1400 udp_tx_8000 udp_rx_8000 \
+	ping_64 ping_1400 ping_8000 restart restart_after close existing_rx existing \
+	multiqueue_rx multiqueue_tx multiqueue multiqueue_close exit; do
+	grep -aq "^VKTEST $name ok" "$dir/console.log" || fail "no 'VKTEST $name ok'"
+done
+if [ $failed -ne 0 ]; then
+	echo "--- QEMU stderr"; head -c 3000 "$dir/qemu.out"
+	echo "--- console"; tail -n 60 "$dir/console.log"
+	exit 1
+fi
+echo "vhost_kernel: all checks passed"
