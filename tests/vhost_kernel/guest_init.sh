@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # /init of the vhost-kernel suite's guest (tests/vhost_kernel/run.sh builds the initramfs
-# around it): loads tun and vhost_net, runs vkern_test, prints "VKTEST ..." lines on the
+# around it): loads tun, tap (vhost_net needs it) and vhost_net, runs vkern_test, prints "VKTEST ..." lines on the
 # console for the host to check, and powers off.
 export PATH=/bin:/sbin:/usr/bin
 mount -t proc proc /proc
@@ -20,7 +20,7 @@ for a in $(cat /proc/cmdline); do
 	esac
 done
 ok=ok
-for m in tun vhost_iotlb vhost vhost_net; do
+for m in tun tap vhost_iotlb vhost vhost_net; do
 	[ -f /lib/modules/$m.ko ] && { insmod /lib/modules/$m.ko || ok="FAIL $m"; }
 done
 echo "VKTEST insmod $ok $(ls /dev/vhost-net /dev/net/tun 2>&1 | tr '\n' ' ')"

@@ -19,7 +19,7 @@ guest_kernel "$cache"
 guest_tmpdir
 
 guest_rootfs
-guest_modules drivers/net/tun drivers/vhost/vhost_iotlb drivers/vhost/vhost drivers/vhost/vhost_net
+guest_modules drivers/net/tun drivers/net/tap drivers/vhost/vhost_iotlb drivers/vhost/vhost drivers/vhost/vhost_net
 guest_bin vkern_test "$vkern"
 guest_pack "$(dirname "$0")/guest_init.sh"
 
@@ -33,8 +33,8 @@ failed=0
 [ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
 grep -a "^VKTEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
 for name in insmod open link udp_tx_64 udp_rx_64 udp_tx_1400 udp_rx_1400 udp_tx_8000 udp_rx_8000 \
-	ping_64 ping_1400 ping_8000 restart restart_after close existing_rx existing \
-	multiqueue_rx multiqueue_tx multiqueue multiqueue_close exit; do
+	ping_64 ping_1400 ping_8000 restart restart_after close existing_rx existing_tx existing \
+	multiqueue_rx multiqueue_tx multiqueue_one_pair multiqueue multiqueue_close exit; do
 	grep -aq "^VKTEST $name ok" "$dir/console.log" || fail "no 'VKTEST $name ok'"
 done
 if [ $failed -ne 0 ]; then
