@@ -124,9 +124,22 @@ static bool can_tun(void)
 	return true;
 }
 
+static char tun[IFNAMSIZ], tap[IFNAMSIZ];
+
+/* The persistent devices go also when a check failed. */
+static int taps_remove(void **state)
+{
+	(void)state;
+	if (tun[0] != '\0')
+		tun_make(tun, IFF_TUN | IFF_NO_PI, false);
+	if (tap[0] != '\0')
+		tun_make(tap, IFF_TAP | IFF_NO_PI, false);
+	return 0;
+}
+
 static void test_refused_taps(void **state)
 {
-	char tun[IFNAMSIZ], tap[IFNAMSIZ], spec[128];
+	char spec[128];
 
 	(void)state;
 	if (!can_tun())
@@ -139,8 +152,7 @@ static void test_refused_taps(void **state)
 	refused(spec, "a tun device (layer 3), not a tap");
 	snprintf(spec, sizeof(spec), "virtio:path=/dev/null,iface=%s,queues=2", tap);
 	refused(spec, "a single-queue tap, but queues=2 needs a multi-queue one");
-	tun_make(tun, IFF_TUN | IFF_NO_PI, false);
-	tun_make(tap, IFF_TAP | IFF_NO_PI, false);
+	taps_remove(NULL);
 	assert_int_equal(if_nametoindex(tun), 0);
 	assert_int_equal(if_nametoindex(tap), 0);
 }
@@ -185,7 +197,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_refused_taps),
+		cmocka_unit_test_teardown(test_refused_taps, taps_remove),
 		cmocka_unit_test(test_not_vhost),
 	};
 

@@ -417,7 +417,8 @@ int virtio_dev_init(struct virtio_port *vp)
 		__atomic_store_n(&q->fs.why, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
-	rx_wait_posted(vp, gen);
+	if (!tr->rx_held)
+		rx_wait_posted(vp, gen);
 	for (unsigned i = 0; i < p->nb_txq; i++) {
 		struct virtio_txq *q = (struct virtio_txq *)p->txq[i];
 

@@ -104,6 +104,9 @@ struct virtio_transport {
 	/* The device reaches any memory of the process (the kernel): Rx pools need not be
 	 * shared (memfd-backed). */
 	bool any_pool;
+	/* The device holds what it has for Rx until buffers are posted (a tap's queue): Tx
+	 * need not wait for the Rx queues at a start. */
+	bool rx_held;
 };
 
 extern const struct virtio_transport virtio_user_transport;

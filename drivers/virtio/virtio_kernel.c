@@ -521,4 +521,5 @@ const struct virtio_transport virtio_kernel_transport = {
 	.close = vk_close,
 	.link_get = vk_link_get,
 	.any_pool = true,
+	.rx_held = true,
 };
