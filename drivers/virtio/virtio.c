@@ -209,7 +209,9 @@ static void kickfds_close(struct virtio_port *vp)
 	for (unsigned v = 0; v < 2 * VIRTIO_MAX_QP; v++) {
 		if (vp->kickfd[v] >= 0)
 			close(vp->kickfd[v]);
-		vp->kickfd[v] = -1;
+		if (vp->callfd[v] >= 0)
+			close(vp->callfd[v]);
+		vp->kickfd[v] = vp->callfd[v] = -1;
 	}
 }
 
@@ -252,6 +254,12 @@ static int virtio_start(struct tide_port *p)
 			goto fail;
 		}
 		vq->kickfd = vp->kickfd[v];
+		if (v % 2 == 0 && vp->tr->rx_intr &&
+		    (vp->callfd[v] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+			rc = -errno;
+			TIDE_LOG_ERR_(p->name, "cannot create a call eventfd: %s", strerror(errno));
+			goto fail;
+		}
 		*live = 0;
 		fs->why = NULL;
 	}
@@ -428,6 +436,65 @@ int virtio_dev_init(struct virtio_port *vp)
 	return 0;
 }
 
+/* ---- Rx interrupts (a transport with call eventfds) ---- */
+
+static int virtio_rxq_intr_fd(struct tide_port *p, unsigned qid)
+{
+	struct virtio_port *vp = virtio_vport(p);
+
+	if (!vp->tr->rx_intr)
+		return -ENOTSUP;
+	return vp->callfd[2 * qid] >= 0 ? vp->callfd[2 * qid] : -ENOTCONN;
+}
+
+/*
+ * The device signals the call fd after it adds used entries unless the avail ring's flags
+ * say VRING_AVAIL_F_NO_INTERRUPT, or with the event index, when its used index passes
+ * used_event (avail->ring[num]). The queue's thread owns both words while the vring runs
+ * (a new connection's ring reset sets NO_INTERRUPT again). Enabling ends with a full fence
+ * before the caller's last burst: the device's half is its fence between the used index
+ * store and its read of the flags, so either that burst sees the entries or the device
+ * sees the interrupt wanted.
+ */
+static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
+{
+	struct virtio_port *vp = virtio_vport(p);
+	struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[qid];
+	uint16_t *flags, *used_event;
+	uint32_t live;
+	uint64_t c;
+
+	if (!vp->tr->rx_intr)
+		return -ENOTSUP;
+	if (q == NULL)
+		return -EINVAL;
+	live = quiesce_enter(&q->busy, &q->live, q->fence);
+	/* Until the queue's first burst on this vring its indices are the old ones. */
+	if (live == 0 || live != q->seen) {
+		quiesce_leave(&q->busy);
+		return -ENOTCONN;
+	}
+	flags = &q->vq.avail->flags;
+	used_event = &q->vq.avail->ring[q->vq.num];
+	if (enable) {
+		if (q->vq.event_idx)
+			__atomic_store_n(used_event, q->last_used, __ATOMIC_RELAXED);
+		__atomic_fetch_and(flags, (uint16_t)~VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	} else {
+		/* With the event index, an event one behind what was consumed: the device's
+		 * index reaches it again only after 65535 more entries. */
+		if (q->vq.event_idx)
+			__atomic_store_n(used_event, (uint16_t)(q->last_used - 1), __ATOMIC_RELAXED);
+		__atomic_fetch_or(flags, VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
+		if (read(vp->callfd[2 * qid], &c, sizeof(c)) < 0) {
+			/* non-blocking: nothing was signalled */
+		}
+	}
+	quiesce_leave(&q->busy);
+	return 0;
+}
+
 /* ---- port ---- */
 
 static void virtio_close(struct tide_port *p)
@@ -556,7 +623,7 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 	vp->in_order = inord;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
 	for (unsigned v = 0; v < 2 * VIRTIO_MAX_QP; v++)
-		vp->kickfd[v] = -1;
+		vp->kickfd[v] = vp->callfd[v] = -1;
 	p->info.max_rxq = vp->queues;
 	p->info.max_txq = vp->queues;
 	p->info.min_desc = 64;
@@ -593,4 +660,6 @@ const struct tide_driver tide_driver_virtio = {
 	.link_get = virtio_link_get,
 	.stats_reset = virtio_stats_reset,
 	.xstats = virtio_xstats,
+	.rxq_intr_fd = virtio_rxq_intr_fd,
+	.rxq_intr_set = virtio_rxq_intr_set,
 };

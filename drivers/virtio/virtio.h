@@ -107,6 +107,9 @@ struct virtio_transport {
 	/* The device holds what it has for Rx until buffers are posted (a tap's queue): Tx
 	 * need not wait for the Rx queues at a start. */
 	bool rx_held;
+	/* queue_set() gives the device each Rx vring's call eventfd (vp->callfd): Rx
+	 * interrupts (tide_rxq_intr_*). */
+	bool rx_intr;
 };
 
 extern const struct virtio_transport virtio_user_transport;
@@ -199,6 +202,7 @@ struct virtio_port {
 	struct tide_pool *pools[VIRTIO_MAX_POOLS];
 	struct virtio_vring_addr va[2 * VIRTIO_MAX_QP];
 	int kickfd[2 * VIRTIO_MAX_QP];
+	int callfd[2 * VIRTIO_MAX_QP]; /* Rx vrings, with tr->rx_intr; else -1 */
 	bool fence;
 
 	/* The control thread's. */

@@ -17,8 +17,8 @@
  * the generic bring-up (virtio_dev_init) over the calls below: GET/SET_FEATURES,
  * SET_MEM_TABLE (the rings' area and each Rx pool at the process's own addresses: the
  * kernel reads and writes our memory directly, so a pool need not be shared), per vring
- * SET_VRING_NUM, _BASE (0), _ADDR, _KICK (the frontend's eventfd) and _CALL (none: tide
- * polls), and at DRIVER_OK VHOST_NET_SET_BACKEND with the tap's fd. The tap is brought up
+ * SET_VRING_NUM, _BASE (0), _ADDR, _KICK (the frontend's eventfd) and _CALL (an eventfd
+ * for each Rx vring, signalled only while its interrupt is enabled; none for Tx), and at DRIVER_OK VHOST_NET_SET_BACKEND with the tap's fd. The tap is brought up
  * at open. Stop unwinds in the reverse order: the queues off (no burst touches the rings),
  * each backend set to -1 (the kernel stops using our buffers), vhost-net closed. Close
  * leaves the tap as it was found: down again if tide raised it, gone with its last fd if
@@ -215,7 +215,8 @@ static int vk_queue_set(struct virtio_port *vp, unsigned v, const struct virtio_
 	struct vk_vring_state num = {.index = idx, .num = a->num}, base = {.index = idx, .num = 0};
 	struct vk_vring_addr ad = {.index = idx, .desc = (uintptr_t)a->desc,
 				   .used = (uintptr_t)a->used, .avail = (uintptr_t)a->avail};
-	struct vk_vring_file kick = {.index = idx, .fd = kickfd}, call = {.index = idx, .fd = -1};
+	struct vk_vring_file kick = {.index = idx, .fd = kickfd},
+			     call = {.index = idx, .fd = vp->callfd[v]}; /* -1: Tx, polled */
 
 	if ((rc = vk_ioctl(vp, fd, VK_SET_VRING_NUM, &num, "VHOST_SET_VRING_NUM")) < 0 ||
 	    (rc = vk_ioctl(vp, fd, VK_SET_VRING_BASE, &base, "VHOST_SET_VRING_BASE")) < 0 ||
@@ -522,4 +523,5 @@ const struct virtio_transport virtio_kernel_transport = {
 	.link_get = vk_link_get,
 	.any_pool = true,
 	.rx_held = true,
+	.rx_intr = true,
 };

@@ -24,7 +24,10 @@ guest_bin vkern_test "$vkern"
 guest_pack "$(dirname "$0")/guest_init.sh"
 
 start=$SECONDS
-guest_qemu 120 "vkcount=$count vkpings=$pings"
+# no_timer_check: on a loaded host the TCG guest's boot-time timer check through the
+# remapped IO-APIC can fail and panic the kernel ("timer doesn't work through
+# Interrupt-remapped IO-APIC"); this suite needs neither the check nor the IOMMU.
+guest_qemu 120 "no_timer_check vkcount=$count vkpings=$pings"
 guest_wait
 echo "guest ran $((SECONDS - start)) s (QEMU exit $qrc), $count frames per size, $pings pings per size"
 grep -a "VKTEST\|^vkern:" "$dir/console.log"
@@ -32,8 +35,8 @@ grep -a "VKTEST\|^vkern:" "$dir/console.log"
 failed=0
 [ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
 grep -a "^VKTEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
-for name in insmod open link udp_tx_64 udp_rx_64 udp_tx_1400 udp_rx_1400 udp_tx_8000 udp_rx_8000 \
-	ping_64 ping_1400 ping_8000 restart restart_after close existing_rx existing_tx existing \
+for name in insmod open link intr udp_tx_64 udp_rx_64 udp_tx_1400 udp_rx_1400 udp_tx_8000 udp_rx_8000 \
+	ping_64 ping_1400 ping_8000 restart restart_after close existing_rx existing_tx intr_event_idx existing \
 	multiqueue_rx multiqueue_tx multiqueue_one_pair multiqueue multiqueue_close exit; do
 	grep -aq "^VKTEST $name ok" "$dir/console.log" || fail "no 'VKTEST $name ok'"
 done

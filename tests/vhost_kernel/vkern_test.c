@@ -14,6 +14,8 @@
  *                  COUNT, payload intact (8000 bytes: over mergeable receive buffers)
  *   ping_SIZE      busybox ping -c PINGS to 10.77.0.3: "PINGS packets received"
  *   link           the tap's state: up after start, down and up again with the tap
+ *   intr           Rx interrupts: enabled, the queue's fd wakes a poll() when the kernel
+ *                  sends; disabled, it stays quiet (also with the event index)
  *   restart        stop/start 5 times while the kernel sends; pools whole after each stop
  *   close          no fd left open, the tap tide made is gone
  *   existing       a persistent tap made beforehand (event_idx=yes, mrg_rxbuf=no): used
@@ -547,6 +549,48 @@ static void udp_rx(const char *name, unsigned n, unsigned size, unsigned flows)
 	rx.seen = NULL;
 }
 
+/* Rx interrupts: asleep on the queue's fd, woken by a datagram of the kernel's; quiet while
+ * disabled. */
+static void intr_check(const char *name)
+{
+	static uint8_t b[64];
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(PORT_TIDE),
+				 .sin_addr.s_addr = ip_udp};
+	int ifd = tide_rxq_intr_fd(port, 0), fd = udp_socket(PORT_KERN + 1), en, dis, woke,
+	    cleared, quiet;
+	struct pollfd pf = {.fd = ifd, .events = POLLIN};
+
+	for (double q = now() + 0.3; now() < q;)
+		if (service() > 0)
+			q = now() + 0.3;
+	memset(&rx, 0, sizeof(rx));
+	rx.want_len = 22;
+	rx.seen = calloc(count, 1);
+	en = tide_rxq_intr_enable(port, 0);
+	service(); /* the burst after enabling: nothing came */
+	fill(b, 0, 22);
+	sendto(fd, b, 22, 0, (struct sockaddr *)&to, sizeof(to));
+	woke = poll(&pf, 1, 3000);
+	dis = tide_rxq_intr_disable(port, 0);
+	cleared = poll(&pf, 1, 0);
+	for (uint32_t i = 1; i <= 10; i++) {
+		fill(b, i, 22);
+		sendto(fd, b, 22, 0, (struct sockaddr *)&to, sizeof(to));
+	}
+	for (double end = now() + 5; rx.udp < 11 && now() < end;)
+		service();
+	usleep(100000);
+	quiet = poll(&pf, 1, 0);
+	check(ifd >= 0 && en == 0 && dis == 0 && woke == 1 && cleared == 0 && quiet == 0 &&
+		      rx.udp == 11 && rx.bad == 0,
+	      name, "fd=%d enable=%d: woken %d; disable=%d: readable %d; 10 more while disabled: readable %d; received %u bad %u",
+	      ifd, en, woke, dis, cleared, quiet, rx.udp, rx.bad);
+	free(rx.seen);
+	rx.seen = NULL;
+	if (fd >= 0)
+		close(fd);
+}
+
 /* busybox ping -c @n -s @data IP_PING while tide answers; "N packets received". */
 static void ping_run(const char *name, unsigned data)
 {
@@ -687,6 +731,7 @@ static void existing_tap(void)
 	if (rc == 0 && (rc = tap_config(TAP_OLD)) == 0) {
 		udp_rx("existing_rx", 100, 1400, 1);
 		udp_tx("existing_tx", 100, 1400);
+		intr_check("intr_event_idx");
 	}
 	tide_port_close(port);
 	port = NULL;
@@ -771,6 +816,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		return 1;
 	link_state();
+	intr_check("intr");
 	for (unsigned i = 0; i < 3; i++) {
 		static const unsigned sizes[] = {64, 1400, 8000};
 		char name[32];
