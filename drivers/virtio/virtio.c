@@ -456,13 +456,21 @@ static int virtio_rxq_intr_fd(struct tide_port *p, unsigned qid)
  * store and its read of the flags, so either that burst sees the entries or the device
  * sees the interrupt wanted.
  */
+static void callfd_clear(int fd)
+{
+	uint64_t c;
+
+	if (read(fd, &c, sizeof(c)) < 0) {
+		/* non-blocking: nothing was signalled */
+	}
+}
+
 static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
 {
 	struct virtio_port *vp = virtio_vport(p);
 	struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[qid];
 	uint16_t *flags, *used_event;
 	uint32_t live;
-	uint64_t c;
 
 	if (!vp->tr->rx_intr)
 		return -ENOTSUP;
@@ -477,19 +485,23 @@ static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
 	flags = &q->vq.avail->flags;
 	used_event = &q->vq.avail->ring[q->vq.num];
 	if (enable) {
+		/* A signal from while the interrupt was off is stale (a device may signal the
+		 * first used entry of a vring regardless, and with the event index once per
+		 * 65536 entries): cleared first, so that a readable fd means entries since
+		 * the enable; the caller's burst after enabling takes the ones before. */
+		callfd_clear(vp->callfd[2 * qid]); /* before the flag: none is stale then */
 		if (q->vq.event_idx)
 			__atomic_store_n(used_event, q->last_used, __ATOMIC_RELAXED);
 		__atomic_fetch_and(flags, (uint16_t)~VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	} else {
 		/* With the event index, an event one behind what was consumed: the device's
-		 * index reaches it again only after 65535 more entries. */
+		 * index reaches it again only after 65535 more entries. Then a pending signal
+		 * is cleared. */
 		if (q->vq.event_idx)
 			__atomic_store_n(used_event, (uint16_t)(q->last_used - 1), __ATOMIC_RELAXED);
 		__atomic_fetch_or(flags, VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
-		if (read(vp->callfd[2 * qid], &c, sizeof(c)) < 0) {
-			/* non-blocking: nothing was signalled */
-		}
+		callfd_clear(vp->callfd[2 * qid]); /* after the flag: none is pending then */
 	}
 	quiesce_leave(&q->busy);
 	return 0;

@@ -6,23 +6,27 @@
  * receive buffers.
  *
  * vhost-net serves one queue pair per open file: pair i is fd vfd[i] with its vrings 0
- * (receive) and 1 (transmit), and tap queue tapfd[i] (a multi-queue tap for several
- * pairs). At port start, for each pair: the tap is attached (IFF_TAP | IFF_NO_PI |
- * IFF_VNET_HDR, a 12-byte header, no offloads) at port open, and stays attached until close:
- * the tap, its addresses and routes live from open to close, and stop/start do not disturb
- * the kernel's side (frames the kernel sends while the port is stopped wait in the tap's
- * queue, and beyond its length are dropped and counted by the tap). At port start, for each
- * pair in use, vhost-net is opened and VHOST_SET_OWNER (a multi-queue tap's queues beyond
- * the pairs in use are detached, so that the tap steers no flow to them); then
- * the generic bring-up (virtio_dev_init) over the calls below: GET/SET_FEATURES,
+ * (receive) and 1 (transmit), and tap queue tapfd[i] (a multi-queue tap for several pairs).
+ *
+ * Open: the tap is created or attached (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR, a 12-byte
+ * header, no offloads), one queue per pair of `queues`, and brought up. It stays attached
+ * until close, so that its addresses and routes live from open to close and stop/start do
+ * not disturb the kernel's side (frames the kernel sends while the port is stopped wait in
+ * the tap's queue; beyond its length the tap drops and counts them).
+ *
+ * Start, for each pair in use: vhost-net opened and VHOST_SET_OWNER (a multi-queue tap's
+ * queues beyond the pairs in use are detached, so that the tap steers no flow to them);
+ * then the generic bring-up (virtio_dev_init) over the calls below: GET/SET_FEATURES,
  * SET_MEM_TABLE (the rings' area and each Rx pool at the process's own addresses: the
  * kernel reads and writes our memory directly, so a pool need not be shared), per vring
  * SET_VRING_NUM, _BASE (0), _ADDR, _KICK (the frontend's eventfd) and _CALL (an eventfd
- * for each Rx vring, signalled only while its interrupt is enabled; none for Tx), and at DRIVER_OK VHOST_NET_SET_BACKEND with the tap's fd. The tap is brought up
- * at open. Stop unwinds in the reverse order: the queues off (no burst touches the rings),
- * each backend set to -1 (the kernel stops using our buffers), vhost-net closed. Close
- * leaves the tap as it was found: down again if tide raised it, gone with its last fd if
- * tide made it.
+ * for each Rx vring, signalled only while its interrupt is enabled; none for Tx), and at
+ * DRIVER_OK VHOST_NET_SET_BACKEND with the tap queue's fd.
+ *
+ * Stop unwinds in the reverse order: the queues off (no burst touches the rings), each
+ * backend set to -1 (the kernel stops using the vrings and our buffers), vhost-net closed.
+ * Close leaves the tap as it was found: down again if tide raised it, gone with its last
+ * fd if tide made it.
  *
  * No control thread: start and stop do the work on the caller's thread. A queue that
  * faults (the checks of virtio_rxtx.c) moves nothing until the port is restarted; stop
@@ -402,13 +406,13 @@ static int tap_queue(struct virtio_port *vp, unsigned i, bool on)
 {
 	struct virtio_kernel *vk = vp->vk;
 	struct ifreq ifr;
+	int rc;
 
 	if (vk->detached[i] == !on)
 		return 0;
 	memset(&ifr, 0, sizeof(ifr));
 	ifr.ifr_flags = on ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE;
-	int rc = vk_ioctl(vp, vk->tapfd[i], TUNSETQUEUE, &ifr, "TUNSETQUEUE");
-
+	rc = vk_ioctl(vp, vk->tapfd[i], TUNSETQUEUE, &ifr, "TUNSETQUEUE");
 	if (rc < 0)
 		return rc;
 	vk->detached[i] = !on;
