@@ -96,6 +96,20 @@ static void test_refused(void **state)
 	refused("virtio:path=/dev/null,iface=tvk0,role=server", "has no server side");
 }
 
+/* Sockets are vhost-user's, also in /dev/shm: the port opens (a client that retries). */
+static void test_user_paths(void **state)
+{
+	struct tide_port *p = NULL;
+
+	(void)state;
+	assert_int_equal(tide_port_open("virtio:path=/dev/shm/tide-vk-none.sock", &p), 0);
+	tide_port_close(p);
+	assert_int_equal(tide_port_open("virtio:path=/tmp/tide-vk-none.sock", &p), 0);
+	tide_port_close(p);
+	assert_int_equal(tide_port_open("virtio:path=/tmp", &p), 0); /* there, not a device */
+	tide_port_close(p);
+}
+
 /* A tun or tap device made here: persistent until removed. */
 static int tun_make(const char *name, short flags, bool persist)
 {
@@ -197,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_user_paths),
 		cmocka_unit_test_teardown(test_refused_taps, taps_remove),
 		cmocka_unit_test(test_not_vhost),
 	};

@@ -115,8 +115,8 @@ struct virtio_transport {
 extern const struct virtio_transport virtio_user_transport;
 extern const struct virtio_transport virtio_kernel_transport;
 
-/* The vhost-kernel transport is chosen when @iface is given or @path is a device node (a
- * path under /dev/ or a character device). */
+/* The vhost-kernel transport is chosen when @iface is given or @path is a device node: a
+ * character device, or a path under /dev/ (not /dev/shm/) that is not there. */
 bool virtio_kernel_wanted(const char *path, const char *iface);
 /* Check its configuration at open (logged): the device node, the tap name and what a tap of
  * that name already is. 0 or -EINVAL. */

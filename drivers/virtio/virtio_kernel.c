@@ -73,7 +73,10 @@ bool virtio_kernel_wanted(const char *path, const char *iface)
 		return true;
 	if (path == NULL)
 		return false;
-	return strncmp(path, "/dev/", 5) == 0 || (stat(path, &st) == 0 && S_ISCHR(st.st_mode));
+	if (stat(path, &st) == 0)
+		return S_ISCHR(st.st_mode);
+	/* Not there: a device node by its place (a socket may live in /dev/shm). */
+	return strncmp(path, "/dev/", 5) == 0 && strncmp(path, "/dev/shm/", 9) != 0;
 }
 
 /* The flags of an existing tun/tap device @name (its sysfs tun_flags); -ENOENT: no such
