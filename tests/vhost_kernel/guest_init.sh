@@ -12,8 +12,8 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs run /run
 mkdir -p /tmp
 mount -t tmpfs tmp /tmp
-COUNT=1000
-PINGS=50
+COUNT=500
+PINGS=20
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vkcount=*) COUNT=${a#vkcount=} ;;

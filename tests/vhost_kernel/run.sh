@@ -14,7 +14,7 @@
 #
 # usage: run.sh VKERN_TEST TEST_PORT CACHE_DIR [COUNT [PINGS]]
 set -u
-vkern=$1 test_port=$2 cache=$3 count=${4:-${VKERN_COUNT:-1000}} pings=${5:-${VKERN_PINGS:-50}}
+vkern=$1 test_port=$2 cache=$3 count=${4:-${VKERN_COUNT:-500}} pings=${5:-${VKERN_PINGS:-20}}
 . "$(dirname "$0")/../guest/lib.sh"
 fail() { echo "FAIL: $*"; failed=1; }
 guest_preflight
