@@ -191,26 +191,28 @@ static int vk_features_set(struct virtio_port *vp, uint64_t f)
 static int vk_mem_set(struct virtio_port *vp)
 {
 	struct virtio_kernel *vk = vp->vk;
-	struct {
+	union {
 		struct vk_memory m;
-		struct vk_mem_region r[1 + VIRTIO_MAX_POOLS];
+		uint8_t room[sizeof(struct vk_memory) +
+			     (1 + VIRTIO_MAX_POOLS) * sizeof(struct vk_mem_region)];
 	} t;
 	unsigned n = 0;
 	int rc = 0;
 
 	memset(&t, 0, sizeof(t));
-	t.r[n++] = (struct vk_mem_region){.gpa = (uintptr_t)vp->rings.base, .size = vp->rings.len,
-					   .uva = (uintptr_t)vp->rings.base};
+	t.m.r[n++] = (struct vk_mem_region){.gpa = (uintptr_t)vp->rings.base,
+					     .size = vp->rings.len,
+					     .uva = (uintptr_t)vp->rings.base};
 	for (unsigned i = 0; i < vp->npools; i++) {
 		struct tide_pool_mem mi;
 
 		tide_pool_mem_info(vp->pools[i], &mi);
-		t.r[n++] = (struct vk_mem_region){.gpa = (uintptr_t)mi.base, .size = mi.len,
-						   .uva = (uintptr_t)mi.base};
+		t.m.r[n++] = (struct vk_mem_region){.gpa = (uintptr_t)mi.base, .size = mi.len,
+						     .uva = (uintptr_t)mi.base};
 	}
 	t.m.nregions = n;
 	for (unsigned i = 0; i < vk->pairs && rc == 0; i++)
-		rc = vk_ioctl(vp, vk->vfd[i], VK_SET_MEM_TABLE, &t, "VHOST_SET_MEM_TABLE");
+		rc = vk_ioctl(vp, vk->vfd[i], VK_SET_MEM_TABLE, &t.m, "VHOST_SET_MEM_TABLE");
 	return rc;
 }
 
