@@ -63,6 +63,9 @@ static const struct conf_row conf_rows[] = {
 	{"virtio_pci", "virtio", "virtio:pci=%5$s", NULL, false},
 	{"virtio", "virtio", "virtio:path=%1$s/v.sock,role=client",
 	 "vhost:socket=%1$s/v.sock,role=server", false, true},
+	/* In the vhost_kernel suite's guest (tests/vhost_kernel), whose tap tvkc sends every
+	 * frame back (tc mirred from its ingress to its egress). */
+	{"virtio_kernel", "virtio", "virtio:path=/dev/vhost-net,iface=tvkc", NULL, false},
 };
 
 #define CONF_TARGET 3000      /* packets the port under test must receive per round */
@@ -168,6 +171,9 @@ static const char *row_prepare(const struct conf_row *r)
 	if (strcmp(r->name, "virtio_pci") == 0 && getenv("TIDE_TEST_PCI_BDF") == NULL)
 		return "needs a virtio-net-pci (1af4:1041) bound to vfio-pci and a wire that echoes "
 		       "(TIDE_TEST_PCI_BDF; the virtio_pci suite runs this row in its guest)";
+	if (strcmp(r->name, "virtio_kernel") == 0 && getenv("TIDE_TEST_VKERN_TAP") == NULL)
+		return "needs /dev/vhost-net and a tap tvkc that sends every frame back "
+		       "(TIDE_TEST_VKERN_TAP; the vhost_kernel suite runs this row in its guest)";
 	if (strcmp(r->driver, "pcap") == 0 && write_input_capture() < 0)
 		return NULL; /* the row then fails at open, with the driver's message */
 	if (!r->root)

@@ -2,8 +2,9 @@
 /*
  * virtio driver: spec, port and queue operations, the generic device bring-up over a
  * transport (virtio_dev_init) and the driver's counters. Design: virtio.h; data path:
- * virtio_rxtx.c; the vhost-user transport and control thread: virtio_user.c; keys and
- * behaviour: docs/drivers/virtio.md.
+ * virtio_rxtx.c; the transports: vhost-user and its control thread (virtio_user.c),
+ * vhost-kernel (virtio_kernel.c), virtio-pci (virtio_pci.c); keys and behaviour:
+ * docs/drivers/virtio.md.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ static int virtio_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	int rc;
 
 	tide_pool_mem_info(pool, &mi);
-	if (mi.fd < 0 && virtio_vport(p)->pci == NULL) {
+	if (mi.fd < 0 && !virtio_vport(p)->tr->any_pool) {
 		TIDE_LOG_ERR_(p->name, "Rx queue %u: pool '%s' is not shared: the device reads and writes its buffers in place, so create it with TIDE_POOL_F_SHARED",
 			      qid, tide_pool_name(pool));
 		return -EINVAL;
@@ -224,7 +225,9 @@ static void kickfds_close(struct virtio_port *vp)
 	for (unsigned v = 0; v < 2 * VIRTIO_MAX_QP; v++) {
 		if (vp->kickfd[v] >= 0)
 			close(vp->kickfd[v]);
-		vp->kickfd[v] = -1;
+		if (vp->callfd[v] >= 0)
+			close(vp->callfd[v]);
+		vp->kickfd[v] = vp->callfd[v] = -1;
 	}
 }
 
@@ -267,6 +270,12 @@ static int virtio_start(struct tide_port *p)
 			goto fail;
 		}
 		vq->kickfd = vp->kickfd[v];
+		if (v % 2 == 0 && vp->tr->rx_intr &&
+		    (vp->callfd[v] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+			rc = -errno;
+			TIDE_LOG_ERR_(p->name, "cannot create a call eventfd: %s", strerror(errno));
+			goto fail;
+		}
 		*live = 0;
 		fs->why = NULL;
 	}
@@ -303,7 +312,7 @@ static void virtio_stop(struct tide_port *p)
 {
 	struct virtio_port *vp = virtio_vport(p);
 
-	vp->tr->stop(vp); /* the device is gone or reset: every queue is off */
+	vp->tr->stop(vp); /* every queue is off, the device no longer writes */
 	for (unsigned i = 0; i < p->nb_rxq; i++)
 		virtio_rxq_flush((struct virtio_rxq *)p->rxq[i]);
 	for (unsigned i = 0; i < p->nb_txq; i++)
@@ -432,7 +441,8 @@ int virtio_dev_init(struct virtio_port *vp)
 		__atomic_store_n(&q->fs.why, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
-	rx_wait_posted(vp, gen);
+	if (!tr->rx_held)
+		rx_wait_posted(vp, gen);
 	for (unsigned i = 0; i < p->nb_txq; i++) {
 		struct virtio_txq *q = (struct virtio_txq *)p->txq[i];
 
@@ -442,19 +452,105 @@ int virtio_dev_init(struct virtio_port *vp)
 	return 0;
 }
 
+/* ---- Rx interrupts (a transport with an eventfd per Rx vring: call fd, MSI-X vector) ---- */
+
+static int virtio_rxq_intr_fd(struct tide_port *p, unsigned qid)
+{
+	struct virtio_port *vp = virtio_vport(p);
+
+	return vp->tr->rx_intr_fd != NULL ? vp->tr->rx_intr_fd(vp, qid) : -ENOTSUP;
+}
+
+/* The call eventfd of Rx queue @qid (transports with rx_intr). */
+int virtio_callfd_rx(struct virtio_port *vp, unsigned qid)
+{
+	return vp->callfd[2 * qid] >= 0 ? vp->callfd[2 * qid] : -ENOTCONN;
+}
+
+/*
+ * The device signals the queue's fd (a call eventfd, an MSI-X vector's) after it adds used
+ * entries unless the avail ring's flags say VRING_AVAIL_F_NO_INTERRUPT, or with the event
+ * index, when its used index passes used_event (avail->ring[num]). The queue's thread owns both words while the vring runs
+ * (a new connection's ring reset sets NO_INTERRUPT again). Enabling ends with a full fence
+ * before the caller's last burst: the device's half is its fence between the used index
+ * store and its read of the flags, so either that burst sees the entries or the device
+ * sees the interrupt wanted.
+ */
+static void callfd_clear(int fd)
+{
+	uint64_t c;
+
+	if (read(fd, &c, sizeof(c)) < 0) {
+		/* non-blocking: nothing was signalled */
+	}
+}
+
+static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
+{
+	struct virtio_port *vp = virtio_vport(p);
+	struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[qid];
+	uint16_t *flags, *used_event;
+	uint32_t live;
+	int fd;
+
+	if (vp->tr->rx_intr_fd == NULL)
+		return -ENOTSUP;
+	if (q == NULL)
+		return -EINVAL;
+	live = quiesce_enter(&q->busy, &q->live, q->fence);
+	/* Until the queue's first burst on this vring its indices are the old ones. */
+	if (live == 0 || live != q->seen) {
+		quiesce_leave(&q->busy);
+		return -ENOTCONN;
+	}
+	fd = vp->tr->rx_intr_fd(vp, qid);
+	if (fd < 0) {
+		quiesce_leave(&q->busy);
+		return fd;
+	}
+	flags = &q->vq.avail->flags;
+	used_event = &q->vq.avail->ring[q->vq.num];
+	if (enable) {
+		/* A signal from while the interrupt was off is stale (a device may signal the
+		 * first used entry of a vring regardless, and with the event index once per
+		 * 65536 entries): cleared first, so that a readable fd means entries since
+		 * the enable; the caller's burst after enabling takes the ones before. */
+		callfd_clear(fd); /* before the flag: none is stale then */
+		if (q->vq.event_idx)
+			__atomic_store_n(used_event, q->last_used, __ATOMIC_RELAXED);
+		__atomic_fetch_and(flags, (uint16_t)~VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	} else {
+		/* With the event index, an event one behind what was consumed: the device's
+		 * index reaches it again only after 65535 more entries. Then a pending signal
+		 * is cleared. */
+		if (q->vq.event_idx)
+			__atomic_store_n(used_event, (uint16_t)(q->last_used - 1), __ATOMIC_RELAXED);
+		__atomic_fetch_or(flags, VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
+		callfd_clear(fd); /* after the flag: none is pending then */
+	}
+	quiesce_leave(&q->busy);
+	return 0;
+}
+
 /* ---- port ---- */
 
 static void virtio_close(struct tide_port *p)
 {
-	virtio_pci_detach(virtio_vport(p));
+	struct virtio_port *vp = virtio_vport(p);
+
+	if (vp->tr->close != NULL)
+		vp->tr->close(vp);
 }
 
 static int virtio_link_get(struct tide_port *p, struct tide_link *out)
 {
 	struct virtio_port *vp = virtio_vport(p);
 
-	out->up = vp->pci ? virtio_pci_link(vp) : __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
 	out->speed_mbps = 0;
+	if (vp->tr->link_get != NULL)
+		return vp->tr->link_get(vp, &out->up);
+	out->up = __atomic_load_n(&vp->up, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -464,20 +560,6 @@ static int virtio_poll_ctl(struct tide_port *p)
 	struct virtio_port *vp = virtio_vport(p);
 
 	return vp->pci ? virtio_pci_poll_ctl(vp) : 0;
-}
-
-static int virtio_rxq_intr_fd(struct tide_port *p, unsigned qid)
-{
-	struct virtio_port *vp = virtio_vport(p);
-
-	return vp->pci ? virtio_pci_rxq_intr_fd(vp, qid) : -ENOTSUP;
-}
-
-static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
-{
-	struct virtio_port *vp = virtio_vport(p);
-
-	return vp->pci ? virtio_pci_rxq_intr_set(vp, qid, enable) : -ENOTSUP;
 }
 
 static unsigned virtio_xstats(struct tide_port *p, const char **names, uint64_t *values,
@@ -526,7 +608,7 @@ static void virtio_stats_reset(struct tide_port *p)
 			tide_stat_zero(&((struct virtio_rxq *)p->rxq[i])->kicks, 1);
 }
 
-/* The keys both transports take. */
+/* The keys every transport takes. */
 struct open_keys {
 	uint64_t queues, qsize;
 	bool mrg, eidx, inord, packed;
@@ -570,7 +652,7 @@ static int port_make(const struct open_keys *k, const char *name, struct tide_po
 	vp->in_order = k->inord;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
 	for (unsigned v = 0; v < 2 * VIRTIO_MAX_QP; v++)
-		vp->kickfd[v] = -1;
+		vp->kickfd[v] = vp->callfd[v] = -1;
 	p->info.max_rxq = vp->queues;
 	p->info.max_txq = vp->queues;
 	p->info.min_desc = 64;
@@ -619,13 +701,14 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 {
 	static const char *const roles[] = {"client", "server", NULL};
 	static unsigned seq;
-	const char *path, *addr = tide_kvargs_get(kv, "pci");
+	const char *path, *iface, *addr = tide_kvargs_get(kv, "pci");
 	struct virtio_port *vp;
 	struct tide_port *p;
 	struct open_keys k;
 	char bdf[PCI_BDF_LEN];
 	unsigned role;
 	char pname[64];
+	bool kernel;
 	int rc;
 
 	if (addr != NULL) {
@@ -633,20 +716,30 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 		return rc < 0 ? rc : virtio_pci_open(kv, bdf, ports, max);
 	}
 	path = tide_kvargs_get(kv, "path");
+	iface = tide_kvargs_get(kv, "iface");
+	kernel = virtio_kernel_wanted(path, iface);
 	if (tide_kvargs_choice(kv, "role", roles, 0, &role) || keys_read(kv, &k) < 0)
 		return -EINVAL;
 	if (path == NULL || path[0] == '\0' || strlen(path) >= sizeof(vp->path)) {
-		TIDE_LOG_ERR_("virtio", "path=%s: need the vhost-user socket (or pci=BDF), a path of 1..%zu characters",
+		TIDE_LOG_ERR_("virtio", "path=%s: need the vhost-user socket or the vhost-net device node (or pci=BDF), a path of 1..%zu characters",
 			      path ? path : "(none)", sizeof(vp->path) - 1);
 		return -EINVAL;
 	}
+	if (kernel && role != 0) {
+		TIDE_LOG_ERR_("virtio", "role=server: vhost-kernel (path=%s) has no server side",
+			      path);
+		return -EINVAL;
+	}
+	if (kernel && virtio_kernel_check(path, iface, (unsigned)k.queues) < 0)
+		return -EINVAL;
 	snprintf(pname, sizeof(pname), "virtio%u", seq++);
 	rc = port_make(&k, pname, &p);
 	if (rc < 0)
 		return rc;
 	vp = p->priv;
-	vp->tr = &virtio_user_transport;
+	vp->tr = kernel ? &virtio_kernel_transport : &virtio_user_transport;
 	snprintf(vp->path, sizeof(vp->path), "%s", path);
+	snprintf(vp->iface, sizeof(vp->iface), "%s", iface ? iface : "tap%d");
 	vp->server = role == 1;
 	p->info.mac[0] = 0x02;
 	p->info.mac[1] = 0xfe;
@@ -654,6 +747,10 @@ static int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigne
 	p->info.mac[3] = vp->server;
 	p->info.mac[4] = (uint8_t)(p->id >> 8);
 	p->info.mac[5] = (uint8_t)seq;
+	if (kernel && (rc = virtio_kernel_open(vp)) < 0) {
+		tide_port_free_unregistered(p);
+		return rc;
+	}
 	ports[0] = p;
 	return 1;
 }
@@ -669,7 +766,7 @@ static int virtio_mtu_set(struct tide_port *p, unsigned mtu)
 
 const struct tide_driver tide_driver_virtio = {
 	.name = "virtio",
-	.keys = "path, role, pci, queues, queue_size, mrg_rxbuf, event_idx, in_order, packed",
+	.keys = "path, iface, role, pci, queues, queue_size, mrg_rxbuf, event_idx, in_order, packed",
 	.open = virtio_open,
 	.rxq_setup = virtio_rxq_setup,
 	.txq_setup = virtio_txq_setup,

@@ -3,8 +3,9 @@
  * virtio driver: tide as a virtio-net frontend (the driver side of a virtio device). One
  * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c) over
  * a transport that reaches the device (struct virtio_transport): vhost-user
- * (virtio_user.c: a backend process on a UNIX socket) or virtio-pci (virtio_pci.c: a
- * modern virtio-net PCI function through the PCI layer, src/pci.h).
+ * (virtio_user.c: a backend process on a UNIX socket), vhost-kernel (virtio_kernel.c:
+ * /dev/vhost-net and a tap device) or virtio-pci (virtio_pci.c: a modern virtio-net PCI
+ * function through the PCI layer, src/pci.h).
  *
  * Queue mapping (virtio-net): vring 2i is the receive queue (tide's Rx queue i: the device
  * writes into buffers we post), vring 2i+1 the transmit queue (tide's Tx queue i).
@@ -93,13 +94,46 @@ struct virtio_transport {
 	int (*status_set)(struct virtio_port *vp, uint8_t status);
 	/* Read @len bytes of the device's config space at @off (-ENOTSUP without one). */
 	int (*config_read)(struct virtio_port *vp, unsigned off, void *buf, unsigned len);
-	/* Port start, once the rings are laid out, and port stop (the device stops using
-	 * every buffer before it returns). */
+	/* Port start (after the rings are laid out) and stop: reach the device and run
+	 * virtio_dev_init(), now or from a thread of the transport's; stop leaves every queue
+	 * off and the device no longer touching the port's memory. */
 	int (*start)(struct virtio_port *vp);
 	void (*stop)(struct virtio_port *vp);
+	/* Optional: port close (what the transport's open made). */
+	void (*close)(struct virtio_port *vp);
+	/* Optional: the link state (NULL: up while a device runs, vp->up). */
+	int (*link_get)(struct virtio_port *vp, int *up);
+	/* Optional: the eventfd that signals used entries on Rx queue @qid (Rx interrupts,
+	 * tide_rxq_intr_*), or -errno (-ENOTCONN while the queue's vring is not running);
+	 * NULL: no Rx interrupts (-ENOTSUP). */
+	int (*rx_intr_fd)(struct virtio_port *vp, unsigned qid);
+	/* The device reaches any memory of the process (the kernel; a PCI device once a
+	 * pool is in its IOMMU domain): Rx pools need not be shared (memfd-backed). */
+	bool any_pool;
+	/* The device holds what it has for Rx until buffers are posted (a tap's queue): Tx
+	 * need not wait for the Rx queues at a start. */
+	bool rx_held;
+	/* queue_set() gives the device each Rx vring's call eventfd (vp->callfd), which
+	 * rx_intr_fd returns. */
+	bool rx_intr;
 };
 
 extern const struct virtio_transport virtio_user_transport;
+extern const struct virtio_transport virtio_kernel_transport;
+
+/* A transport's rx_intr_fd when it has call eventfds (rx_intr): Rx queue @qid's, or
+ * -ENOTCONN while the port is stopped. */
+int virtio_callfd_rx(struct virtio_port *vp, unsigned qid);
+
+/* The vhost-kernel transport is chosen when @iface is given or @path is a device node: a
+ * character device, or a path under /dev/ (not /dev/shm/) that is not there. */
+bool virtio_kernel_wanted(const char *path, const char *iface);
+/* Check its configuration at open (logged): the device node, the tap name and what a tap of
+ * that name already is. 0 or -EINVAL. */
+int virtio_kernel_check(const char *path, const char *iface, unsigned queues);
+/* At port open: create or attach the tap (vp->iface, vp->queues), bring it up. 0 or -errno
+ * (logged; nothing left behind). */
+int virtio_kernel_open(struct virtio_port *vp);
 
 /* A queue's fault: the worker's reason (NULL while sound) and the eventfd it wakes. */
 struct virtio_fault_slot {
@@ -171,6 +205,7 @@ struct virtio_port {
 	struct virtio_pci *vpci;
 	/* Configuration (spec). */
 	char path[108];
+	char iface[16];	      /* vhost-kernel: the tap (IFNAMSIZ) */
 	bool server;
 	unsigned queues;
 	unsigned queue_size; /* 0: each queue's nb_desc */
@@ -184,6 +219,7 @@ struct virtio_port {
 	struct tide_pool *pools[VIRTIO_MAX_POOLS];
 	struct virtio_vring_addr va[2 * VIRTIO_MAX_QP];
 	int kickfd[2 * VIRTIO_MAX_QP];
+	int callfd[2 * VIRTIO_MAX_QP]; /* Rx vrings, with tr->rx_intr; else -1 */
 	bool fence;
 
 	/* The control thread's. */
@@ -197,6 +233,7 @@ struct virtio_port {
 	bool proto_on; /* VHOST_USER_F_PROTOCOL_FEATURES negotiated */
 	uint64_t retry_at;
 	bool mtu_given; /* tide_port_mtu_set() was called: state the MTU to the backend */
+	struct virtio_kernel *vk; /* vhost-kernel: the fds, from start to stop */
 
 	/* Read by other threads (relaxed). */
 	int up;

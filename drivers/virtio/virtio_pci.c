@@ -409,6 +409,12 @@ static void vp_stop(struct virtio_port *vp)
 	dev_stop(vp);
 }
 
+static int vp_link_get(struct virtio_port *vp, int *up)
+{
+	*up = virtio_pci_link(vp);
+	return 0;
+}
+
 const struct virtio_transport virtio_pci_transport = {
 	.name = "virtio-pci",
 	.features_get = vp_features_get,
@@ -419,6 +425,10 @@ const struct virtio_transport virtio_pci_transport = {
 	.config_read = vp_config_read,
 	.start = vp_start,
 	.stop = vp_stop,
+	.close = virtio_pci_detach,
+	.link_get = vp_link_get,
+	.rx_intr_fd = virtio_pci_rxq_intr_fd,
+	.any_pool = true, /* once in the IOMMU domain: virtio_pci_pool_map() at Rx queue setup */
 };
 
 /* ---- the port's control side ---- */
@@ -508,41 +518,6 @@ int virtio_pci_rxq_intr_fd(struct virtio_port *vp, unsigned qid)
 	if (!vpci(vp)->irq)
 		return -ENOTSUP;
 	return link_status(vp) ? vp->pci->irq_fd[VPCI_VEC_RX0 + qid] : -ENOTCONN;
-}
-
-/*
- * Enable: ask the device for a used-buffer interrupt (clear VRING_AVAIL_F_NO_INTERRUPT;
- * with the event index, used_event = the next used entry we have not taken). What the fd
- * held from before is drained first, so it wakes only for what comes after; the caller
- * polls once more before sleeping. Disable: no interrupts wanted again, the fd drained.
- */
-int virtio_pci_rxq_intr_set(struct virtio_port *vp, unsigned qid, int enable)
-{
-	struct virtio_rxq *q = (struct virtio_rxq *)vp->port->rxq[qid];
-	struct virtio_vq *vq = &q->vq;
-	int fd;
-
-	if (!vpci(vp)->irq)
-		return -ENOTSUP;
-	fd = vp->pci->irq_fd[VPCI_VEC_RX0 + qid];
-	if (enable) {
-		if (!link_status(vp) || __atomic_load_n(&q->live, __ATOMIC_RELAXED) == 0)
-			return -ENOTCONN;
-		(void)pci_irq_drain(fd);
-		if (vq->event_idx)
-			__atomic_store_n(&vq->avail->ring[vq->num], q->last_used, __ATOMIC_RELAXED);
-		__atomic_store_n(&vq->avail->flags, 0, __ATOMIC_RELAXED);
-		/* The device reads the flag after its used store: ours must be visible before
-		 * the caller's next look at the used index (the notification pair). */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	} else {
-		__atomic_store_n(&vq->avail->flags, VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
-		if (vq->event_idx)
-			__atomic_store_n(&vq->avail->ring[vq->num], (uint16_t)(q->last_used + 0x8000),
-					 __ATOMIC_RELAXED);
-		(void)pci_irq_drain(fd);
-	}
-	return 0;
 }
 
 int virtio_pci_pool_map(struct virtio_port *vp, struct tide_pool *pool)

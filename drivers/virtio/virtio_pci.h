@@ -144,7 +144,6 @@ void virtio_pci_detach(struct virtio_port *vp);
 int virtio_pci_poll_ctl(struct virtio_port *vp);
 int virtio_pci_link(struct virtio_port *vp);
 int virtio_pci_rxq_intr_fd(struct virtio_port *vp, unsigned qid);
-int virtio_pci_rxq_intr_set(struct virtio_port *vp, unsigned qid, int enable);
 /* Map (and unmap) an Rx pool for the device. */
 int virtio_pci_pool_map(struct virtio_port *vp, struct tide_pool *pool);
 void virtio_pci_pool_unmap(struct virtio_port *vp, struct tide_pool *pool);

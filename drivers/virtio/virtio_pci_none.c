@@ -11,6 +11,9 @@
 
 const struct tide_pci_id virtio_pci_ids[] = {{0, 0}};
 
+/* Never reached: virtio_pci_attach() refuses first. */
+const struct virtio_transport virtio_pci_transport = {.name = "virtio-pci (not built)"};
+
 int virtio_pci_attach(struct virtio_port *vp, const char *bdf)
 {
 	(void)vp;
@@ -25,36 +28,10 @@ int virtio_pci_addr(const char *addr, char *bdf)
 	return -ENOTSUP;
 }
 
-void virtio_pci_detach(struct virtio_port *vp)
-{
-	(void)vp;
-}
-
 int virtio_pci_poll_ctl(struct virtio_port *vp)
 {
 	(void)vp;
 	return 0;
-}
-
-int virtio_pci_link(struct virtio_port *vp)
-{
-	(void)vp;
-	return 0;
-}
-
-int virtio_pci_rxq_intr_fd(struct virtio_port *vp, unsigned qid)
-{
-	(void)vp;
-	(void)qid;
-	return -ENOTSUP;
-}
-
-int virtio_pci_rxq_intr_set(struct virtio_port *vp, unsigned qid, int enable)
-{
-	(void)vp;
-	(void)qid;
-	(void)enable;
-	return -ENOTSUP;
 }
 
 int virtio_pci_pool_map(struct virtio_port *vp, struct tide_pool *pool)
