@@ -473,7 +473,7 @@ static void vk_close(struct virtio_port *vp)
 int virtio_kernel_open(struct virtio_port *vp)
 {
 	struct virtio_kernel *vk = calloc(1, sizeof(*vk));
-	short fl;
+	short fl = 0;
 	int rc;
 
 	if (vk == NULL)
@@ -508,7 +508,7 @@ fail:
 /* The tap's state: administratively up and its carrier on (IFF_RUNNING). */
 static int vk_link_get(struct virtio_port *vp, int *up)
 {
-	short fl;
+	short fl = 0;
 
 	*up = 0;
 	if (vp->vk == NULL || vp->vk->pairs == 0)
