@@ -573,7 +573,7 @@ static void test_tx_chains(void **state)
 	exchange(&r);
 }
 
-/* ...and without VIRTIO_RING_F_INDIRECT_DESC they are copied into one mbuf when that fits,
+/* ...and without VIRTIO_F_INDIRECT_DESC they are copied into one mbuf when that fits,
  * else dropped and counted (here: 1518 bytes do not fit a 512-byte data room). */
 static void test_tx_chains_no_indirect(void **state)
 {

@@ -51,7 +51,8 @@
 #include "driver.h"
 #include "quiesce.h"
 #include "txc.h"
-#include "vhost_proto.h"
+#include "vhost_user.h"
+#include "virtio_ring.h"
 
 #define VHOST_MAX_QP	  16		 /* queue pairs (TIDE_MAX_QUEUES) */
 #define VHOST_RETRY_NS	  (50 * 1000000) /* client: pause between connection attempts */
@@ -164,7 +165,7 @@ struct vhost_vring {
 
 /* The message being received (a stream socket may deliver it in pieces). */
 struct vhost_rxmsg {
-	uint8_t buf[sizeof(struct vhost_user_hdr) + VHOST_USER_MAX_PAYLOAD];
+	uint8_t buf[sizeof(struct vhost_user_msg_hdr) + VHOST_USER_MAX_PAYLOAD];
 	size_t have;
 	int fds[VHOST_USER_MAX_FDS];
 	unsigned nfds;
@@ -212,7 +213,7 @@ static inline struct vhost_port *vport(const struct tide_port *p)
 /* VIRTIO_F_IN_ORDER negotiated: buffers are used in the order they were made available. */
 static inline bool vhost_in_order(const struct vhost_port *vp)
 {
-	return vp->features & VHOST_BIT(VIRTIO_F_IN_ORDER);
+	return vp->features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 }
 
 /* ---- control plane (vhost_ctl.c; its other files: vhost_ctl.h) ---- */

@@ -111,7 +111,7 @@ static int handle(struct vhost_port *vp)
 		return rc < 0 ? -1 : 0;
 	vhost_update_link(vp);
 	/* REPLY_ACK: the frontend waits for the outcome of a message without a reply. */
-	if ((vp->proto & VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
+	if ((vp->proto & VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
 	    (m.h.flags & VHOST_USER_NEED_REPLY))
 		return vhost_reply_u64(vp, m.h.request, 0);
 	return 0;

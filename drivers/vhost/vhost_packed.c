@@ -65,27 +65,6 @@ TIDE_ALWAYS_INLINE uint16_t load16(const uint16_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-#define PK_AVAIL_USED (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)
-
-/* What the AVAIL and USED flags of a descriptor available in pass @wrap are. */
-TIDE_ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
-{
-	return wrap ? VRING_PACKED_DESC_F_AVAIL : VRING_PACKED_DESC_F_USED;
-}
-
-/* The AVAIL and USED flags of a used element written in pass @wrap (both = the counter).
- * Bursts keep this form of the wrap counter: the available form is it ^ USED. */
-TIDE_ALWAYS_INLINE uint16_t pk_pass_flags(bool wrap)
-{
-	return wrap ? PK_AVAIL_USED : 0;
-}
-
-/* Is a descriptor with @flags available in the pass whose wrap counter is @wrap? */
-TIDE_ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
-{
-	return (flags & PK_AVAIL_USED) == pk_avail_bits(wrap);
-}
-
 /* A bound on the chains available from @pos on, up to @n (at most the queue size): @n when
  * the n-th descriptor is available, else the run of available descriptors. */
 TIDE_ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wrap, uint16_t n)
@@ -105,14 +84,15 @@ TIDE_ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, boo
 			far = (uint16_t)(far - q->num);
 			fwrap = !wrap;
 		}
-		if ((load16(&ring[far].flags) & PK_AVAIL_USED) == pk_avail_bits(fwrap))
+		if (vring_packed_desc_avail(load16(&ring[far].flags), fwrap))
 			return n;
 	}
 	/* Up to the end of the ring in this pass, then from its start in the next. */
-	for (uint16_t want = pk_avail_bits(wrap); k < n; want = pk_avail_bits(wrap = !wrap), pos = 0) {
+	for (uint16_t want = vring_packed_avail_flags(wrap); k < n;
+	     want = vring_packed_avail_flags(wrap = !wrap), pos = 0) {
 		uint16_t end = (uint16_t)(q->num - pos < n - k ? q->num : pos + (n - k));
 
-		while (pos < end && (load16(&ring[pos].flags) & PK_AVAIL_USED) == want)
+		while (pos < end && (load16(&ring[pos].flags) & VRING_PACKED_DESC_F_AVAIL_USED) == want)
 			pos++, k++;
 		if (pos < end)
 			break;
@@ -128,14 +108,14 @@ TIDE_ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *w
 	}
 }
 
-/* Read a ring descriptor once if it is available in the pass whose pk_pass_flags() are
- * @pass_flags ([avail] acquire). */
+/* Read a ring descriptor once if it is available in the pass whose used flags
+ * (vring_packed_used_flags()) are @pass_flags ([avail] acquire). */
 TIDE_ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, uint16_t pass_flags,
 					    struct vring_packed_desc *d)
 {
 	uint16_t flags = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 
-	if ((flags & PK_AVAIL_USED) != (pass_flags ^ VRING_PACKED_DESC_F_USED))
+	if ((flags & VRING_PACKED_DESC_F_AVAIL_USED) != (pass_flags ^ VRING_PACKED_DESC_F_USED))
 		return false;
 	d->addr = __atomic_load_n(&s->addr, __ATOMIC_RELAXED);
 	d->len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
@@ -149,7 +129,7 @@ TIDE_ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, u
 TIDE_ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
 				 struct vring_packed_desc *d)
 {
-	return pk_fetch_pass_flags(s, pk_pass_flags(wrap), d);
+	return pk_fetch_pass_flags(s, vring_packed_used_flags(wrap), d);
 }
 
 /* Walking one buffer (a chain of ring descriptors, or one indirect table). */
@@ -176,7 +156,7 @@ static int pk_indirect(struct vhost_vq *q, struct pwalk *w, struct vring_packed_
 	const uint8_t *tbl;
 
 	if (!q->indirect) {
-		*why = "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+		*why = "indirect descriptor without VIRTIO_F_INDIRECT_DESC";
 		return -1;
 	}
 	if (d->flags & VRING_DESC_F_NEXT) {
@@ -265,7 +245,7 @@ struct pk_burst_used {
 	bool old_wrap;
 };
 
-/* A used element at @pos in the pass whose pk_pass_flags() are @flags. */
+/* A used element at @pos in the pass whose used flags are @flags. */
 TIDE_ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_used *burst_used,
 					   uint16_t pos, uint16_t flags, uint16_t id, uint32_t len)
 {
@@ -285,7 +265,7 @@ TIDE_ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_u
 TIDE_ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t pos,
 				bool wrap, uint16_t id, uint32_t len)
 {
-	pk_used_pass_flags(q, burst_used, pos, pk_pass_flags(wrap), id, len);
+	pk_used_pass_flags(q, burst_used, pos, vring_packed_used_flags(wrap), id, len);
 }
 
 /* Did the driver ask to hear about the used positions [old, new)? */
@@ -293,8 +273,7 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 			 uint16_t new_pos, bool new_wrap)
 {
 	const struct vring_packed_event *ev = (const struct vring_packed_event *)(void *)q->avail;
-	uint32_t m = 2u * q->num, o, n, e, ne, no;
-	uint16_t flags, ow;
+	uint16_t flags;
 
 	/* Our store of the used flags before our load of the guest's wish (see the top). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -304,17 +283,8 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 		return false;
 	if (flags != VRING_PACKED_EVENT_F_DESC || !q->event_idx)
 		return true;
-	/* Positions as one count modulo twice the queue size, @m (the wrap counter adds the
-	 * queue size); any size, not only powers of two. The driver's event position ev was
-	 * passed when n - ev - 1 < n - o (mod m); e is ev + 1. o and n are below m; an offset
-	 * the driver gave beyond the queue size can only make this answer wrong for it. */
-	ow = load16(&ev->off_wrap);
-	o = old_pos + (old_wrap ? q->num : 0u);
-	n = new_pos + (new_wrap ? q->num : 0u);
-	e = (ow & ~VRING_PACKED_WRAP) + ((ow & VRING_PACKED_WRAP) ? q->num : 0u) + 1u;
-	ne = n >= e ? n - e : n + m - e; /* n - e - 1 (mod m) */
-	no = n >= o ? n - o : n + m - o;
-	return ne < no;
+	return vring_packed_need_event(load16(&ev->off_wrap), old_pos, old_wrap, new_pos, new_wrap,
+				       q->num);
 }
 
 static void pk_publish(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t new_pos,
@@ -420,7 +390,7 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	used_per_pkt = vq->used_per_pkt;
 	/* In order: one used element for the whole burst (see the top). */
 	batch = vq->in_order && !used_per_pkt;
-	pass_flags = pk_pass_flags(wrap); /* the pass, in the loop (wrap again after it) */
+	pass_flags = vring_packed_used_flags(wrap); /* the pass, in the loop (wrap again after it) */
 	/* At most @nb chains; each head is checked again (pk_fetch_pass_flags()). */
 	for (uint16_t t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
@@ -454,7 +424,7 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 
 			rc = e.rc;
 			end = e.pos;
-			end_pass_flags = pk_pass_flags(e.wrap);
+			end_pass_flags = vring_packed_used_flags(e.wrap);
 			id = e.id;
 		}
 		if (tide_unlikely(rc != RX_OK)) {
@@ -482,7 +452,7 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		pass_flags = end_pass_flags;
 		if (++pos == vq->num) {
 			pos = 0;
-			pass_flags ^= PK_AVAIL_USED;
+			pass_flags ^= VRING_PACKED_DESC_F_AVAIL_USED;
 		}
 		if (used_per_pkt)
 			pk_publish(vq, &burst_used, pos, pass_flags != 0);
@@ -615,13 +585,13 @@ TIDE_ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_burst_used *burs
 		pk_used_pass_flags(vq, burst_used, *pos, *pass_flags, d.id, len);
 		if (++*pos == vq->num) {
 			*pos = 0;
-			*pass_flags ^= PK_AVAIL_USED;
+			*pass_flags ^= VRING_PACKED_DESC_F_AVAIL_USED;
 		}
 		return TX_OK;
 	}
 	wrap = *pass_flags != 0;
 	rc = pk_tx_slow(vq, burst_used, m, pos, &wrap, why, d);
-	*pass_flags = pk_pass_flags(wrap);
+	*pass_flags = vring_packed_used_flags(wrap);
 	return rc;
 }
 
@@ -641,7 +611,7 @@ TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf *
 
 	pos = vq->last_avail;
 	wrap = vq->wrap;
-	if (!pk_avail(load16(&pk_ring(vq)[pos].flags), wrap)) {
+	if (!vring_packed_desc_avail(load16(&pk_ring(vq)[pos].flags), wrap)) {
 		vhost_leave(&q->busy); /* no guest buffer */
 		return 0;
 	}
@@ -652,7 +622,7 @@ TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf *
 	burst_used.old_pos = pos;
 	burst_used.old_wrap = wrap;
 	used_per_pkt = vq->used_per_pkt;
-	pass_flags = pk_pass_flags(wrap); /* the pass, in the loop (wrap again after it) */
+	pass_flags = vring_packed_used_flags(wrap); /* the pass, in the loop (wrap again after it) */
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		int rc = pk_tx_pkt(vq, &burst_used, m, &pos, &pass_flags, &why);

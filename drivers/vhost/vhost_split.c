@@ -100,7 +100,7 @@ static const char *walk_indirect(struct vhost_vq *q, struct walk *w, struct vrin
 	const struct vring_desc *tbl;
 
 	if (!q->indirect)
-		return "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+		return "indirect descriptor without VIRTIO_F_INDIRECT_DESC";
 	if (d->flags & VRING_DESC_F_NEXT)
 		return "indirect descriptor with the next flag";
 	if (d->len == 0 || d->len % sizeof(struct vring_desc) != 0 ||

@@ -48,6 +48,7 @@
 #include "quiesce.h"
 #include "rxr.h"
 #include "txc.h"
+#include "vhost_user.h"
 #include "virtio_ring.h"
 
 #define VIRTIO_MAX_QP	     8
@@ -108,10 +109,10 @@ struct virtio_vq {
 	struct vring_used *used;
 	uint16_t num, mask;
 	int kickfd;	 /* eventfd the device waits on, -1: never notify */
-	bool event_idx;	 /* VIRTIO_RING_F_EVENT_IDX */
+	bool event_idx;	 /* VIRTIO_F_EVENT_IDX */
 	bool in_order;	 /* VIRTIO_F_IN_ORDER */
 	bool mrg;	 /* VIRTIO_NET_F_MRG_RXBUF */
-	bool indirect;	 /* VIRTIO_RING_F_INDIRECT_DESC */
+	bool indirect;	 /* VIRTIO_F_INDIRECT_DESC */
 };
 
 struct virtio_rxq {
