@@ -2,7 +2,8 @@
 /*
  * vhost driver: spec, port and queue operations, and the tide/vhost.h extras. The spec
  * keys are documented in include/tide/vhost.h; the design (threads, control plane) in
- * vhost.h, the data path at the top of vhost_split.c.
+ * vhost.h, the data path at the top of vhost_copy.h and of each layout (vhost_split.c,
+ * vhost_packed.c).
  */
 #include <errno.h>
 #include <stdio.h>
