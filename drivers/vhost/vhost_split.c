@@ -235,12 +235,9 @@ TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m,
 	struct split_rxc *r = c;
 	uint16_t head = vhost_load16(&q->vq.avail->ring[r->last & q->vq.mask]);
 
-	int rc;
-
 	tide_mbuf_reset(m);
-	rc = rx_chain(q, head, m, why);
 	*id = head;
-	return rc;
+	return rx_chain(q, head, m, why);
 }
 
 TIDE_ALWAYS_INLINE void rx_used(struct vhost_vq *q, void *c, uint16_t id)
