@@ -359,12 +359,13 @@ struct vhost_rx_layout {
 /*
  * The Rx burst of a layout, entered (busy stored, the live word read as that layout, no
  * fault): copy up to @n of the guest's transmit buffers into mbufs, one used element per
- * buffer (length 0: we wrote nothing) or, with VIRTIO_F_IN_ORDER, one for the burst; a
- * buffer that breaks no rule but cannot be taken (too short, too long) is consumed and
- * counted. Leaves the burst.
+ * buffer (length 0: we wrote nothing) or, with @batch (VIRTIO_F_IN_ORDER), one for the
+ * burst; a buffer that breaks no rule but cannot be taken (too short, too long) is consumed
+ * and counted. Leaves the burst.
  */
-TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf **pkts,
-					   uint16_t n, void *c, const struct vhost_rx_layout *L)
+TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_mbuf **pkts,
+					      uint16_t n, void *c, const struct vhost_rx_layout *L,
+					      const bool batch)
 {
 	struct tide_rxq *pub = &q->pub;
 	struct vhost_vq *vq = &q->vq;
@@ -372,7 +373,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf
 	const char *why = NULL;
 	uint16_t last_id = 0;
 	uint16_t i = 0;
-	bool used_per_pkt, batch, special;
+	bool used_per_pkt;
 	unsigned nb = L->count(q, c, n);
 
 	if (nb == 0) {
@@ -385,8 +386,6 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf
 		return 0;
 	}
 	used_per_pkt = vq->used_per_pkt;
-	batch = vq->in_order && !used_per_pkt; /* one used element for the burst */
-	special = batch || used_per_pkt;	/* one test per buffer in the common case */
 	/* At most @nb buffers: the layout checks each again. */
 	for (unsigned t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
@@ -412,17 +411,13 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf
 			bytes += m->pkt_len;
 			i++;
 		}
-		if (tide_likely(!special)) {
-			L->used(vq, c, id);
-		} else if (batch) {
+		if (batch)
 			last_id = id;
-		} else { /* used_per_pkt */
+		else
 			L->used(vq, c, id);
-			L->step(vq, c);
-			L->publish(vq, c);
-			continue;
-		}
 		L->step(vq, c);
+		if (!batch && tide_unlikely(used_per_pkt))
+			L->publish(vq, c);
 	}
 	if (i < nb)
 		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
@@ -432,6 +427,18 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf
 	tide_stat_burst(&pub->stats, i, bytes);
 	vhost_leave(&q->busy);
 	return i;
+}
+
+/* The Rx burst of a layout: in-order or not chosen once per burst, each loop specialised. */
+TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf **pkts,
+					   uint16_t n, void *c, const struct vhost_rx_layout *L)
+{
+	const struct vhost_vq *vq = &q->vq;
+	bool used_per_pkt = vq->used_per_pkt;
+	bool batch = vq->in_order && !used_per_pkt; /* one used element for the burst */
+
+	return batch ? vhost_rx_burst_as(q, pkts, n, c, L, true)
+		     : vhost_rx_burst_as(q, pkts, n, c, L, false);
 }
 
 /*
