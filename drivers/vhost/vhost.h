@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vhost driver: internal structures shared by the control plane (vhost_ctl.h), the port
- * operations (vhost.c) and the data path (vhost_rxtx.c, vhost_copy.h and the two ring layouts,
- * vhost_split.c and vhost_packed.c).
+ * operations (vhost.c) and the data path (vhost_rxtx.c, vhost_copy.h and the two ring
+ * layouts, vhost_split.c and vhost_packed.c).
  *
  * Roles. The frontend (QEMU, DPDK virtio-user) owns the virtqueues in its memory and drives
  * the protocol; tide is the backend. Either side may listen on the socket (role=server:

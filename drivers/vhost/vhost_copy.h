@@ -313,7 +313,8 @@ TIDE_ALWAYS_INLINE int vhost_tx_bufs(struct vhost_vq *vq, const struct tide_mbuf
 				*why = "device-readable descriptor in a receive chain";
 				return VHOST_TX_FAULT;
 			}
-			if (vhost_copy_out(&vq->mem, &s, vq->hdr_len, d.addr, d.len, &wrote, why) < 0)
+			if (vhost_copy_out(&vq->mem, &s, vq->hdr_len, d.addr, d.len, &wrote,
+					   why) < 0)
 				return VHOST_TX_FAULT;
 		} while ((L->whole || s.more) && (rc = L->next(vq, walk, &d, why)) > 0);
 		if (rc < 0)

@@ -23,7 +23,7 @@ struct vhost_msg;
 enum vhost_payload {
 	VHOST_PL_NONE,	   /* nothing, or 8 bytes that are ignored */
 	VHOST_PL_U64,	   /* 8 bytes: a number (feature bits) */
-	VHOST_PL_STATE,	   /* 8 bytes: struct vhost_user_vring_state, its vring index checked */
+	VHOST_PL_STATE,	   /* 8 bytes: struct vhost_user_vring_state, index checked */
 	VHOST_PL_VRING_FD, /* 8 bytes: a vring index and the no-fd flag */
 	VHOST_PL_ADDR,	   /* struct vhost_user_vring_addr, its vring index checked */
 	VHOST_PL_MEM,	   /* struct vhost_user_mem_table: 8 bytes and 1..8 regions */

@@ -89,7 +89,8 @@ TIDE_ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, boo
 	     want = vring_packed_avail_flags(wrap = !wrap), pos = 0) {
 		uint16_t end = (uint16_t)(q->num - pos < n - k ? q->num : pos + (n - k));
 
-		while (pos < end && (vhost_load16(&ring[pos].flags) & VRING_PACKED_DESC_F_AVAIL_USED) == want)
+		while (pos < end &&
+		       (vhost_load16(&ring[pos].flags) & VRING_PACKED_DESC_F_AVAIL_USED) == want)
 			pos++, k++;
 		if (pos < end)
 			break;
@@ -305,8 +306,8 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 		return false;
 	if (flags != VRING_PACKED_EVENT_F_DESC || !q->event_idx)
 		return true;
-	return vring_packed_need_event(vhost_load16(&ev->off_wrap), old_pos, old_wrap, new_pos, new_wrap,
-				       q->num);
+	return vring_packed_need_event(vhost_load16(&ev->off_wrap), old_pos, old_wrap, new_pos,
+				       new_wrap, q->num);
 }
 
 static void pk_publish(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t new_pos,
