@@ -1247,7 +1247,7 @@ static void test_vhost_barrier_fails(void **state)
 	fe_init(&f);
 	fe_connect(&f, path);
 	fe_handshake(&f, FE_TO_VRINGS,
-		     VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES),
+		     VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES),
 		     vh_poll);
 	wait_link_up(mb_port, NULL);
 	mb_worker_start();

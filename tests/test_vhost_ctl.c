@@ -41,8 +41,8 @@
 #define WINDOW_MS 300
 
 static struct tide_pool *pool;
-static const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
-			      VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+static const uint64_t feats = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+			      VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
 
 static double now_s(void)
 {

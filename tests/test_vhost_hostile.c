@@ -28,9 +28,9 @@ static uint64_t extra_feats; /* negotiated on top of feats (the event index, for
 static struct tide_pool *pool;
 static char path[108];
 static unsigned mfd_flags = MFD_CLOEXEC | MFD_ALLOW_SEALING; /* of good_connection()'s memory */
-static const uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
-			      VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC) |
-			      VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+static const uint64_t feats = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+			      VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) |
+			      VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
 
 static unsigned count_fds(void)
 {
@@ -203,7 +203,7 @@ struct hcase {
 
 static void c_overlap(struct fe *f)
 {
-	struct vhost_user_region r[2] = {fe_region(f), fe_region(f)};
+	struct vhost_user_mem_region r[2] = {fe_region(f), fe_region(f)};
 	int fds[2] = {f->memfd, f->memfd};
 
 	handshake(f, S_FEATURES);
@@ -214,7 +214,7 @@ static void c_overlap(struct fe *f)
 
 static void c_overlap_uva(struct fe *f)
 {
-	struct vhost_user_region r[2] = {fe_region(f), fe_region(f)};
+	struct vhost_user_mem_region r[2] = {fe_region(f), fe_region(f)};
 	int fds[2] = {f->memfd, f->memfd};
 
 	handshake(f, S_FEATURES);
@@ -225,7 +225,7 @@ static void c_overlap_uva(struct fe *f)
 
 static void c_beyond_file(struct fe *f)
 {
-	struct vhost_user_region r = fe_region(f);
+	struct vhost_user_mem_region r = fe_region(f);
 
 	handshake(f, S_FEATURES);
 	r.size = 2 * FE_MEM;
@@ -234,7 +234,7 @@ static void c_beyond_file(struct fe *f)
 
 static void c_wrap(struct fe *f)
 {
-	struct vhost_user_region r = fe_region(f);
+	struct vhost_user_mem_region r = fe_region(f);
 
 	handshake(f, S_FEATURES);
 	r.gpa = ~0ull - 4095;
@@ -243,7 +243,7 @@ static void c_wrap(struct fe *f)
 
 static void c_mem_nofd(struct fe *f)
 {
-	struct vhost_user_region r = fe_region(f);
+	struct vhost_user_mem_region r = fe_region(f);
 
 	handshake(f, S_FEATURES);
 	fe_mem_table(f, &r, 1, NULL, 0);
@@ -251,7 +251,7 @@ static void c_mem_nofd(struct fe *f)
 
 static void c_mem_twofds(struct fe *f)
 {
-	struct vhost_user_region r = fe_region(f);
+	struct vhost_user_mem_region r = fe_region(f);
 	int fds[2] = {f->memfd, f->memfd};
 
 	handshake(f, S_FEATURES);
@@ -298,7 +298,7 @@ static void c_vring_num(struct fe *f)
 
 static void c_vring_addr(struct fe *f)
 {
-	struct vhost_user_addr a = {.index = 1, .desc = fe_uva(f, FE_MEM - 100),
+	struct vhost_user_vring_addr a = {.index = 1, .desc = fe_uva(f, FE_MEM - 100),
 				    .used = fe_uva(f, f->vq[1].used_off),
 				    .avail = fe_uva(f, f->vq[1].avail_off)};
 	uint64_t u = 1;
@@ -367,7 +367,7 @@ static struct fe_vq *tx_one(struct fe *f, uint16_t flags, uint64_t addr, uint32_
 	return q;
 }
 
-#define IN_ORDER VHOST_BIT(VIRTIO_F_IN_ORDER)
+#define IN_ORDER VIRTIO_BIT(VIRTIO_F_IN_ORDER)
 #define NO_ID	 0xbeefu /* a used ring entry tide never wrote */
 
 /* In order, the burst's first chain is bad: it completes nothing (no used entry written). */
@@ -471,7 +471,7 @@ static void c_ind_no_feature(struct fe *f)
 
 	/* Renegotiate without INDIRECT_DESC, then use an indirect table. */
 	handshake(f, S_ALL);
-	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats & ~VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC));
+	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats & ~VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	poll_ctl();
 	t[0] = (struct vring_desc){FE_GPA + FE_BUFS, 32, 0, 0};
 	q->desc[0] = (struct vring_desc){fe_gpa(f, t), 16, VRING_DESC_F_INDIRECT, 0};
@@ -699,7 +699,7 @@ static const struct hcase cases[] = {
 	{"indirect table size", "multiple of 16", true, c_ind_size},
 	{"nested indirect table", "nested indirect", true, c_ind_nested},
 	{"indirect chain loop", "loops", true, c_ind_loop},
-	{"indirect without the feature", "without VIRTIO_RING_F_INDIRECT_DESC", true, c_ind_no_feature},
+	{"indirect without the feature", "without VIRTIO_F_INDIRECT_DESC", true, c_ind_no_feature},
 	{"writable descriptor in a Tx chain", "device-writable", true, c_tx_writable},
 	{"readable descriptor in an Rx chain", "device-readable", true, c_rx_readable},
 	{"Rx buffer shorter than the header", "shorter than the virtio-net header", true, c_rx_short},
@@ -730,7 +730,7 @@ static void notify_check(struct fe *f)
 	struct tide_mbuf *m;
 
 	(void)readable(q->call);
-	if (!(f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX))) {
+	if (!(f->features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX))) {
 		q->avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
 		fe_tx_post(f, 20, frame, sizeof(frame), 12);
 		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), &m, 1) == 1);
@@ -764,7 +764,7 @@ static void notify_check(struct fe *f)
  */
 static void restart_check(struct fe *f)
 {
-	struct vhost_user_state st;
+	struct vhost_user_vring_state st;
 	uint64_t u = 1;
 
 	signal(SIGALRM, on_alarm);
@@ -858,7 +858,7 @@ static void oversize_check(struct fe *f)
 
 /* ---- packed virtqueues ---- */
 
-#define PACKED VHOST_BIT(VIRTIO_F_RING_PACKED)
+#define PACKED VIRTIO_BIT(VIRTIO_F_RING_PACKED)
 
 /* The guest takes the next used element of vring @v and checks its id. */
 static uint32_t pk_take_used(struct fe *f, unsigned v, uint16_t want_id)
@@ -987,7 +987,7 @@ static void pk_notify_check(struct fe *f)
 	FE_CHECK(readable(q->call));
 	/* Wake me when the used element after the next one is written: at every position of
 	 * two passes of the ring (the event offset and wrap cross the end of the ring too). */
-	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num;
+	for (unsigned r = 0; f->features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX) && r < q->num;
 	     r++) {
 		uint16_t pos = (uint16_t)(q->pk_used + 1);
 		bool wrap = q->pk_uwrap;
@@ -1012,7 +1012,7 @@ static void pk_notify_check(struct fe *f)
 	/* Bursts of 20 used elements, the event inside the burst (a call), past it or before
 	 * it (none): at offsets 0..19, 20..24 and -1..-40 from the burst's start, around the
 	 * ring. */
-	for (unsigned r = 0; f->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) && r < q->num / 4;
+	for (unsigned r = 0; f->features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX) && r < q->num / 4;
 	     r++) {
 		bool inside = r % 3 == 0;
 		int off = inside ? (int)(r % 20) : r % 3 == 1 ? 20 + (int)(r % 5) : -1 - (int)(r % 40);
@@ -1258,7 +1258,7 @@ static void pc_ind_no_feature(struct fe *f)
 
 	handshake(f, S_ALL);
 	fe_send_u64(f, VHOST_USER_SET_FEATURES,
-		    (feats | PACKED) & ~VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC));
+		    (feats | PACKED) & ~VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC));
 	poll_ctl();
 	t[0] = (struct vring_packed_desc){FE_GPA + FE_BUFS, 32, 0, 0};
 	fe_pk_post(f, 1, &a, &l, 1, 0, VRING_DESC_F_INDIRECT);
@@ -1279,7 +1279,7 @@ static void pc_rx_id_range(struct fe *f)
 static void pc_base(struct fe *f)
 {
 	struct fe_vq *q = &f->vq[1];
-	struct vhost_user_addr a = {.index = 1, .desc = fe_uva(f, q->desc_off),
+	struct vhost_user_vring_addr a = {.index = 1, .desc = fe_uva(f, q->desc_off),
 				    .used = fe_uva(f, q->used_off), .avail = fe_uva(f, q->avail_off)};
 	uint64_t u = 1;
 
@@ -1313,7 +1313,7 @@ static const struct hcase pcases[] = {
 	{"packed: indirect descriptor with next", "indirect descriptor with the next flag", true, pc_ind_next},
 	{"packed: indirect inside a chain", "indirect descriptor inside a chain", true, pc_ind_in_chain},
 	{"packed: indirect entry outside memory", "outside guest memory", true, pc_ind_entry_outside},
-	{"packed: indirect without the feature", "without VIRTIO_RING_F_INDIRECT_DESC", true, pc_ind_no_feature},
+	{"packed: indirect without the feature", "without VIRTIO_F_INDIRECT_DESC", true, pc_ind_no_feature},
 	{"packed: Rx buffer crossing the region end", "outside guest memory", true, pc_rx_crossing},
 	{"packed: readable descriptor in an Rx chain", "device-readable", true, pc_rx_readable},
 	{"packed: Rx buffer id beyond the queue", "buffer id beyond the queue size", true, pc_rx_id_range},
@@ -1586,7 +1586,7 @@ static unsigned run_cases(const struct hcase *cs, size_t n, uint64_t base, void 
 		} else {
 			printf("ok   %-44s -> %s\n", c->name, b.reason);
 		}
-		extra_feats = i % 2 ? VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) : 0;
+		extra_feats = i % 2 ? VIRTIO_BIT(VIRTIO_F_EVENT_IDX) : 0;
 		good();
 		extra_feats = 0;
 	}
@@ -1616,11 +1616,11 @@ int main(int argc, char **argv)
 	FE_CHECK(tide_txq_setup(P, 0, 256, NULL) == 0);
 	FE_CHECK(tide_port_start(P) == 0);
 	good_connection();
-	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	extra_feats = VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 	good_connection();
 	extra_feats = 0;
 	good_packed_connection();
-	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	extra_feats = VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 	good_packed_connection();
 	/* Packed rings of a size that is not a power of two (virtio 1.1 allows any). */
 	pk_num = 200;
@@ -1630,7 +1630,7 @@ int main(int argc, char **argv)
 	pk_num = FE_NUM;
 	good_inorder_connection(false);
 	good_inorder_connection(true);
-	extra_feats = VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
+	extra_feats = VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 	good_inorder_connection(true);
 	extra_feats = 0;
 	fds0 = count_fds();

@@ -131,7 +131,7 @@ static void run_case(int call, const char *what)
 	fe_init(&f);
 	fe_connect(&f, path);
 	fe_handshake(&f, FE_TO_VRINGS,
-		     VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES),
+		     VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES),
 		     no_poll);
 	end = now_s() + WAIT_S;
 	while (!connected()) {

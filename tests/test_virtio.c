@@ -350,7 +350,7 @@ static const struct {
     /* Frames of several segments (1518 bytes in 512-byte mbufs) go out in place through an
      * indirect descriptor table... */
     {"tx_chains", {"", "", 512, 1518, 64, false, 1, F_INDIRECT, 0}},
-    /* ...and without VIRTIO_RING_F_INDIRECT_DESC they are copied into one mbuf when that
+    /* ...and without VIRTIO_F_INDIRECT_DESC they are copied into one mbuf when that
      * fits, else dropped and counted (here: 1518 bytes do not fit a 512-byte data room). */
     {"tx_chains_no_indirect",
      {"", ",indirect=no", 512, 1518, 64, false, 1, 0, F_INDIRECT, false, 0, false, true}},

@@ -25,6 +25,7 @@
 
 #include "testutil.h"
 #include "unix_sock.h"
+#include "vhost_user.h"
 #include "virtio_ring.h"
 
 static char dir[64], sock[96];

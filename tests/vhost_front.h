@@ -18,7 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../drivers/vhost/vhost_proto.h"
+#include "../src/vhost_user.h"
+#include "../src/virtio_ring.h"
 #include "sock_util.h"
 
 #define FE_CHECK(c) SU_CHECK(c)
@@ -123,8 +124,8 @@ static inline void fe_connect(struct fe *f, const char *path)
 static inline void fe_send_raw(struct fe *f, uint32_t req, uint32_t flags, uint32_t size,
 			       const void *pl, size_t len, const int *fds, unsigned nfds)
 {
-	uint8_t buf[sizeof(struct vhost_user_hdr) + 512];
-	struct vhost_user_hdr h = {.request = req, .flags = flags, .size = size};
+	uint8_t buf[sizeof(struct vhost_user_msg_hdr) + 512];
+	struct vhost_user_msg_hdr h = {.request = req, .flags = flags, .size = size};
 
 	FE_CHECK(len <= 512);
 	memcpy(buf, &h, sizeof(h));
@@ -147,7 +148,7 @@ static inline void fe_send_u64(struct fe *f, uint32_t req, uint64_t v)
 
 static inline void fe_send_state(struct fe *f, uint32_t req, uint32_t idx, uint32_t num)
 {
-	struct vhost_user_state s = {idx, num};
+	struct vhost_user_vring_state s = {idx, num};
 
 	fe_send(f, req, &s, sizeof(s), NULL, 0);
 }
@@ -155,8 +156,8 @@ static inline void fe_send_state(struct fe *f, uint32_t req, uint32_t idx, uint3
 /* Read a reply of @size payload bytes into @out; returns 0, or -1 when the socket closed. */
 static inline int fe_reply(struct fe *f, void *out, uint32_t size)
 {
-	uint8_t buf[sizeof(struct vhost_user_hdr) + 64];
-	size_t have = 0, want = sizeof(struct vhost_user_hdr) + size;
+	uint8_t buf[sizeof(struct vhost_user_msg_hdr) + 64];
+	size_t have = 0, want = sizeof(struct vhost_user_msg_hdr) + size;
 
 	while (have < want) {
 		ssize_t n = recv(f->sock, buf + have, want - have, 0);
@@ -165,21 +166,21 @@ static inline int fe_reply(struct fe *f, void *out, uint32_t size)
 			return -1;
 		have += (size_t)n;
 	}
-	memcpy(out, buf + sizeof(struct vhost_user_hdr), size);
+	memcpy(out, buf + sizeof(struct vhost_user_msg_hdr), size);
 	return 0;
 }
 
-static inline struct vhost_user_region fe_region(const struct fe *f)
+static inline struct vhost_user_mem_region fe_region(const struct fe *f)
 {
-	struct vhost_user_region r = {.gpa = FE_GPA, .size = FE_MEM,
+	struct vhost_user_mem_region r = {.gpa = FE_GPA, .size = FE_MEM,
 				      .uva = (uint64_t)(uintptr_t)f->mem, .mmap_off = 0};
 	return r;
 }
 
-static inline void fe_mem_table(struct fe *f, const struct vhost_user_region *r, unsigned n,
+static inline void fe_mem_table(struct fe *f, const struct vhost_user_mem_region *r, unsigned n,
 				const int *fds, unsigned nfds)
 {
-	struct vhost_user_mem m = {.nregions = n};
+	struct vhost_user_mem_table m = {.nregions = n};
 
 	memcpy(m.r, r, n * sizeof(*r));
 	fe_send(f, VHOST_USER_SET_MEM_TABLE, &m, 8 + n * (uint32_t)sizeof(*r), fds, nfds);
@@ -188,10 +189,10 @@ static inline void fe_mem_table(struct fe *f, const struct vhost_user_region *r,
 static inline void fe_vring(struct fe *f, unsigned v)
 {
 	struct fe_vq *q = &f->vq[v];
-	struct vhost_user_addr a = {.index = v, .desc = fe_uva(f, q->desc_off),
+	struct vhost_user_vring_addr a = {.index = v, .desc = fe_uva(f, q->desc_off),
 				    .used = fe_uva(f, q->used_off), .avail = fe_uva(f, q->avail_off)};
 	uint64_t u = v;
-	bool packed = f->features & VHOST_BIT(VIRTIO_F_RING_PACKED);
+	bool packed = f->features & VIRTIO_BIT(VIRTIO_F_RING_PACKED);
 
 	/* Packed: both wrap counters start at 1 (bit 15 of the base). */
 	q->pk_avail = q->pk_used = 0;
@@ -215,7 +216,7 @@ enum fe_step { FE_TO_CONNECT, FE_TO_FEATURES, FE_TO_MEM, FE_TO_VRINGS };
 static inline void fe_handshake(struct fe *f, enum fe_step upto, uint64_t feats,
 				void (*poll)(void))
 {
-	struct vhost_user_region r = fe_region(f);
+	struct vhost_user_mem_region r = fe_region(f);
 	uint64_t u;
 
 	if (upto == FE_TO_CONNECT)
@@ -227,8 +228,8 @@ static inline void fe_handshake(struct fe *f, enum fe_step upto, uint64_t feats,
 	fe_send(f, VHOST_USER_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0);
 	poll();
 	FE_CHECK(fe_reply(f, &u, 8) == 0);
-	FE_CHECK(u & VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
-	fe_send_u64(f, VHOST_USER_SET_PROTOCOL_FEATURES, VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ));
+	FE_CHECK(u & VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ));
+	fe_send_u64(f, VHOST_USER_SET_PROTOCOL_FEATURES, VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ));
 	fe_send(f, VHOST_USER_SET_OWNER, NULL, 0, NULL, 0);
 	fe_send_u64(f, VHOST_USER_SET_FEATURES, feats);
 	f->features = feats;

@@ -43,8 +43,8 @@ __attribute__((noinline)) uint16_t bench_burst(int tx, struct tide_mbuf **pk, ui
 
 int main(int argc, char **argv)
 {
-	uint64_t feats = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) |
-			 VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+	uint64_t feats = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
+			 VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
 	struct tide_pool *pool;
 	struct tide_link l;
 	struct fe f;
@@ -62,10 +62,10 @@ int main(int argc, char **argv)
 	tx = strncmp(argv[1], "tx", 2) == 0;
 	packed = strstr(argv[1], "-packed") != NULL;
 	if (packed)
-		feats |= VHOST_BIT(VIRTIO_F_RING_PACKED);
+		feats |= VIRTIO_BIT(VIRTIO_F_RING_PACKED);
 	inorder = strstr(argv[1], "-inorder") != NULL;
 	if (inorder)
-		feats |= VHOST_BIT(VIRTIO_F_IN_ORDER);
+		feats |= VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 	total = strtoull(argv[2], NULL, 0);
 	size = (unsigned)atoi(argv[3]);
 	FE_CHECK(size >= 60 && size <= FE_BUF - 12);

@@ -2,7 +2,8 @@
 /*
  * vhost driver: spec, port and queue operations, and the tide/vhost.h extras. The spec
  * keys are documented in include/tide/vhost.h; the design (threads, control plane) in
- * vhost.h, the data path at the top of vhost_split.c.
+ * vhost.h, the data path at the top of vhost_copy.h and of each layout (vhost_split.c,
+ * vhost_packed.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -208,16 +209,16 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	pthread_mutex_init(&vp->lock, NULL);
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
 		vp->vr[v].kickfd = vp->vr[v].callfd = -1;
-	vp->offered = VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES) |
-		      (mrg ? VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) : 0) |
-		      (eidx ? VHOST_BIT(VIRTIO_RING_F_EVENT_IDX) : 0) |
-		      (inord ? VHOST_BIT(VIRTIO_F_IN_ORDER) : 0) |
-		      (indir ? VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC) : 0) |
-		      (queues > 1 ? VHOST_BIT(VIRTIO_NET_F_MQ) : 0) |
-		      (packed ? VHOST_BIT(VIRTIO_F_RING_PACKED) : 0);
-	vp->proto_offered = VHOST_BIT(VHOST_USER_PROTOCOL_F_MQ) |
-			    VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
-			    VHOST_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
+	vp->offered = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES) |
+		      (mrg ? VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) : 0) |
+		      (eidx ? VIRTIO_BIT(VIRTIO_F_EVENT_IDX) : 0) |
+		      (inord ? VIRTIO_BIT(VIRTIO_F_IN_ORDER) : 0) |
+		      (indir ? VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) : 0) |
+		      (queues > 1 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) |
+		      (packed ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0);
+	vp->proto_offered = VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) |
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
 	tide_port_frame_limit(p, VHOST_MAX_PKT);
 	vp->mtu = p->info.mtu;
 	p->info.max_rxq = vp->queues;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vhost driver: internal structures shared by the control plane (vhost_ctl.h), the port
- * operations (vhost.c) and the data path (vhost_split.c).
+ * operations (vhost.c) and the data path (vhost_rxtx.c, vhost_copy.h and the two ring
+ * layouts, vhost_split.c and vhost_packed.c).
  *
  * Roles. The frontend (QEMU, DPDK virtio-user) owns the virtqueues in its memory and drives
  * the protocol; tide is the backend. Either side may listen on the socket (role=server:
@@ -52,7 +53,8 @@
 #include "quiesce.h"
 #include "txc.h"
 #include "unix_sock.h"
-#include "vhost_proto.h"
+#include "vhost_user.h"
+#include "virtio_ring.h"
 
 #define VHOST_MAX_QP	  16		 /* queue pairs (TIDE_MAX_QUEUES) */
 #define VHOST_RETRY_NS	  (50 * 1000000) /* client: pause between connection attempts */
@@ -165,7 +167,7 @@ struct vhost_vring {
 
 /* The message being received (a stream socket may deliver it in pieces). */
 struct vhost_rxmsg {
-	uint8_t buf[sizeof(struct vhost_user_hdr) + VHOST_USER_MAX_PAYLOAD];
+	uint8_t buf[sizeof(struct vhost_user_msg_hdr) + VHOST_USER_MAX_PAYLOAD];
 	size_t have;
 	struct unix_sock_fds fds; /* max VHOST_USER_MAX_FDS */
 };
@@ -216,7 +218,7 @@ static inline struct vhost_port *vport(const struct tide_port *p)
 /* VIRTIO_F_IN_ORDER negotiated: buffers are used in the order they were made available. */
 static inline bool vhost_in_order(const struct vhost_port *vp)
 {
-	return vp->features & VHOST_BIT(VIRTIO_F_IN_ORDER);
+	return vp->features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 }
 
 /* ---- control plane (vhost_ctl.c; its other files: vhost_ctl.h) ---- */
@@ -233,14 +235,18 @@ int vhost_ctl_start(struct vhost_port *vp);
 void vhost_ctl_stop(struct vhost_port *vp);
 int vhost_ctl_poll(struct vhost_port *vp);
 
-/* ---- data path (vhost_split.c) ---- */
+/* ---- data path ---- */
+/* The queues' burst functions (vhost_rxtx.c). */
 tide_rx_burst_fn vhost_rx_fn(void);
 tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
 unsigned vhost_tx_advance_ool(struct txc *t);
 
-/* ---- packed data path (vhost_packed.c) ---- */
-/* The packed bursts, jumped to by the queue's burst (vhost_split.c) once it has entered
- * (busy stored), read VHOST_LIVE_PACKED and found no fault; they leave. */
+/* The bodies of each layout (vhost_split.c, vhost_packed.c), jumped to by the queue's burst
+ * once it has entered (busy stored), read the layout from the live word and found no fault;
+ * they leave. */
+uint16_t vhost_split_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_split_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_split_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t vhost_packed_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);

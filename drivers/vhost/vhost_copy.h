@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vhost copy steps shared by the split (vhost_split.c) and the packed (vhost_packed.c) data
- * paths: one guest descriptor's bytes into mbufs, a packet into one guest descriptor, the
- * virtio-net header, and the end of a Tx burst. Every guest address goes through the
- * queue's checked memory table (vhost_gpa_host()) chunk by chunk, so no copy crosses the
- * end of a region. Inline: each is the body of a per-packet loop. Internal.
+ * The vhost copy layer, one for both ring layouts (vhost_split.c, vhost_packed.c): the
+ * bursts, the copy of a guest buffer into mbufs and of a packet into guest buffers, the
+ * virtio-net header, mergeable receive buffers and the Tx free policy. A layout provides
+ * what differs: a chain iterator (the next descriptor of a buffer: address, length, flags,
+ * with its own checks), where the next buffer starts and how its used element is written,
+ * and the publish step (struct vhost_rx_layout, vhost_tx_layout). Every guest address goes
+ * through the queue's checked memory table (vhost_gpa_host()) chunk by chunk, so no copy
+ * crosses the end of a region.
+ *
+ * Inline: each function here is the body of a per-packet loop or the burst itself. A layout
+ * instantiates the bursts with a static const table of its hooks, so every hook call is a
+ * direct, inlined call and each burst is specialised for its layout. Internal.
  */
 #ifndef TIDE_VHOST_COPY_H
 #define TIDE_VHOST_COPY_H
@@ -31,6 +38,40 @@ TIDE_ALWAYS_INLINE uint8_t *vhost_gpa_fast(const struct vhost_mtab *m, uint64_t 
 
 /* The header tide writes: no offloads, one buffer (num_buffers set later when more). */
 static const struct virtio_net_hdr_mrg vhost_tx_hdr = {.num_buffers = 1};
+
+/*
+ * One descriptor of a buffer as a layout's chain iterator hands it to the copy layer. The
+ * split descriptor's layout, so that the split ring reads one into it with one copy (the
+ * packed ring converts, off its fast paths).
+ */
+struct vhost_desc {
+	uint64_t addr;	/* guest physical */
+	uint32_t len;
+	uint16_t flags; /* VRING_DESC_F_WRITE, NEXT, INDIRECT (a layout's other bits may be set) */
+	uint16_t next;	/* split: the next descriptor's index; packed: not used */
+};
+static_assert(sizeof(struct vhost_desc) == sizeof(struct vring_desc) &&
+		      offsetof(struct vhost_desc, flags) == offsetof(struct vring_desc, flags) &&
+		      offsetof(struct vhost_desc, next) == offsetof(struct vring_desc, next),
+	      "struct vhost_desc has the split descriptor's layout");
+
+/*
+ * A layout's chain iterator: the next descriptor of the buffer being walked (@walk: the
+ * layout's walk state) into *@d. Returns 1, 0 at the end of the buffer, -1 with *@why set
+ * when the guest broke a rule (the layout's checks: indices, loops, availability, ids).
+ */
+typedef int (*vhost_next_fn)(struct vhost_vq *q, void *walk, struct vhost_desc *d,
+			     const char **why);
+
+/* What a guest buffer gave (Rx) or what a packet found (Tx); VHOST_RX_NONE: no buffer is
+ * available where the layout looked (nothing taken). */
+enum { VHOST_RX_OK, VHOST_RX_DROP, VHOST_RX_NOMBUF, VHOST_RX_FAULT, VHOST_RX_NONE };
+enum { VHOST_TX_OK, VHOST_TX_FULL, VHOST_TX_DROP, VHOST_TX_FAULT };
+
+TIDE_ALWAYS_INLINE uint16_t vhost_load16(const uint16_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
 
 /*
  * Guest -> mbuf: the @left bytes at guest address @addr appended to @m (last segment *@cur),
@@ -195,6 +236,281 @@ TIDE_ALWAYS_INLINE void vhost_tx_done(struct tide_txq *pub, struct txc *t, struc
 		tide_stat_add(&pub->stats.errors, dropped);
 	}
 	tide_stat_burst(&pub->stats, k - dropped, bytes);
+}
+
+/*
+ * Rx, the general case: the guest's transmit buffer whose first descriptor is @d (the rest
+ * through @next over @walk) copied into @m (reset, empty), its virtio-net header left out.
+ * Every descriptor must be device-readable: a layout whose entries' write flag does not
+ * count (packed indirect tables) clears it in its iterator.
+ */
+TIDE_ALWAYS_INLINE int vhost_rx_buf(struct vhost_rxq *q, void *walk, vhost_next_fn next,
+				    struct vhost_desc d, struct tide_mbuf *m, const char **why)
+{
+	struct vhost_vq *vq = &q->vq;
+	struct tide_mbuf *cur = m;
+	uint32_t skip = vq->hdr_len;
+	uint64_t total = 0;
+	int rc;
+
+	do {
+		if (tide_unlikely(d.flags & VRING_DESC_F_WRITE)) {
+			*why = "device-writable descriptor in a transmit chain";
+			return VHOST_RX_FAULT;
+		}
+		rc = vhost_copy_in(&vq->mem, q->pool, q->dataroom, m, &cur, d.addr, d.len, &skip,
+				   &total, VHOST_MAX_PKT + vq->hdr_len, why);
+		if (tide_unlikely(rc != 0))
+			return rc < 0 ? VHOST_RX_FAULT : VHOST_RX_NOMBUF;
+	} while ((rc = next(vq, walk, &d, why)) > 0);
+	if (rc < 0)
+		return VHOST_RX_FAULT;
+	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
+		return VHOST_RX_DROP; /* shorter than the header, or longer than we take */
+	return VHOST_RX_OK;
+}
+
+/*
+ * What a layout gives the Tx general case (vhost_tx_bufs()), over its walk state:
+ *   next    its chain iterator;
+ *   whole   walk every descriptor of a buffer even when the packet ended before it (the
+ *           layout needs the buffer's end: packed rings keep the id in its last descriptor);
+ *   end     the buffer just walked took @wrote bytes: note its used element (not visible to
+ *           the guest yet) and move past it; VHOST_TX_OK or VHOST_TX_DROP (too many buffers);
+ *   first   the first descriptor of the next buffer into *@d: VHOST_TX_OK, VHOST_TX_FULL (none
+ *           available yet), VHOST_TX_DROP (the ring could never hold the packet) or
+ *           VHOST_TX_FAULT;
+ *   commit  the packet is whole: its used elements and the layout's cursor move on.
+ */
+struct vhost_tx_chain {
+	vhost_next_fn next;
+	bool whole;
+	int (*end)(struct vhost_vq *q, void *walk, uint32_t wrote);
+	int (*first)(struct vhost_vq *q, void *walk, struct vhost_desc *d, const char **why);
+	void (*commit)(struct vhost_vq *q, void *walk);
+};
+
+/*
+ * Tx, the general case: packet @m into the guest's receive buffers from the one whose first
+ * descriptor is @d on: buffers of any shape, packets of any number of segments, several
+ * buffers per packet with MRG_RXBUF (num_buffers in the first header). On VHOST_TX_OK the
+ * layout committed the packet; otherwise the guest sees nothing of it.
+ */
+TIDE_ALWAYS_INLINE int vhost_tx_bufs(struct vhost_vq *vq, const struct tide_mbuf *m, void *walk,
+				     struct vhost_desc d, const struct vhost_tx_chain *L,
+				     const char **why)
+{
+	struct vhost_src s;
+	uint16_t nbuf = 0;
+
+	vhost_src_init(&s, m, vq->hdr_len);
+	for (;;) {
+		uint32_t wrote = 0;
+		int rc = 0;
+
+		do {
+			if (tide_unlikely(!(d.flags & VRING_DESC_F_WRITE))) {
+				*why = "device-readable descriptor in a receive chain";
+				return VHOST_TX_FAULT;
+			}
+			if (vhost_copy_out(&vq->mem, &s, vq->hdr_len, d.addr, d.len, &wrote,
+					   why) < 0)
+				return VHOST_TX_FAULT;
+		} while ((L->whole || s.more) && (rc = L->next(vq, walk, &d, why)) > 0);
+		if (rc < 0)
+			return VHOST_TX_FAULT;
+		if ((rc = L->end(vq, walk, wrote)) != VHOST_TX_OK)
+			return rc;
+		nbuf++;
+		if (!s.more)
+			break;
+		if (!vq->mrg)
+			return VHOST_TX_DROP; /* larger than one receive buffer */
+		if ((rc = L->first(vq, walk, &d, why)) != VHOST_TX_OK)
+			return rc;
+	}
+	vhost_hdr_nbuf(s.hdr_at, nbuf);
+	L->commit(vq, walk);
+	return VHOST_TX_OK;
+}
+
+/*
+ * A layout's Rx burst hooks, over its cursor @c (its positions in the ring during a burst):
+ *   count    a bound on the buffers available, up to @n, the cursor set up: 0 when none (or
+ *            the guest broke a rule: then the queue has faulted);
+ *   buf      the next buffer into @m, its used id into *@id: VHOST_RX_* (the layout resets @m
+ *            once it has a buffer; VHOST_RX_NONE: none there, @m untouched);
+ *   used     the used element of that buffer (a whole chain: length 0);
+ *   step     move past that buffer;
+ *   publish  make the used elements written so far visible and notify the guest if it asked;
+ *   finish   the end of the burst: with @batch (VIRTIO_F_IN_ORDER) the one used element of
+ *            the buffers taken (if any), with the last one's id @last_id; the publication;
+ *            the queue's state.
+ */
+struct vhost_rx_layout {
+	unsigned (*count)(struct vhost_rxq *q, void *c, uint16_t n);
+	int (*buf)(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *id,
+		   const char **why);
+	void (*used)(struct vhost_vq *q, void *c, uint16_t id);
+	void (*step)(struct vhost_vq *q, void *c);
+	void (*publish)(struct vhost_vq *q, void *c);
+	void (*finish)(struct vhost_vq *q, void *c, bool batch, uint16_t last_id);
+};
+
+/*
+ * The Rx burst of a layout, entered (busy stored, the live word read as that layout, no
+ * fault): copy up to @n of the guest's transmit buffers into mbufs, one used element per
+ * buffer (length 0: we wrote nothing) or, with @batch (VIRTIO_F_IN_ORDER), one for the
+ * burst; a buffer that breaks no rule but cannot be taken (too short, too long) is consumed
+ * and counted. Leaves the burst.
+ */
+TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_mbuf **pkts,
+					      uint16_t n, void *c, const struct vhost_rx_layout *L,
+					      const bool batch)
+{
+	struct tide_rxq *pub = &q->pub;
+	struct vhost_vq *vq = &q->vq;
+	uint64_t bytes = 0, dropped = 0;
+	const char *why = NULL;
+	uint16_t last_id = 0;
+	uint16_t i = 0;
+	bool used_per_pkt;
+	unsigned nb = L->count(q, c, n);
+
+	if (nb == 0) {
+		vhost_leave(&q->busy);
+		return 0;
+	}
+	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
+		tide_stat_add(&pub->stats.nombuf, 1);
+		vhost_leave(&q->busy);
+		return 0;
+	}
+	used_per_pkt = vq->used_per_pkt;
+	/* At most @nb buffers: the layout checks each again. */
+	for (unsigned t = 0; t < nb; t++) {
+		struct tide_mbuf *m = pkts[i];
+		uint16_t id;
+		int rc = L->buf(q, c, m, &id, &why);
+
+		if (tide_unlikely(rc != VHOST_RX_OK)) {
+			if (rc == VHOST_RX_NONE)
+				break;
+			tide_mbuf_free(m->next);
+			tide_mbuf_reset(m);
+			if (rc == VHOST_RX_NOMBUF) {
+				tide_stat_add(&pub->stats.nombuf, 1);
+				break;
+			}
+			if (rc == VHOST_RX_FAULT) {
+				vhost_fault(&q->fs, &pub->stats.errors, why);
+				break;
+			}
+			dropped++; /* consumed, counted, the mbuf reused for the next buffer */
+		} else {
+			m->port = q->port_id;
+			bytes += m->pkt_len;
+			i++;
+		}
+		if (batch)
+			last_id = id;
+		else
+			L->used(vq, c, id);
+		L->step(vq, c);
+		if (!batch && tide_unlikely(used_per_pkt))
+			L->publish(vq, c);
+	}
+	if (i < nb)
+		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+	L->finish(vq, c, batch, last_id);
+	if (dropped)
+		tide_stat_add(&pub->stats.errors, dropped);
+	tide_stat_burst(&pub->stats, i, bytes);
+	vhost_leave(&q->busy);
+	return i;
+}
+
+/* The Rx burst of a layout: in-order or not chosen once per burst, each loop specialised. */
+TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf **pkts,
+					   uint16_t n, void *c, const struct vhost_rx_layout *L)
+{
+	const struct vhost_vq *vq = &q->vq;
+	bool used_per_pkt = vq->used_per_pkt;
+	bool batch = vq->in_order && !used_per_pkt; /* one used element for the burst */
+
+	return batch ? vhost_rx_burst_as(q, pkts, n, c, L, true)
+		     : vhost_rx_burst_as(q, pkts, n, c, L, false);
+}
+
+/*
+ * A layout's Tx burst hooks, over its cursor @c:
+ *   begin    is a guest receive buffer available? The cursor set up (false: none, or the
+ *            guest broke a rule: then the queue has faulted);
+ *   pkt      packet @m into the guest's buffers (VHOST_TX_*; on VHOST_TX_OK the cursor moved
+ *            past them and their used elements are written, not yet visible);
+ *   publish, finish  as for Rx (finish: without the in-order element).
+ */
+struct vhost_tx_layout {
+	bool (*begin)(struct vhost_txq *q, void *c);
+	int (*pkt)(struct vhost_vq *q, void *c, const struct tide_mbuf *m, const char **why);
+	void (*publish)(struct vhost_vq *q, void *c);
+	void (*finish)(struct vhost_vq *q, void *c);
+};
+
+/*
+ * The Tx burst of a layout, entered: copy up to @n packets into the guest's receive buffers;
+ * a packet too large for them is dropped and counted; the used elements published once per
+ * burst (or per packet, used_per_pkt); the burst freed as @f says (vhost_tx_done()). Leaves
+ * the burst.
+ */
+TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf **pkts,
+					   uint16_t n, const enum vhost_txfree f, void *c,
+					   const struct vhost_tx_layout *L)
+{
+	struct tide_txq *pub = &q->pub;
+	struct vhost_vq *vq = &q->vq;
+	struct txc *t = &q->txc;
+	uint64_t bytes = 0, dropped = 0;
+	const char *why = NULL;
+	uint16_t i;
+	unsigned room;
+	bool used_per_pkt;
+
+	if (!L->begin(q, c)) {
+		vhost_leave(&q->busy); /* no guest buffer */
+		return 0;
+	}
+	room = txc_room_sync(t, n);
+	if (room < n)
+		n = (uint16_t)room;
+	used_per_pkt = vq->used_per_pkt;
+	for (i = 0; i < n; i++) {
+		struct tide_mbuf *m = pkts[i];
+		int rc = L->pkt(vq, c, m, &why);
+
+		if (tide_unlikely(rc != VHOST_TX_OK)) {
+			if (rc == VHOST_TX_FULL)
+				break;
+			if (rc == VHOST_TX_FAULT) {
+				vhost_fault(&q->fs, &pub->stats.errors, why);
+				break;
+			}
+			/* Too large for the guest's buffers: dropped and counted. */
+			tide_mbuf_free(m);
+			pkts[i] = NULL;
+			dropped++;
+			continue;
+		}
+		bytes += m->pkt_len;
+		if (f == VHOST_FREE_LOOP)
+			tide_mbuf_free(m);
+		if (used_per_pkt)
+			L->publish(vq, c);
+	}
+	L->finish(vq, c);
+	vhost_tx_done(pub, t, pkts, i, dropped, bytes, f);
+	vhost_leave(&q->busy);
+	return i;
 }
 
 #endif

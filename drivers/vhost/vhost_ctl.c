@@ -88,7 +88,7 @@ int vhost_msg_net_set_mtu(struct vhost_port *vp, const struct vhost_msg *m)
 	if (u < pi->min_mtu || u > pi->max_mtu) {
 		TIDE_LOG_WARN_(vp->port->name, "NET_SET_MTU %llu refused: out of range %u..%u",
 			       (unsigned long long)u, pi->min_mtu, pi->max_mtu);
-		if ((vp->proto & VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
+		if ((vp->proto & VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
 		    (m->h.flags & VHOST_USER_NEED_REPLY))
 			return vhost_reply_u64(vp, m->h.request, 1) < 0 ? -1 : 1;
 		return 1;
@@ -133,7 +133,7 @@ static int handle(struct vhost_port *vp)
 		return rc < 0 ? -1 : 0;
 	vhost_update_link(vp);
 	/* REPLY_ACK: the frontend waits for the outcome of a message without a reply. */
-	if ((vp->proto & VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
+	if ((vp->proto & VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK)) &&
 	    (m.h.flags & VHOST_USER_NEED_REPLY))
 		return vhost_reply_u64(vp, m.h.request, 0);
 	return 0;

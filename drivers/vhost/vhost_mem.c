@@ -57,7 +57,7 @@ static bool sealed_shrink(int fd)
  * the range the frontend announced, and sealed against shrinking unless @unsealed_ok (see
  * sealed_shrink()).
  */
-static const char *map_region(const struct vhost_user_region *r, int fd, bool unsealed_ok,
+static const char *map_region(const struct vhost_user_mem_region *r, int fd, bool unsealed_ok,
 			      struct vhost_map *out)
 {
 	struct stat st;

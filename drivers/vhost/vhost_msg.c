@@ -68,7 +68,7 @@ static bool size_ok(const struct vhost_req *r, uint32_t size)
 	case VHOST_PL_NONE:
 		return size == 0 || size == 8;
 	case VHOST_PL_ADDR:
-		return size == sizeof(struct vhost_user_addr);
+		return size == sizeof(struct vhost_user_vring_addr);
 	case VHOST_PL_MEM:
 		return true; /* checked against its region count */
 	default:
@@ -128,14 +128,14 @@ static int mem_decode(struct vhost_msg *m, const uint8_t *pl, unsigned nfds, cha
 	n = m->mem.nregions;
 	if (n == 0 || n > VHOST_USER_MAX_REGIONS)
 		FAIL("SET_MEM_TABLE: %u regions (1..%u)", n, VHOST_USER_MAX_REGIONS);
-	if (size != 8 + n * sizeof(struct vhost_user_region))
+	if (size != 8 + n * sizeof(struct vhost_user_mem_region))
 		FAIL("SET_MEM_TABLE: payload of %u bytes for %u regions", size, n);
 	memcpy(&m->mem, pl, size);
 	if (nfds != n)
 		FAIL("SET_MEM_TABLE: %u file descriptors for %u regions", nfds, n);
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < i; j++) {
-			const struct vhost_user_region *a = &m->mem.r[i], *b = &m->mem.r[j];
+			const struct vhost_user_mem_region *a = &m->mem.r[i], *b = &m->mem.r[j];
 
 			if (overlap(a->gpa, a->size, b->gpa, b->size) ||
 			    overlap(a->uva, a->size, b->uva, b->size))
@@ -147,8 +147,8 @@ static int mem_decode(struct vhost_msg *m, const uint8_t *pl, unsigned nfds, cha
 int vhost_msg_decode(const uint8_t *buf, size_t len, unsigned nfds, bool too_many_fds,
 		     unsigned nvrings, struct vhost_msg *m, char *why, size_t whylen)
 {
-	const uint8_t *pl = buf + sizeof(struct vhost_user_hdr);
-	struct vhost_user_hdr h;
+	const uint8_t *pl = buf + sizeof(struct vhost_user_msg_hdr);
+	struct vhost_user_msg_hdr h;
 	const char *name;
 
 	memset(m, 0, sizeof(*m));

@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vhost_proto.h"
+#include "vhost_user.h"
+#include "virtio_ring.h"
 
 struct vhost_port;
 struct vhost_msg;
@@ -22,10 +23,10 @@ struct vhost_msg;
 enum vhost_payload {
 	VHOST_PL_NONE,	   /* nothing, or 8 bytes that are ignored */
 	VHOST_PL_U64,	   /* 8 bytes: a number (feature bits) */
-	VHOST_PL_STATE,	   /* 8 bytes: struct vhost_user_state, its vring index checked */
+	VHOST_PL_STATE,	   /* 8 bytes: struct vhost_user_vring_state, index checked */
 	VHOST_PL_VRING_FD, /* 8 bytes: a vring index and the no-fd flag */
-	VHOST_PL_ADDR,	   /* struct vhost_user_addr, its vring index checked */
-	VHOST_PL_MEM,	   /* struct vhost_user_mem: 8 bytes and 1..8 regions */
+	VHOST_PL_ADDR,	   /* struct vhost_user_vring_addr, its vring index checked */
+	VHOST_PL_MEM,	   /* struct vhost_user_mem_table: 8 bytes and 1..8 regions */
 };
 
 /* The file descriptors a request carries. */
@@ -47,12 +48,12 @@ struct vhost_req {
 
 /* A decoded message: every field the request's payload rule names is checked. */
 struct vhost_msg {
-	struct vhost_user_hdr h;
+	struct vhost_user_msg_hdr h;
 	const struct vhost_req *req;
 	uint64_t u;		    /* an 8-byte payload, else 0 */
-	struct vhost_user_state st; /* u as a vring state */
-	struct vhost_user_addr ad;  /* VHOST_PL_ADDR */
-	struct vhost_user_mem mem;  /* VHOST_PL_MEM: mem.nregions regions, disjoint */
+	struct vhost_user_vring_state st; /* u as a vring state */
+	struct vhost_user_vring_addr ad;  /* VHOST_PL_ADDR */
+	struct vhost_user_mem_table mem;  /* VHOST_PL_MEM: mem.nregions regions, disjoint */
 	unsigned vring;		    /* STATE, VRING_FD, ADDR: the index, below nvrings */
 	bool nofd;		    /* VHOST_PL_VRING_FD: the no-fd flag */
 };

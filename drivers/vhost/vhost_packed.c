@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vhost data path: packed virtqueues (virtio 1.1+ section 2.8), copy mode, both directions,
- * run when VIRTIO_F_RING_PACKED was negotiated: the queue's burst (vhost_split.c) jumps here
- * when its live word says VHOST_LIVE_PACKED.
+ * vhost data path: the packed virtqueue layout (virtio 1.1+ section 2.8), copy mode, both
+ * directions, on the copy layer (vhost_copy.h): its chain iterator, its used elements and
+ * their publication, and its one-descriptor fast paths. Run when VIRTIO_F_RING_PACKED was
+ * negotiated: the queue's burst (vhost_rxtx.c) jumps here when its live word says
+ * VHOST_LIVE_PACKED.
  *
  * One ring of descriptors shared both ways. The driver makes a descriptor available by
  * writing it and then its flags with AVAIL = its wrap counter and USED = the inverse; the
@@ -60,32 +62,6 @@ TIDE_ALWAYS_INLINE struct vring_packed_desc *pk_ring(const struct vhost_vq *q)
 	return (struct vring_packed_desc *)(void *)q->desc;
 }
 
-TIDE_ALWAYS_INLINE uint16_t load16(const uint16_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-#define PK_AVAIL_USED (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)
-
-/* What the AVAIL and USED flags of a descriptor available in pass @wrap are. */
-TIDE_ALWAYS_INLINE uint16_t pk_avail_bits(bool wrap)
-{
-	return wrap ? VRING_PACKED_DESC_F_AVAIL : VRING_PACKED_DESC_F_USED;
-}
-
-/* The AVAIL and USED flags of a used element written in pass @wrap (both = the counter).
- * Bursts keep this form of the wrap counter: the available form is it ^ USED. */
-TIDE_ALWAYS_INLINE uint16_t pk_pass_flags(bool wrap)
-{
-	return wrap ? PK_AVAIL_USED : 0;
-}
-
-/* Is a descriptor with @flags available in the pass whose wrap counter is @wrap? */
-TIDE_ALWAYS_INLINE bool pk_avail(uint16_t flags, bool wrap)
-{
-	return (flags & PK_AVAIL_USED) == pk_avail_bits(wrap);
-}
-
 /* A bound on the chains available from @pos on, up to @n (at most the queue size): @n when
  * the n-th descriptor is available, else the run of available descriptors. */
 TIDE_ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, bool wrap, uint16_t n)
@@ -105,14 +81,16 @@ TIDE_ALWAYS_INLINE uint16_t pk_count(const struct vhost_vq *q, uint16_t pos, boo
 			far = (uint16_t)(far - q->num);
 			fwrap = !wrap;
 		}
-		if ((load16(&ring[far].flags) & PK_AVAIL_USED) == pk_avail_bits(fwrap))
+		if (vring_packed_desc_avail(vhost_load16(&ring[far].flags), fwrap))
 			return n;
 	}
 	/* Up to the end of the ring in this pass, then from its start in the next. */
-	for (uint16_t want = pk_avail_bits(wrap); k < n; want = pk_avail_bits(wrap = !wrap), pos = 0) {
+	for (uint16_t want = vring_packed_avail_flags(wrap); k < n;
+	     want = vring_packed_avail_flags(wrap = !wrap), pos = 0) {
 		uint16_t end = (uint16_t)(q->num - pos < n - k ? q->num : pos + (n - k));
 
-		while (pos < end && (load16(&ring[pos].flags) & PK_AVAIL_USED) == want)
+		while (pos < end &&
+		       (vhost_load16(&ring[pos].flags) & VRING_PACKED_DESC_F_AVAIL_USED) == want)
 			pos++, k++;
 		if (pos < end)
 			break;
@@ -128,14 +106,14 @@ TIDE_ALWAYS_INLINE void pk_step(const struct vhost_vq *q, uint16_t *pos, bool *w
 	}
 }
 
-/* Read a ring descriptor once if it is available in the pass whose pk_pass_flags() are
- * @pass_flags ([avail] acquire). */
+/* Read a ring descriptor once if it is available in the pass whose used flags
+ * (vring_packed_used_flags()) are @pass_flags ([avail] acquire). */
 TIDE_ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, uint16_t pass_flags,
 					    struct vring_packed_desc *d)
 {
 	uint16_t flags = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 
-	if ((flags & PK_AVAIL_USED) != (pass_flags ^ VRING_PACKED_DESC_F_USED))
+	if ((flags & VRING_PACKED_DESC_F_AVAIL_USED) != (pass_flags ^ VRING_PACKED_DESC_F_USED))
 		return false;
 	d->addr = __atomic_load_n(&s->addr, __ATOMIC_RELAXED);
 	d->len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
@@ -149,41 +127,58 @@ TIDE_ALWAYS_INLINE bool pk_fetch_pass_flags(const struct vring_packed_desc *s, u
 TIDE_ALWAYS_INLINE bool pk_fetch(const struct vring_packed_desc *s, bool wrap,
 				 struct vring_packed_desc *d)
 {
-	return pk_fetch_pass_flags(s, pk_pass_flags(wrap), d);
+	return pk_fetch_pass_flags(s, vring_packed_used_flags(wrap), d);
 }
 
-/* Walking one buffer (a chain of ring descriptors, or one indirect table). */
+/* Walking one buffer (a chain of ring descriptors, or one indirect table): the chain
+ * iterator pk_next(). */
 struct pwalk {
 	const struct vring_packed_desc *ind; /* the indirect table, or NULL */
 	uint32_t ind_n, ind_i;
+	uint16_t ind_flags; /* the flags an indirect entry keeps (see pk_ind_fetch()) */
 	uint16_t pos;	/* ring position of the latest ring descriptor */
 	bool wrap;	/* and its pass */
 	uint16_t ndesc; /* ring descriptors of the chain so far */
 	uint16_t id;	/* the buffer id, once the walk reached the end */
 };
 
-TIDE_ALWAYS_INLINE void pk_ind_fetch(struct pwalk *w, struct vring_packed_desc *d)
+TIDE_ALWAYS_INLINE void pk_desc(struct vhost_desc *d, const struct vring_packed_desc *r)
 {
-	memcpy(d, &w->ind[w->ind_i], sizeof(*d));
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	d->flags &= VRING_DESC_F_WRITE; /* the only flag an indirect entry has */
+	d->addr = r->addr;
+	d->len = r->len;
+	d->flags = r->flags;
 }
 
-static int pk_indirect(struct vhost_vq *q, struct pwalk *w, struct vring_packed_desc *d,
+/* An indirect entry has only the write flag. Tx needs it on every entry; Rx ignores it
+ * (@ind_flags 0): DPDK's virtio PMD leaves it set on the header entry of its transmit
+ * tables, and reading such a buffer harms nothing. */
+TIDE_ALWAYS_INLINE void pk_ind_fetch(struct pwalk *w, struct vhost_desc *d)
+{
+	struct vring_packed_desc r;
+
+	memcpy(&r, &w->ind[w->ind_i], sizeof(r));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pk_desc(d, &r);
+	d->flags &= w->ind_flags & VRING_DESC_F_WRITE;
+}
+
+/* The buffer's head @d is an indirect descriptor (w->id already its id): walk its table. */
+static int pk_indirect(struct vhost_vq *q, struct pwalk *w, struct vhost_desc *d,
 		       const char **why)
 {
 	uint64_t contig;
 	const uint8_t *tbl;
+	const uint32_t esz = sizeof(struct vring_packed_desc);
 
 	if (!q->indirect) {
-		*why = "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+		*why = "indirect descriptor without VIRTIO_F_INDIRECT_DESC";
 		return -1;
 	}
 	if (d->flags & VRING_DESC_F_NEXT) {
 		*why = "indirect descriptor with the next flag";
 		return -1;
 	}
-	if (d->len == 0 || d->len % sizeof(*d) != 0 || d->len / sizeof(*d) > q->num) {
+	if (d->len == 0 || d->len % esz != 0 || d->len / esz > q->num) {
 		*why = "indirect table size not a multiple of 16 up to the queue size";
 		return -1;
 	}
@@ -192,57 +187,31 @@ static int pk_indirect(struct vhost_vq *q, struct pwalk *w, struct vring_packed_
 		*why = "indirect table outside guest memory";
 		return -1;
 	}
-	w->id = d->id;
 	w->ind = (const struct vring_packed_desc *)(const void *)tbl;
-	w->ind_n = d->len / sizeof(*d);
+	w->ind_n = d->len / esz;
 	w->ind_i = 0;
 	pk_ind_fetch(w, d);
 	return 1;
 }
 
-/* The first descriptor of the buffer at @pos into @d: 1, 0 when none is available there,
- * -1 with *why set. */
+/* The first descriptor of the (Tx) buffer at @pos into @d: 1, 0 when none is available
+ * there, -1 with *why set. */
 TIDE_ALWAYS_INLINE int pk_first(struct vhost_vq *q, struct pwalk *w, uint16_t pos, bool wrap,
-				struct vring_packed_desc *d, const char **why)
+				struct vhost_desc *d, const char **why)
 {
+	struct vring_packed_desc r;
+
 	w->ind = NULL;
+	w->ind_flags = VRING_DESC_F_WRITE;
 	w->pos = pos;
 	w->wrap = wrap;
 	w->ndesc = 1;
-	if (!pk_fetch(&pk_ring(q)[pos], wrap, d))
+	if (!pk_fetch(&pk_ring(q)[pos], wrap, &r))
 		return 0;
+	pk_desc(d, &r);
+	w->id = r.id;
 	if (tide_unlikely(d->flags & VRING_DESC_F_INDIRECT))
 		return pk_indirect(q, w, d, why);
-	w->id = d->id;
-	return 1;
-}
-
-/* The next descriptor of the buffer into @d: 1, 0 at its end (w->id set), -1 with *why. */
-TIDE_ALWAYS_INLINE int pk_next(struct vhost_vq *q, struct pwalk *w, struct vring_packed_desc *d,
-			       const char **why)
-{
-	if (w->ind != NULL) {
-		if (++w->ind_i >= w->ind_n)
-			return 0;
-		pk_ind_fetch(w, d);
-		return 1;
-	}
-	if (!(d->flags & VRING_DESC_F_NEXT))
-		return 0;
-	if (tide_unlikely(++w->ndesc > q->num)) {
-		*why = "descriptor chain longer than the queue";
-		return -1;
-	}
-	pk_step(q, &w->pos, &w->wrap);
-	if (tide_unlikely(!pk_fetch(&pk_ring(q)[w->pos], w->wrap, d))) {
-		*why = "chained descriptor not marked available";
-		return -1;
-	}
-	if (tide_unlikely(d->flags & VRING_DESC_F_INDIRECT)) {
-		*why = "indirect descriptor inside a chain";
-		return -1;
-	}
-	w->id = d->id; /* the id of a chain is in its last descriptor */
 	return 1;
 }
 
@@ -255,6 +224,40 @@ TIDE_ALWAYS_INLINE bool pk_id_ok(const struct vhost_vq *q, const struct pwalk *w
 	return false;
 }
 
+/* The chain iterator (vhost_next_fn; @walk: a struct pwalk, or a struct that starts with
+ * one). At the end of the buffer, its id is checked. */
+TIDE_ALWAYS_INLINE int pk_next(struct vhost_vq *q, void *walk, struct vhost_desc *d,
+			       const char **why)
+{
+	struct pwalk *w = walk;
+	struct vring_packed_desc r;
+
+	if (w->ind != NULL) {
+		if (++w->ind_i >= w->ind_n)
+			return pk_id_ok(q, w, why) ? 0 : -1;
+		pk_ind_fetch(w, d);
+		return 1;
+	}
+	if (!(d->flags & VRING_DESC_F_NEXT))
+		return pk_id_ok(q, w, why) ? 0 : -1;
+	if (tide_unlikely(++w->ndesc > q->num)) {
+		*why = "descriptor chain longer than the queue";
+		return -1;
+	}
+	pk_step(q, &w->pos, &w->wrap);
+	if (tide_unlikely(!pk_fetch(&pk_ring(q)[w->pos], w->wrap, &r))) {
+		*why = "chained descriptor not marked available";
+		return -1;
+	}
+	pk_desc(d, &r);
+	if (tide_unlikely(d->flags & VRING_DESC_F_INDIRECT)) {
+		*why = "indirect descriptor inside a chain";
+		return -1;
+	}
+	w->id = r.id; /* the id of a chain is in its last descriptor */
+	return 1;
+}
+
 /* ---- publication ---- */
 
 /* The used elements of one burst: the first one's flags wait for pk_publish(). */
@@ -265,7 +268,7 @@ struct pk_burst_used {
 	bool old_wrap;
 };
 
-/* A used element at @pos in the pass whose pk_pass_flags() are @flags. */
+/* A used element at @pos in the pass whose used flags are @flags. */
 TIDE_ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_used *burst_used,
 					   uint16_t pos, uint16_t flags, uint16_t id, uint32_t len)
 {
@@ -285,7 +288,7 @@ TIDE_ALWAYS_INLINE void pk_used_pass_flags(struct vhost_vq *q, struct pk_burst_u
 TIDE_ALWAYS_INLINE void pk_used(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t pos,
 				bool wrap, uint16_t id, uint32_t len)
 {
-	pk_used_pass_flags(q, burst_used, pos, pk_pass_flags(wrap), id, len);
+	pk_used_pass_flags(q, burst_used, pos, vring_packed_used_flags(wrap), id, len);
 }
 
 /* Did the driver ask to hear about the used positions [old, new)? */
@@ -293,8 +296,7 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 			 uint16_t new_pos, bool new_wrap)
 {
 	const struct vring_packed_event *ev = (const struct vring_packed_event *)(void *)q->avail;
-	uint32_t m = 2u * q->num, o, n, e, ne, no;
-	uint16_t flags, ow;
+	uint16_t flags;
 
 	/* Our store of the used flags before our load of the guest's wish (see the top). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -304,17 +306,8 @@ static bool pk_want_call(const struct vhost_vq *q, uint16_t old_pos, bool old_wr
 		return false;
 	if (flags != VRING_PACKED_EVENT_F_DESC || !q->event_idx)
 		return true;
-	/* Positions as one count modulo twice the queue size, @m (the wrap counter adds the
-	 * queue size); any size, not only powers of two. The driver's event position ev was
-	 * passed when n - ev - 1 < n - o (mod m); e is ev + 1. o and n are below m; an offset
-	 * the driver gave beyond the queue size can only make this answer wrong for it. */
-	ow = load16(&ev->off_wrap);
-	o = old_pos + (old_wrap ? q->num : 0u);
-	n = new_pos + (new_wrap ? q->num : 0u);
-	e = (ow & ~VRING_PACKED_WRAP) + ((ow & VRING_PACKED_WRAP) ? q->num : 0u) + 1u;
-	ne = n >= e ? n - e : n + m - e; /* n - e - 1 (mod m) */
-	no = n >= o ? n - o : n + m - o;
-	return ne < no;
+	return vring_packed_need_event(vhost_load16(&ev->off_wrap), old_pos, old_wrap, new_pos,
+				       new_wrap, q->num);
 }
 
 static void pk_publish(struct vhost_vq *q, struct pk_burst_used *burst_used, uint16_t new_pos,
@@ -337,36 +330,14 @@ static void pk_publish(struct vhost_vq *q, struct pk_burst_used *burst_used, uin
 
 /* ---- Rx: guest Tx vring -> mbufs ---- */
 
-enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
-
-/* The general case of pk_rx_buf(): chains, indirect tables, frames over several mbufs. */
-static int pk_rx_bufs(struct vhost_rxq *q, struct pwalk *w, struct vring_packed_desc d,
-		      struct tide_mbuf *m, const char **why)
-{
-	struct vhost_vq *vq = &q->vq;
-	struct tide_mbuf *cur = m;
-	uint32_t skip = vq->hdr_len;
-	uint64_t total = 0;
-	int rc;
-
-	do {
-		/* Not for indirect entries: DPDK's virtio PMD leaves the write flag set on the
-		 * header entry of its transmit tables (reading such a buffer harms nothing). */
-		if (tide_unlikely((d.flags & VRING_DESC_F_WRITE) && w->ind == NULL)) {
-			*why = "device-writable descriptor in a transmit chain";
-			return RX_FAULT;
-		}
-		rc = vhost_copy_in(&vq->mem, q->pool, q->dataroom, m, &cur, d.addr, d.len, &skip,
-				   &total, VHOST_MAX_PKT + vq->hdr_len, why);
-		if (tide_unlikely(rc != 0))
-			return rc < 0 ? RX_FAULT : RX_NOMBUF;
-	} while ((rc = pk_next(vq, w, &d, why)) > 0);
-	if (rc < 0 || !pk_id_ok(vq, w, why))
-		return RX_FAULT;
-	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
-		return RX_DROP; /* shorter than the header, or longer than we take */
-	return RX_OK;
-}
+/* The Rx cursor: the position of the next buffer and its pass, where the latest buffer
+ * ended (its last ring descriptor and pass), the burst's used elements (apart: their
+ * address goes to pk_publish(), the cursor's stays in registers). */
+struct pk_rxc {
+	uint16_t pos, pass_flags;
+	uint16_t end, end_pass_flags;
+	struct pk_burst_used *burst_used;
+};
 
 /* Where a buffer ended (its last ring descriptor and pass), its id, and how it went. */
 struct pk_end {
@@ -380,133 +351,142 @@ struct pk_end {
 static struct pk_end pk_rx_slow(struct vhost_rxq *q, uint16_t pos, bool wrap,
 				struct vring_packed_desc d, struct tide_mbuf *m, const char **why)
 {
-	struct pk_end e = {.rc = RX_FAULT};
-	struct pwalk w = {.pos = pos, .wrap = wrap, .ndesc = 1, .id = d.id};
+	struct pk_end e = {.rc = VHOST_RX_FAULT};
+	struct pwalk w = {.pos = pos, .wrap = wrap, .ndesc = 1, .id = d.id, .ind_flags = 0};
+	struct vhost_desc vd;
 
-	if (!(d.flags & VRING_DESC_F_INDIRECT) || pk_indirect(&q->vq, &w, &d, why) > 0)
-		e.rc = pk_rx_bufs(q, &w, d, m, why);
+	pk_desc(&vd, &d);
+	if (!(vd.flags & VRING_DESC_F_INDIRECT) || pk_indirect(&q->vq, &w, &vd, why) > 0)
+		e.rc = vhost_rx_buf(q, &w, pk_next, vd, m, why);
 	e.pos = w.pos;
 	e.wrap = w.wrap;
 	e.id = w.id;
 	return e;
 }
 
-uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+/* A bound on the buffers available from here (the mbufs to take), up to @n. */
+TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 {
-	struct vhost_rxq *q = (struct vhost_rxq *)pub;
+	struct pk_rxc *r = c;
 	struct vhost_vq *vq = &q->vq;
-	uint64_t bytes = 0, dropped = 0;
-	const char *why = NULL;
-	struct pk_burst_used burst_used;
-	uint16_t pos, i = 0, nb, last_id = 0, pass_flags;
-	bool wrap, used_per_pkt, batch;
 
-	pos = vq->last_avail;
-	wrap = vq->wrap;
-	/* A bound on the chains available from here (the mbufs to take), up to @n. */
-	nb = pk_count(vq, pos, wrap, n);
-	if (nb == 0) {
-		vhost_leave(&q->busy);
-		return 0;
-	}
-	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
-		tide_stat_add(&pub->stats.nombuf, 1);
-		vhost_leave(&q->busy);
-		return 0;
-	}
-	burst_used.pending = false;
-	burst_used.old_pos = pos;
-	burst_used.old_wrap = wrap;
-	used_per_pkt = vq->used_per_pkt;
-	/* In order: one used element for the whole burst (see the top). */
-	batch = vq->in_order && !used_per_pkt;
-	pass_flags = pk_pass_flags(wrap); /* the pass, in the loop (wrap again after it) */
-	/* At most @nb chains; each head is checked again (pk_fetch_pass_flags()). */
-	for (uint16_t t = 0; t < nb; t++) {
-		struct tide_mbuf *m = pkts[i];
-		struct vring_packed_desc d;
-		uint32_t skip = vq->hdr_len;
-		uint16_t id, end = pos, end_pass_flags = pass_flags;
-		const uint8_t *src;
-		int rc = RX_OK;
-
-		if (!pk_fetch_pass_flags(&pk_ring(vq)[pos], pass_flags, &d))
-			break;
-		tide_mbuf_reset(m);
-		id = d.id;
-		/* The common case inline: one readable descriptor, header and frame in the
-		 * region of the previous translation, the frame fits one mbuf. */
-		if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE |
-					     VRING_DESC_F_INDIRECT)) &&
-				d.len - skip - 1u < q->fast_max && /* skip < d.len <= skip + max */
-				(src = vhost_gpa_fast(&vq->mem, d.addr, d.len)) != NULL)) {
-			uint16_t k = (uint16_t)(d.len - skip);
-
-			if (tide_unlikely(id >= vq->num)) {
-				why = "buffer id beyond the queue size";
-				rc = RX_FAULT;
-			}
-			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
-			m->data_len = k;
-			m->pkt_len = k;
-		} else {
-			struct pk_end e = pk_rx_slow(q, pos, pass_flags != 0, d, m, &why);
-
-			rc = e.rc;
-			end = e.pos;
-			end_pass_flags = pk_pass_flags(e.wrap);
-			id = e.id;
-		}
-		if (tide_unlikely(rc != RX_OK)) {
-			tide_mbuf_free(m->next);
-			tide_mbuf_reset(m);
-			if (rc == RX_NOMBUF) {
-				tide_stat_add(&pub->stats.nombuf, 1);
-				break;
-			}
-			if (rc == RX_FAULT) {
-				vhost_fault(&q->fs, &pub->stats.errors, why);
-				break;
-			}
-			dropped++; /* consumed, counted, the mbuf reused for the next chain */
-		} else {
-			m->port = q->port_id;
-			bytes += m->pkt_len;
-			i++;
-		}
-		if (batch)
-			last_id = id;
-		else
-			pk_used_pass_flags(vq, &burst_used, pos, pass_flags, id, 0);
-		pos = end;
-		pass_flags = end_pass_flags;
-		if (++pos == vq->num) {
-			pos = 0;
-			pass_flags ^= PK_AVAIL_USED;
-		}
-		if (used_per_pkt)
-			pk_publish(vq, &burst_used, pos, pass_flags != 0);
-	}
-	wrap = pass_flags != 0;
-	if (i < nb)
-		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
-	if (batch && (pos != burst_used.old_pos || wrap != burst_used.old_wrap))
-		pk_used(vq, &burst_used, burst_used.old_pos, burst_used.old_wrap, last_id, 0);
-	if (burst_used.pending)
-		pk_publish(vq, &burst_used, pos, wrap);
-	vq->last_avail = vq->used_idx = pos;
-	vq->wrap = wrap;
-	if (dropped)
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, i, bytes);
-	vhost_leave(&q->busy);
-	return i;
+	r->pos = vq->last_avail;
+	r->pass_flags = vring_packed_used_flags(vq->wrap); /* the pass (wrap again at the end) */
+	r->burst_used->pending = false;
+	r->burst_used->old_pos = vq->last_avail;
+	r->burst_used->old_wrap = vq->wrap;
+	return pk_count(vq, vq->last_avail, vq->wrap, n);
 }
 
+TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *idp,
+			      const char **why)
+{
+	struct pk_rxc *r = c;
+	struct vhost_vq *vq = &q->vq;
+	struct vring_packed_desc d;
+	uint32_t skip = vq->hdr_len;
+	uint16_t id;
+	const uint8_t *src;
+	int rc = VHOST_RX_OK;
+
+	/* Each head is checked again: pk_count() gave a bound. */
+	if (!pk_fetch_pass_flags(&pk_ring(vq)[r->pos], r->pass_flags, &d))
+		return VHOST_RX_NONE;
+	tide_mbuf_reset(m);
+	id = d.id;
+	r->end = r->pos;
+	r->end_pass_flags = r->pass_flags;
+	/* The common case inline: one readable descriptor, header and frame in the region of
+	 * the previous translation, the frame fits one mbuf. */
+	if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE |
+				     VRING_DESC_F_INDIRECT)) &&
+			d.len - skip - 1u < q->fast_max && /* skip < d.len <= skip + max */
+			(src = vhost_gpa_fast(&vq->mem, d.addr, d.len)) != NULL)) {
+		uint16_t k = (uint16_t)(d.len - skip);
+
+		if (tide_unlikely(id >= vq->num)) {
+			*why = "buffer id beyond the queue size";
+			rc = VHOST_RX_FAULT;
+		}
+		memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
+		m->data_len = k;
+		m->pkt_len = k;
+	} else {
+		struct pk_end e = pk_rx_slow(q, r->pos, r->pass_flags != 0, d, m, why);
+
+		rc = e.rc;
+		r->end = e.pos;
+		r->end_pass_flags = vring_packed_used_flags(e.wrap);
+		id = e.id;
+	}
+	*idp = id;
+	return rc;
+}
+
+TIDE_ALWAYS_INLINE void rx_used(struct vhost_vq *q, void *c, uint16_t id)
+{
+	struct pk_rxc *r = c;
+
+	pk_used_pass_flags(q, r->burst_used, r->pos, r->pass_flags, id, 0);
+}
+
+TIDE_ALWAYS_INLINE void rx_step(struct vhost_vq *q, void *c)
+{
+	struct pk_rxc *r = c;
+
+	r->pos = r->end;
+	r->pass_flags = r->end_pass_flags;
+	if (++r->pos == q->num) {
+		r->pos = 0;
+		r->pass_flags ^= VRING_PACKED_DESC_F_AVAIL_USED;
+	}
+}
+
+TIDE_ALWAYS_INLINE void rx_publish(struct vhost_vq *q, void *c)
+{
+	struct pk_rxc *r = c;
+
+	pk_publish(q, r->burst_used, r->pos, r->pass_flags != 0);
+}
+
+/* In order: one used element for the whole burst, at its first position, with the id of its
+ * last buffer (see the top). */
+TIDE_ALWAYS_INLINE void rx_finish(struct vhost_vq *vq, void *c, bool batch, uint16_t last_id)
+{
+	struct pk_rxc *r = c;
+	struct pk_burst_used *bu = r->burst_used;
+	uint16_t pos = r->pos;
+	bool wrap = r->pass_flags != 0;
+
+	if (batch && (pos != bu->old_pos || wrap != bu->old_wrap))
+		pk_used(vq, bu, bu->old_pos, bu->old_wrap, last_id, 0);
+	if (bu->pending)
+		pk_publish(vq, bu, pos, wrap);
+	vq->last_avail = vq->used_idx = pos;
+	vq->wrap = wrap;
+}
+
+static const struct vhost_rx_layout packed_rx = {
+	.count = rx_count, .buf = rx_buf, .used = rx_used,
+	.step = rx_step, .publish = rx_publish, .finish = rx_finish,
+};
+
+uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct pk_burst_used burst_used;
+	struct pk_rxc c = {.burst_used = &burst_used};
+
+	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &packed_rx);
+}
 
 /* ---- Tx: mbufs -> guest Rx vring ---- */
 
-enum { TX_OK, TX_FULL, TX_DROP, TX_FAULT };
+/* The Tx cursor: the position of the next buffer and its pass, the burst's used elements
+ * (apart, as for Rx). */
+struct pk_txc {
+	uint16_t pos, pass_flags;
+	struct pk_burst_used *burst_used;
+};
 
 /* One receive buffer a packet took, its used element written once the packet is whole. */
 struct pk_ubuf {
@@ -515,184 +495,183 @@ struct pk_ubuf {
 	uint32_t len;
 };
 
-/*
- * The general case of pk_tx_pkt(): buffers of any shape, packets of any number of segments,
- * several buffers per packet with MRG_RXBUF. The first buffer (at *@pos, *@wrap) is already
- * read into @d and @w.
- */
-static int pk_tx_bufs(struct vhost_vq *vq, struct pk_burst_used *burst_used,
-		      const struct tide_mbuf *m, uint16_t *pos, bool *wrap, const char **why,
-		      struct vring_packed_desc d, struct pwalk w)
-{
+/* The walk of the general case: the buffer, and the packet's buffers so far. */
+struct pk_txw {
+	struct pwalk w; /* first: pk_next() takes the struct as a struct pwalk */
+	struct pk_burst_used *burst_used;
+	uint16_t head;	/* where the buffer being walked starts */
+	bool hwrap;	/* and its pass */
+	uint16_t nbuf;
+	uint32_t ndesc; /* ring descriptors of the buffers so far */
 	struct pk_ubuf u[PK_MAX_BUFS];
-	struct vhost_src s;
-	uint16_t head = *pos, nbuf = 0;
-	uint32_t ndesc = 0;
-	bool hwrap = *wrap;
+};
 
-	vhost_src_init(&s, m, vq->hdr_len);
-
-	for (;;) {
-		uint32_t wrote = 0;
-		int rc;
-
-		/* The whole buffer is walked even when the packet ends early: its id is in its
-		 * last descriptor, and the next buffer starts after it. */
-		do {
-			if (tide_unlikely(!(d.flags & VRING_DESC_F_WRITE))) {
-				*why = "device-readable descriptor in a receive chain";
-				return TX_FAULT;
-			}
-			if (vhost_copy_out(&vq->mem, &s, vq->hdr_len, d.addr, d.len, &wrote, why) < 0)
-				return TX_FAULT;
-		} while ((rc = pk_next(vq, &w, &d, why)) > 0);
-		if (rc < 0 || !pk_id_ok(vq, &w, why))
-			return TX_FAULT;
-		if (nbuf == PK_MAX_BUFS)
-			return TX_DROP; /* more receive buffers than one packet may take */
-		u[nbuf++] = (struct pk_ubuf){.pos = head, .id = w.id, .wrap = hwrap, .len = wrote};
-		ndesc += w.ndesc;
-		head = w.pos;
-		hwrap = w.wrap;
-		pk_step(vq, &head, &hwrap);
-		if (!s.more)
-			break;
-		if (!vq->mrg)
-			return TX_DROP; /* larger than one receive buffer */
-		if (ndesc >= vq->num)
-			return TX_DROP; /* larger than the whole ring could ever hold */
-		rc = pk_first(vq, &w, head, hwrap, &d, why);
-		if (rc <= 0)
-			return rc == 0 ? TX_FULL : TX_FAULT; /* out of guest buffers: wait for more */
-	}
-	vhost_hdr_nbuf(s.hdr_at, nbuf);
-	for (unsigned b = 0; b < nbuf; b++)
-		pk_used(vq, burst_used, u[b].pos, u[b].wrap, u[b].id, u[b].len);
-	*pos = head;
-	*wrap = hwrap;
-	return TX_OK;
-}
-
-/* pk_tx_bufs() for the buffer at *@pos, its first descriptor read into @d. Out of line. */
-static int pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst_used,
-		      const struct tide_mbuf *m, uint16_t *pos, bool *wrap, const char **why,
-		      struct vring_packed_desc d)
+TIDE_ALWAYS_INLINE int txw_end(struct vhost_vq *vq, void *walk, uint32_t wrote)
 {
-	struct pwalk w = {.pos = *pos, .wrap = *wrap, .ndesc = 1, .id = d.id};
+	struct pk_txw *tw = walk;
 
-	if ((d.flags & VRING_DESC_F_INDIRECT) && pk_indirect(vq, &w, &d, why) < 0)
-		return TX_FAULT;
-	return pk_tx_bufs(vq, burst_used, m, pos, wrap, why, d, w);
+	if (tw->nbuf == PK_MAX_BUFS)
+		return VHOST_TX_DROP; /* more receive buffers than one packet may take */
+	tw->u[tw->nbuf++] = (struct pk_ubuf){
+		.pos = tw->head, .id = tw->w.id, .wrap = tw->hwrap, .len = wrote};
+	tw->ndesc += tw->w.ndesc;
+	tw->head = tw->w.pos;
+	tw->hwrap = tw->w.wrap;
+	pk_step(vq, &tw->head, &tw->hwrap);
+	return VHOST_TX_OK;
 }
 
-/*
- * Copy packet @m into guest buffers from *@pos on. On TX_OK the position moved past what the
- * packet took and its used elements are written (not yet published); otherwise the ring is
- * untouched. Inline: the common case, a one-segment packet into one descriptor in the region
- * of the previous translation.
- */
-TIDE_ALWAYS_INLINE int pk_tx_pkt(struct vhost_vq *vq, struct pk_burst_used *burst_used,
-				 const struct tide_mbuf *m, uint16_t *pos, uint16_t *pass_flags,
+TIDE_ALWAYS_INLINE int txw_first(struct vhost_vq *vq, void *walk, struct vhost_desc *d,
 				 const char **why)
 {
-	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
-	struct vring_packed_desc d;
-	uint8_t *dst;
-	bool wrap;
+	struct pk_txw *tw = walk;
 	int rc;
 
-	if (!pk_fetch_pass_flags(&pk_ring(vq)[*pos], *pass_flags, &d))
-		return TX_FULL;
+	if (tw->ndesc >= vq->num)
+		return VHOST_TX_DROP; /* larger than the whole ring could ever hold */
+	rc = pk_first(vq, &tw->w, tw->head, tw->hwrap, d, why);
+	if (rc <= 0) /* none: out of guest buffers, wait for more */
+		return rc == 0 ? VHOST_TX_FULL : VHOST_TX_FAULT;
+	return VHOST_TX_OK;
+}
+
+/* The packet is whole: the used elements of its buffers. */
+TIDE_ALWAYS_INLINE void txw_commit(struct vhost_vq *vq, void *walk)
+{
+	struct pk_txw *tw = walk;
+
+	for (unsigned b = 0; b < tw->nbuf; b++)
+		pk_used(vq, tw->burst_used, tw->u[b].pos, tw->u[b].wrap, tw->u[b].id, tw->u[b].len);
+}
+
+static const struct vhost_tx_chain packed_tx_chain = {
+	.next = pk_next,
+	.whole = true, /* the id is in the buffer's last descriptor; the next starts after it */
+	.end = txw_end,
+	.first = txw_first,
+	.commit = txw_commit,
+};
+
+/* How the general case went and, on VHOST_TX_OK, where the cursor moves. */
+struct pk_txr {
+	int rc;
+	uint16_t pos;
+	bool wrap;
+};
+
+/* The general case of tx_pkt() for the buffer at @pos in pass @wrap, its first descriptor
+ * read into @d. Out of line; the position goes in and out by value. */
+static struct pk_txr pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst_used,
+				const struct tide_mbuf *m, uint16_t pos, bool wrap,
+				const char **why, struct vring_packed_desc d)
+{
+	struct pk_txr r = {.rc = VHOST_TX_FAULT};
+	struct pk_txw tw;
+	struct vhost_desc vd;
+
+	tw.w = (struct pwalk){.pos = pos, .wrap = wrap, .ndesc = 1, .id = d.id,
+			      .ind_flags = VRING_DESC_F_WRITE};
+	tw.burst_used = burst_used;
+	tw.head = pos;
+	tw.hwrap = wrap;
+	tw.nbuf = 0;
+	tw.ndesc = 0;
+	pk_desc(&vd, &d);
+	if ((vd.flags & VRING_DESC_F_INDIRECT) && pk_indirect(vq, &tw.w, &vd, why) < 0)
+		return r;
+	r.rc = vhost_tx_bufs(vq, m, &tw, vd, &packed_tx_chain, why);
+	r.pos = tw.head; /* where the next buffer starts */
+	r.wrap = tw.hwrap;
+	return r;
+}
+
+/* Packet @m into guest buffers from the cursor on (VHOST_TX_OK: the cursor moved past them,
+ * their used elements written, not yet published; else the ring is untouched). Inline: the
+ * common case, one segment into one descriptor in the region of the previous translation. */
+TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *cp, const struct tide_mbuf *m,
+			      const char **why)
+{
+	struct pk_txc *c = cp;
+	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
+	struct vring_packed_desc d;
+	struct pk_txr r;
+	uint8_t *dst;
+
+	if (!pk_fetch_pass_flags(&pk_ring(vq)[c->pos], c->pass_flags, &d))
+		return VHOST_TX_FULL;
 	if (tide_likely(m->next == NULL &&
 			(d.flags & PK_TX_SHAPE) == VRING_DESC_F_WRITE &&
 			d.len >= len && (dst = vhost_gpa_fast(&vq->mem, d.addr, len)) != NULL)) {
 		if (tide_unlikely(d.id >= vq->num)) {
 			*why = "buffer id beyond the queue size";
-			return TX_FAULT;
+			return VHOST_TX_FAULT;
 		}
 		vhost_hdr_put(dst, vq->hdr_len);
 		memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-		pk_used_pass_flags(vq, burst_used, *pos, *pass_flags, d.id, len);
-		if (++*pos == vq->num) {
-			*pos = 0;
-			*pass_flags ^= PK_AVAIL_USED;
+		pk_used_pass_flags(vq, c->burst_used, c->pos, c->pass_flags, d.id, len);
+		if (++c->pos == vq->num) {
+			c->pos = 0;
+			c->pass_flags ^= VRING_PACKED_DESC_F_AVAIL_USED;
 		}
-		return TX_OK;
+		return VHOST_TX_OK;
 	}
-	wrap = *pass_flags != 0;
-	rc = pk_tx_slow(vq, burst_used, m, pos, &wrap, why, d);
-	*pass_flags = pk_pass_flags(wrap);
-	return rc;
+	r = pk_tx_slow(vq, c->burst_used, m, c->pos, c->pass_flags != 0, why, d);
+	if (r.rc == VHOST_TX_OK) {
+		c->pos = r.pos;
+		c->pass_flags = vring_packed_used_flags(r.wrap);
+	}
+	return r.rc;
 }
 
-TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-					const enum vhost_txfree f)
+TIDE_ALWAYS_INLINE bool tx_begin(struct vhost_txq *q, void *cp)
 {
-	struct vhost_txq *q = (struct vhost_txq *)pub;
+	struct pk_txc *c = cp;
 	struct vhost_vq *vq = &q->vq;
-	struct txc *t = &q->txc;
-	uint64_t bytes = 0, dropped = 0;
-	const char *why = NULL;
-	struct pk_burst_used burst_used;
-	uint16_t pos, i, k;
-	unsigned room;
-	uint16_t pass_flags;
-	bool wrap, used_per_pkt;
 
-	pos = vq->last_avail;
-	wrap = vq->wrap;
-	if (!pk_avail(load16(&pk_ring(vq)[pos].flags), wrap)) {
-		vhost_leave(&q->busy); /* no guest buffer */
-		return 0;
-	}
-	room = txc_room_sync(t, n);
-	if (room < n)
-		n = (uint16_t)room;
-	burst_used.pending = false;
-	burst_used.old_pos = pos;
-	burst_used.old_wrap = wrap;
-	used_per_pkt = vq->used_per_pkt;
-	pass_flags = pk_pass_flags(wrap); /* the pass, in the loop (wrap again after it) */
-	for (i = 0; i < n; i++) {
-		struct tide_mbuf *m = pkts[i];
-		int rc = pk_tx_pkt(vq, &burst_used, m, &pos, &pass_flags, &why);
-
-		if (tide_unlikely(rc != TX_OK)) {
-			if (rc == TX_FULL)
-				break;
-			if (rc == TX_FAULT) {
-				vhost_fault(&q->fs, &pub->stats.errors, why);
-				break;
-			}
-			/* Too large for the guest's buffers: dropped and counted. */
-			tide_mbuf_free(m);
-			pkts[i] = NULL;
-			dropped++;
-			continue;
-		}
-		bytes += m->pkt_len;
-		if (f == VHOST_FREE_LOOP)
-			tide_mbuf_free(m);
-		if (used_per_pkt)
-			pk_publish(vq, &burst_used, pos, pass_flags != 0);
-	}
-	wrap = pass_flags != 0;
-	k = i;
-	if (burst_used.pending)
-		pk_publish(vq, &burst_used, pos, wrap);
-	vq->last_avail = vq->used_idx = pos;
-	vq->wrap = wrap;
-	vhost_tx_done(pub, t, pkts, k, dropped, bytes, f);
-	vhost_leave(&q->busy);
-	return k;
+	if (!vring_packed_desc_avail(vhost_load16(&pk_ring(vq)[vq->last_avail].flags), vq->wrap))
+		return false;
+	c->pos = vq->last_avail;
+	c->pass_flags = vring_packed_used_flags(vq->wrap); /* the pass (wrap again at the end) */
+	c->burst_used->pending = false;
+	c->burst_used->old_pos = vq->last_avail;
+	c->burst_used->old_wrap = vq->wrap;
+	return true;
 }
+
+TIDE_ALWAYS_INLINE void tx_publish(struct vhost_vq *q, void *cp)
+{
+	struct pk_txc *c = cp;
+
+	pk_publish(q, c->burst_used, c->pos, c->pass_flags != 0);
+}
+
+TIDE_ALWAYS_INLINE void tx_finish(struct vhost_vq *vq, void *cp)
+{
+	struct pk_txc *c = cp;
+	bool wrap = c->pass_flags != 0;
+
+	if (c->burst_used->pending)
+		pk_publish(vq, c->burst_used, c->pos, wrap);
+	vq->last_avail = vq->used_idx = c->pos;
+	vq->wrap = wrap;
+}
+
+static const struct vhost_tx_layout packed_tx = {
+	.begin = tx_begin, .pkt = tx_pkt, .publish = tx_publish, .finish = tx_finish,
+};
 
 uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return pk_tx_burst(q, pkts, n, VHOST_FREE_AFTER);
+	struct pk_burst_used burst_used;
+	struct pk_txc c = {.burst_used = &burst_used};
+
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx);
 }
 
 uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return pk_tx_burst(q, pkts, n, VHOST_FREE_LOOP);
+	struct pk_burst_used burst_used;
+	struct pk_txc c = {.burst_used = &burst_used};
+
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx);
 }

@@ -62,8 +62,8 @@ void vhost_disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
 
 int vhost_send_reply(struct vhost_port *vp, uint32_t req, const void *payload, uint32_t size)
 {
-	uint8_t buf[sizeof(struct vhost_user_hdr) + 16];
-	struct vhost_user_hdr h = {
+	uint8_t buf[sizeof(struct vhost_user_msg_hdr) + 16];
+	struct vhost_user_msg_hdr h = {
 	    .request = req, .flags = VHOST_USER_VERSION | VHOST_USER_REPLY, .size = size};
 
 	memcpy(buf, &h, sizeof(h));
@@ -98,7 +98,7 @@ int vhost_take_fd(struct vhost_rxmsg *m, unsigned i)
 int vhost_sock_recv(struct vhost_port *vp)
 {
 	struct vhost_rxmsg *m = &vp->rx;
-	const size_t hl = sizeof(struct vhost_user_hdr);
+	const size_t hl = sizeof(struct vhost_user_msg_hdr);
 
 	for (;;) {
 		size_t want;
@@ -107,7 +107,7 @@ int vhost_sock_recv(struct vhost_port *vp)
 		if (m->have < hl) {
 			want = hl - m->have;
 		} else {
-			struct vhost_user_hdr h;
+			struct vhost_user_msg_hdr h;
 
 			memcpy(&h, m->buf, hl);
 			if (h.size > VHOST_USER_MAX_PAYLOAD) {

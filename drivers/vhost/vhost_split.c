@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vhost data path: split virtqueues, copy mode, both directions.
+ * vhost data path: the split virtqueue layout (virtio 1.x section 2.7), copy mode, both
+ * directions, on the copy layer (vhost_copy.h): its chain iterator, its used ring and its
+ * publication, and its one-descriptor fast paths. The queue's burst (vhost_rxtx.c) jumps
+ * here when its live word says VHOST_LIVE_SPLIT.
  *
  *   Rx burst <- guest Tx vring (2i+1): take avail entries [last_avail, avail->idx), copy each
  *               chain (minus the virtio-net header) into tide mbufs, one used entry per
@@ -40,53 +43,16 @@
 #include <unistd.h>
 
 #include "inline.h"
-#include "copy.h"
-#include "vhost.h"
 #include "vhost_copy.h"
 
-static uint8_t *gpa_host_search(struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
-{
-	for (unsigned i = 0; i < m->n; i++) {
-		uint64_t off = gpa - m->r[i].gpa;
-
-		if (off < m->r[i].size) {
-			m->last = i;
-			*contig = m->r[i].size - off;
-			return m->r[i].host + off;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Guest physical address -> our address and how many bytes follow it in its region. The
- * region of the previous translation first: a guest's buffers are mostly in one region.
- */
-TIDE_ALWAYS_INLINE uint8_t *gpa_host(struct vhost_mtab *m, uint64_t gpa, uint64_t *contig)
-{
-	const struct vhost_mreg *r = &m->r[m->last];
-	uint64_t off = gpa - r->gpa;
-
-	if (tide_likely(off < r->size)) {
-		*contig = r->size - off;
-		return r->host + off;
-	}
-	return gpa_host_search(m, gpa, contig);
-}
-
 /* Read a descriptor once: the copy is what gets checked and used. */
-TIDE_ALWAYS_INLINE void desc_fetch(const struct vring_desc *s, struct vring_desc *d)
+TIDE_ALWAYS_INLINE void desc_fetch(const struct vring_desc *s, struct vhost_desc *d)
 {
 	memcpy(d, s, sizeof(*d));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory after this */
 }
 
-TIDE_ALWAYS_INLINE uint16_t load16(const uint16_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-/* Walking one descriptor chain. */
+/* Walking one descriptor chain (the chain iterator: walk_next()). */
 struct walk {
 	const struct vring_desc *tbl;
 	uint32_t n;     /* entries in tbl */
@@ -94,19 +60,19 @@ struct walk {
 	bool indirect;  /* tbl is an indirect table */
 };
 
-static const char *walk_indirect(struct vhost_vq *q, struct walk *w, struct vring_desc *d)
+static const char *walk_indirect(struct vhost_vq *q, struct walk *w, struct vhost_desc *d)
 {
 	uint64_t contig;
 	const struct vring_desc *tbl;
 
 	if (!q->indirect)
-		return "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+		return "indirect descriptor without VIRTIO_F_INDIRECT_DESC";
 	if (d->flags & VRING_DESC_F_NEXT)
 		return "indirect descriptor with the next flag";
 	if (d->len == 0 || d->len % sizeof(struct vring_desc) != 0 ||
 	    d->len / sizeof(struct vring_desc) > q->num)
 		return "indirect table size not a multiple of 16 up to the queue size";
-	tbl = (const struct vring_desc *)gpa_host(&q->mem, d->addr, &contig);
+	tbl = (const struct vring_desc *)vhost_gpa_host(&q->mem, d->addr, &contig);
 	if (tbl == NULL || contig < d->len)
 		return "indirect table outside guest memory";
 	w->tbl = tbl;
@@ -121,7 +87,7 @@ static const char *walk_indirect(struct vhost_vq *q, struct walk *w, struct vrin
 
 /* The first descriptor of the chain at @head, in @d. Returns NULL or why it is bad. */
 TIDE_ALWAYS_INLINE const char *walk_first(struct vhost_vq *q, struct walk *w, uint16_t head,
-					  struct vring_desc *d)
+					  struct vhost_desc *d)
 {
 	if (tide_unlikely(head >= q->num))
 		return "avail ring entry beyond the queue size";
@@ -135,11 +101,14 @@ TIDE_ALWAYS_INLINE const char *walk_first(struct vhost_vq *q, struct walk *w, ui
 	return NULL;
 }
 
-/* The next descriptor into @d: 1, 0 at the end of the chain, -1 with *why set. */
-TIDE_ALWAYS_INLINE int walk_next(struct walk *w, struct vring_desc *d, const char **why)
+/* The chain iterator (vhost_next_fn; @walk: a struct walk, or a struct that starts with one). */
+TIDE_ALWAYS_INLINE int walk_next(struct vhost_vq *q, void *walk, struct vhost_desc *d,
+				 const char **why)
 {
+	struct walk *w = walk;
 	uint16_t next = d->next;
 
+	(void)q;
 	if (!(d->flags & VRING_DESC_F_NEXT))
 		return 0;
 	if (tide_unlikely(next >= w->n)) {
@@ -158,6 +127,8 @@ TIDE_ALWAYS_INLINE int walk_next(struct walk *w, struct vring_desc *d, const cha
 	}
 	return 1;
 }
+
+/* ---- the used ring and its publication ---- */
 
 TIDE_ALWAYS_INLINE void used_put(struct vhost_vq *q, uint16_t uidx, uint32_t id, uint32_t len)
 {
@@ -181,9 +152,9 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
 	/* Our store of used->idx before our load of the guest's wish (see the top). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (q->event_idx) {
-		if (!vring_need_event(load16(&q->avail->ring[q->num]), uidx, old))
+		if (!vring_need_event(vhost_load16(&q->avail->ring[q->num]), uidx, old))
 			return;
-	} else if (load16(&q->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT) {
+	} else if (vhost_load16(&q->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT) {
 		return;
 	}
 	if (write(q->callfd, &one, sizeof(one)) < 0) {
@@ -193,12 +164,10 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
 }
 
 /*
- * Split burst, after the entry found the queue live with the split layout and sound: count
- * the avail entries waiting ([avail] acquire). avail->idx may move at most the queue size
- * past what we took. Returns the count, or 0 with the burst already left (empty, or the
- * index jumped: then the queue faults).
+ * The avail entries waiting ([avail] acquire) into *@idx, and their count: avail->idx may
+ * move at most the queue size past what we took (0 and a fault when it jumped further).
  */
-TIDE_ALWAYS_INLINE unsigned vq_avail(uint32_t *busy, struct vhost_fault_slot *fs, uint64_t *errors,
+TIDE_ALWAYS_INLINE unsigned vq_avail(struct vhost_fault_slot *fs, uint64_t *errors,
 				     struct vhost_vq *q, uint16_t *idx)
 {
 	uint16_t a, k;
@@ -209,30 +178,28 @@ TIDE_ALWAYS_INLINE unsigned vq_avail(uint32_t *busy, struct vhost_fault_slot *fs
 		vhost_fault(fs, errors, "avail index moved more than the queue size");
 		k = 0;
 	}
-	if (k == 0)
-		vhost_leave(busy);
 	*idx = a;
 	return k;
 }
 
 /* ---- Rx: guest Tx vring -> mbufs ---- */
 
-enum { RX_OK, RX_DROP, RX_NOMBUF, RX_FAULT };
+/* The Rx cursor: the next avail entry and the next used entry. */
+struct split_rxc {
+	uint16_t last, uidx;
+};
 
 /* Copy the chain at @head into @m (reset, empty). */
 TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf *m,
 				const char **why)
 {
 	struct vhost_vq *vq = &q->vq;
-	struct tide_mbuf *cur = m;
-	struct vring_desc d;
+	struct vhost_desc d;
 	struct walk w;
 	uint32_t skip = vq->hdr_len;
-	uint64_t total = 0;
-	int rc;
 
 	if ((*why = walk_first(vq, &w, head, &d)) != NULL)
-		return RX_FAULT;
+		return VHOST_RX_FAULT;
 	/* One readable descriptor, header and frame in the region of the previous translation,
 	 * the frame fits one mbuf. */
 	if (tide_likely(!(d.flags & (VRING_DESC_F_NEXT | VRING_DESC_F_WRITE)) && d.len > skip &&
@@ -245,408 +212,244 @@ TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_
 			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
 			m->data_len = k;
 			m->pkt_len = k;
-			return RX_OK;
+			return VHOST_RX_OK;
 		}
 	}
-	do {
-		uint64_t addr = d.addr, left = d.len;
-
-		if (tide_unlikely(d.flags & VRING_DESC_F_WRITE)) {
-			*why = "device-writable descriptor in a transmit chain";
-			return RX_FAULT;
-		}
-		total += left;
-		while (left > 0 && total <= VHOST_MAX_PKT + vq->hdr_len) {
-			uint64_t contig;
-			const uint8_t *src = gpa_host(&vq->mem, addr, &contig);
-			uint32_t k;
-
-			if (tide_unlikely(src == NULL)) {
-				*why = "descriptor address outside guest memory";
-				return RX_FAULT;
-			}
-			k = (uint32_t)(left < contig ? left : contig);
-			addr += k;
-			left -= k;
-			if (skip) {
-				uint32_t s = k < skip ? k : skip;
-
-				skip -= s;
-				src += s;
-				k -= s;
-			}
-			if (k && copy_append(q->pool, q->dataroom, m, &cur, src, k) < 0)
-				return RX_NOMBUF;
-		}
-	} while ((rc = walk_next(&w, &d, why)) > 0);
-	if (rc < 0)
-		return RX_FAULT;
-	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
-		return RX_DROP; /* shorter than the header, or longer than we take */
-	return RX_OK;
+	return vhost_rx_buf(q, &w, walk_next, d, m, why);
 }
 
-/* The split Rx burst, entered (busy stored, live read as split). */
-static __attribute__((noinline)) uint16_t rx_split(struct tide_rxq *pub, struct tide_mbuf **pkts,
-						   uint16_t n)
+TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 {
-	struct vhost_rxq *q = (struct vhost_rxq *)pub;
-	struct vhost_vq *vq = &q->vq;
-	uint16_t aidx, last, uidx, i = 0, last_head = 0;
-	uint64_t bytes = 0, dropped = 0;
-	const char *why = NULL;
-	unsigned nb = vq_avail(&q->busy, &q->fs, &pub->stats.errors, vq, &aidx);
-	bool used_per_pkt, batch;
+	struct split_rxc *r = c;
+	uint16_t aidx;
+	unsigned k = vq_avail(&q->fs, &q->pub.stats.errors, &q->vq, &aidx);
 
-	if (nb == 0)
-		return 0;
-	if (nb > n)
-		nb = n;
-	if (tide_pool_get_bulk(q->pool, (void **)pkts, nb) < 0) {
-		tide_stat_add(&pub->stats.nombuf, 1);
-		vhost_leave(&q->busy);
-		return 0;
-	}
-	last = vq->last_avail;
-	uidx = vq->used_idx;
-	used_per_pkt = vq->used_per_pkt;
-	batch = vq->in_order && !used_per_pkt; /* one used entry for the burst (see the top) */
-	/* At most @nb chains: each takes an avail entry, and @nb are there. */
-	for (unsigned t = 0; t < nb; t++) {
-		uint16_t head = load16(&vq->avail->ring[last & vq->mask]);
-		struct tide_mbuf *m = pkts[i];
-		int rc;
+	r->last = q->vq.last_avail;
+	r->uidx = q->vq.used_idx;
+	return k < n ? k : n;
+}
 
-		tide_mbuf_reset(m);
-		rc = rx_chain(q, head, m, &why);
-		if (tide_unlikely(rc != RX_OK)) {
-			tide_mbuf_free(m->next);
-			tide_mbuf_reset(m);
-			if (rc == RX_NOMBUF) {
-				tide_stat_add(&pub->stats.nombuf, 1);
-				break;
-			}
-			if (rc == RX_FAULT) {
-				vhost_fault(&q->fs, &pub->stats.errors, why);
-				break;
-			}
-			dropped++; /* consumed, counted, the mbuf reused for the next chain */
-		} else {
-			m->port = q->port_id;
-			bytes += m->pkt_len;
-			i++;
-		}
-		if (batch)
-			last_head = head;
-		else
-			used_put(vq, uidx, head, 0);
-		uidx++;
-		last++;
-		if (used_per_pkt)
-			used_publish(vq, uidx);
-	}
-	if (i < nb)
-		tide_pool_put_bulk(q->pool, (void **)&pkts[i], nb - i);
+TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *id,
+			      const char **why)
+{
+	struct split_rxc *r = c;
+	uint16_t head = vhost_load16(&q->vq.avail->ring[r->last & q->vq.mask]);
+
+	tide_mbuf_reset(m);
+	*id = head;
+	return rx_chain(q, head, m, why);
+}
+
+TIDE_ALWAYS_INLINE void rx_used(struct vhost_vq *q, void *c, uint16_t id)
+{
+	used_put(q, ((struct split_rxc *)c)->uidx, id, 0);
+}
+
+TIDE_ALWAYS_INLINE void rx_step(struct vhost_vq *q, void *c)
+{
+	struct split_rxc *r = c;
+
+	(void)q;
+	r->uidx++;
+	r->last++;
+}
+
+TIDE_ALWAYS_INLINE void rx_publish(struct vhost_vq *q, void *c)
+{
+	used_publish(q, ((struct split_rxc *)c)->uidx);
+}
+
+/* In order: one used entry for the burst, at its first used slot, with the head of its last
+ * chain (see the top). */
+TIDE_ALWAYS_INLINE void rx_finish(struct vhost_vq *vq, void *c, bool batch, uint16_t last_id)
+{
+	struct split_rxc *r = c;
+	uint16_t uidx = r->uidx;
+
 	if (batch && uidx != vq->used_idx)
-		used_put(vq, vq->used_idx, last_head, 0);
-	vq->last_avail = last;
+		used_put(vq, vq->used_idx, last_id, 0);
+	vq->last_avail = r->last;
 	if (uidx != vq->used_idx)
 		used_publish(vq, uidx);
-	if (dropped)
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, i, bytes);
-	vhost_leave(&q->busy);
-	return i;
 }
 
-/*
- * Burst entry, both layouts: publish busy and read the live word. Returns the layout of a
- * queue that runs and is sound, or 0 with the burst already left (down, or faulted: it
- * moves nothing until the control thread has disconnected).
- */
-TIDE_ALWAYS_INLINE uint32_t q_enter(uint32_t *busy, const uint32_t *live, bool fence,
-				    const struct vhost_fault_slot *fs)
+static const struct vhost_rx_layout split_rx = {
+	.count = rx_count,
+	.buf = rx_buf,
+	.used = rx_used,
+	.step = rx_step,
+	.publish = rx_publish,
+	.finish = rx_finish,
+};
+
+uint16_t vhost_split_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
-	uint32_t l = vhost_enter(busy, live, fence);
+	struct split_rxc c;
 
-	if (tide_unlikely(l == 0 || __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
-		vhost_leave(busy);
-		return 0;
-	}
-	return l;
-}
-
-/*
- * The queue's Rx burst, for either layout: the entry, then a jump to the body of the layout
- * the live word names (small, so that the bodies' register saves come after the choice).
- */
-static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct vhost_rxq *q = (struct vhost_rxq *)pub;
-	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
-
-	if (tide_likely(live == VHOST_LIVE_SPLIT))
-		return rx_split(pub, pkts, n);
-	if (live == VHOST_LIVE_PACKED)
-		return vhost_packed_rx(pub, pkts, n);
-	return 0;
-}
-
-tide_rx_burst_fn vhost_rx_fn(void)
-{
-	return rx_burst;
+	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &split_rx);
 }
 
 /* ---- Tx: mbufs -> guest Rx vring ---- */
 
-unsigned vhost_tx_advance_ool(struct txc *t)
-{
-	(void)t; /* slots complete as they are copied (txc_commit_done) */
-	return 0;
-}
-
-/* Where the packet's bytes come from: the header first, then each segment. */
-struct src {
-	const uint8_t *p;
-	uint32_t left;
-	const struct tide_mbuf *m;
+/* The Tx cursor: avail->idx as read at the start, the next avail entry, the next used one. */
+struct split_txc {
+	uint16_t aidx, cursor, uidx;
 };
 
-TIDE_ALWAYS_INLINE bool src_next(struct src *s)
+/* The walk of the general case: the chain, and the packet's chains so far. */
+struct split_txw {
+	struct walk w;	/* first: walk_next() takes the struct as a struct walk */
+	uint16_t aidx;	/* avail->idx as the burst read it */
+	uint16_t start; /* the packet's first avail entry */
+	uint16_t head;	/* of the chain being walked */
+	uint16_t cur;	/* its avail entry */
+	uint16_t u;	/* its used entry */
+};
+
+TIDE_ALWAYS_INLINE int txw_end(struct vhost_vq *vq, void *walk, uint32_t wrote)
 {
-	while (s->left == 0) {
-		s->m = s->m == NULL ? NULL : s->m->next;
-		if (s->m == NULL)
-			return false;
-		s->p = tide_mbuf_mtod(s->m, const uint8_t *);
-		s->left = s->m->data_len;
-	}
-	return true;
+	struct split_txw *tw = walk;
+
+	used_put(vq, tw->u++, tw->head, wrote);
+	tw->cur++;
+	return VHOST_TX_OK;
 }
 
-enum { TX_OK, TX_FULL, TX_DROP, TX_FAULT };
-
-static const struct virtio_net_hdr_mrg tx_hdr = {.num_buffers = 1};
-
-/*
- * The general case of tx_pkt(): chains of any shape, packets of any number of segments,
- * several chains per packet with MRG_RXBUF. The first chain (@head, already read into @d
- * and @w) is at *@cursor.
- */
-static int tx_chains(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
-		     uint16_t *cursor, uint16_t *uidx, const char **why, uint16_t head,
-		     struct vring_desc d, struct walk w)
+TIDE_ALWAYS_INLINE int txw_first(struct vhost_vq *vq, void *walk, struct vhost_desc *d,
+				 const char **why)
 {
-	struct src s = {.p = (const uint8_t *)&tx_hdr, .left = vq->hdr_len, .m = NULL};
-	uint16_t cur = *cursor, u = *uidx, nbuf = 0;
-	uint8_t *hdr_at = NULL;
-	bool more = true;
+	struct split_txw *tw = walk;
 
-	for (;;) {
-		uint32_t wrote = 0;
-		int rc = 0;
-
-		do {
-			uint64_t addr = d.addr, left = d.len;
-
-			if (tide_unlikely(!(d.flags & VRING_DESC_F_WRITE))) {
-				*why = "device-readable descriptor in a receive chain";
-				return TX_FAULT;
-			}
-			while (left > 0 && more) {
-				uint64_t contig;
-				uint8_t *dst = gpa_host(&vq->mem, addr, &contig);
-				uint32_t k;
-
-				if (tide_unlikely(dst == NULL)) {
-					*why = "descriptor address outside guest memory";
-					return TX_FAULT;
-				}
-				if (hdr_at == NULL) {
-					if (tide_unlikely(contig < vq->hdr_len || left < vq->hdr_len)) {
-						*why = "receive buffer shorter than the virtio-net header";
-						return TX_FAULT;
-					}
-					hdr_at = dst;
-				}
-				k = (uint32_t)(left < contig ? left : contig);
-				if (k > s.left)
-					k = s.left;
-				memcpy(dst, s.p, k);
-				s.p += k;
-				s.left -= k;
-				addr += k;
-				left -= k;
-				wrote += k;
-				if (s.left == 0) {
-					if (s.m == NULL) {
-						/* Header done: the packet's first segment. */
-						s.m = m;
-						s.p = tide_mbuf_mtod(m, const uint8_t *);
-						s.left = m->data_len;
-					}
-					more = src_next(&s);
-				}
-			}
-		} while (more && (rc = walk_next(&w, &d, why)) > 0);
-		if (more && rc < 0)
-			return TX_FAULT;
-		used_put(vq, u++, head, wrote);
-		cur++;
-		nbuf++;
-		if (!more)
-			break;
-		if (!vq->mrg)
-			return TX_DROP; /* larger than one receive buffer */
-		if (cur == aidx) {
-			/* Out of guest buffers: wait for more, unless the ring could never hold it. */
-			return (uint16_t)(cur - *cursor) >= vq->num ? TX_DROP : TX_FULL;
-		}
-		head = load16(&vq->avail->ring[cur & vq->mask]);
-		if ((*why = walk_first(vq, &w, head, &d)) != NULL)
-			return TX_FAULT;
+	if (tw->cur == tw->aidx) {
+		/* Out of guest buffers: wait for more, unless the ring could never hold it. */
+		return (uint16_t)(tw->cur - tw->start) >= vq->num ? VHOST_TX_DROP : VHOST_TX_FULL;
 	}
-	if (nbuf > 1)
-		memcpy(hdr_at + offsetof(struct virtio_net_hdr_mrg, num_buffers), &nbuf,
-		       sizeof(nbuf));
-	*cursor = cur;
-	*uidx = u;
-	return TX_OK;
+	tw->head = vhost_load16(&vq->avail->ring[tw->cur & vq->mask]);
+	if ((*why = walk_first(vq, &tw->w, tw->head, d)) != NULL)
+		return VHOST_TX_FAULT;
+	return VHOST_TX_OK;
+}
+
+/* Nothing to do: the used entries are written, and tx_chains() hands the cursor back. */
+TIDE_ALWAYS_INLINE void txw_commit(struct vhost_vq *vq, void *walk)
+{
+	(void)vq;
+	(void)walk;
+}
+
+static const struct vhost_tx_chain split_tx_chain = {
+	.next = walk_next,
+	.whole = false, /* the chain's end tells nothing: stop where the packet ends */
+	.end = txw_end,
+	.first = txw_first,
+	.commit = txw_commit,
+};
+
+/* How the general case went and, on VHOST_TX_OK, where the cursor moves. */
+struct split_txr {
+	int rc;
+	uint16_t cursor, uidx;
+};
+
+/* The general case of tx_pkt(), with the first chain (@head, at avail entry @cursor) already
+ * read into @d and @w. Out of line; the cursor goes in and out by value, so that the burst
+ * keeps it in registers. */
+static struct split_txr tx_chains(struct vhost_vq *vq, uint16_t aidx, uint16_t cursor,
+				  uint16_t uidx, const struct tide_mbuf *m, const char **why,
+				  uint16_t head, struct vhost_desc d, struct walk w)
+{
+	struct split_txw tw = {
+		.w = w, .aidx = aidx, .start = cursor, .head = head, .cur = cursor, .u = uidx};
+	int rc = vhost_tx_bufs(vq, m, &tw, d, &split_tx_chain, why);
+
+	return (struct split_txr){.rc = rc, .cursor = tw.cur, .uidx = tw.u};
 }
 
 /*
- * Copy packet @m into guest buffers from avail entry *@cursor on, writing used entries
- * from *@uidx. On TX_OK both moved past what the packet took; otherwise they are unchanged
- * and nothing is visible to the guest (used->idx was not published). Inline: the common
- * case, a one-segment packet into the first descriptor of one chain, header and frame in
- * one region; everything else in tx_chains(), with the chain already read.
+ * Copy packet @m into guest buffers from the cursor's avail entry on, writing used entries
+ * from its used one. On VHOST_TX_OK both moved past what the packet took; otherwise they are
+ * unchanged and nothing is visible to the guest (used->idx was not published). Inline: the
+ * common case, a one-segment packet into the first descriptor of one chain, header and frame
+ * in one region; everything else in tx_chains(), with the chain already read.
  */
-TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, const struct tide_mbuf *m, uint16_t aidx,
-			      uint16_t *cursor, uint16_t *uidx, const char **why)
+TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *c, const struct tide_mbuf *m,
+			      const char **why)
 {
-	uint16_t cur = *cursor, head;
-	struct vring_desc d;
+	struct split_txc *t = c;
+	uint16_t cur = t->cursor, head;
+	struct vhost_desc d;
+	struct split_txr r;
 	struct walk w;
 
-	if (cur == aidx)
-		return TX_FULL; /* no guest buffer: wait for more */
-	head = load16(&vq->avail->ring[cur & vq->mask]);
+	if (cur == t->aidx)
+		return VHOST_TX_FULL; /* no guest buffer: wait for more */
+	head = vhost_load16(&vq->avail->ring[cur & vq->mask]);
 	if ((*why = walk_first(vq, &w, head, &d)) != NULL)
-		return TX_FAULT;
+		return VHOST_TX_FAULT;
 	if (tide_likely(m->next == NULL && (d.flags & VRING_DESC_F_WRITE) &&
 			d.len >= (uint32_t)vq->hdr_len + m->data_len)) {
 		uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
 		uint8_t *dst = vhost_gpa_fast(&vq->mem, d.addr, len);
 
 		if (tide_likely(dst != NULL)) {
-			if (vq->hdr_len == sizeof(tx_hdr))
-				memcpy(dst, &tx_hdr, sizeof(tx_hdr));
-			else
-				memcpy(dst, &tx_hdr, sizeof(tx_hdr) - sizeof(tx_hdr.num_buffers));
+			vhost_hdr_put(dst, vq->hdr_len);
 			memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
-			used_put(vq, *uidx, head, len);
-			*cursor = (uint16_t)(cur + 1);
-			*uidx = (uint16_t)(*uidx + 1);
-			return TX_OK;
+			used_put(vq, t->uidx, head, len);
+			t->cursor = (uint16_t)(cur + 1);
+			t->uidx = (uint16_t)(t->uidx + 1);
+			return VHOST_TX_OK;
 		}
 	}
-	return tx_chains(vq, m, aidx, cursor, uidx, why, head, d, w);
-}
-
-TIDE_ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				     const enum vhost_txfree f)
-{
-	struct vhost_txq *q = (struct vhost_txq *)pub;
-	struct vhost_vq *vq = &q->vq;
-	struct txc *t = &q->txc;
-	uint64_t bytes = 0, dropped = 0;
-	uint16_t aidx, cursor, uidx, i, k;
-	const char *why = NULL;
-	unsigned room;
-	bool used_per_pkt;
-
-	if (vq_avail(&q->busy, &q->fs, &pub->stats.errors, vq, &aidx) == 0)
-		return 0;
-	room = txc_room_sync(t, n);
-	if (room < n)
-		n = (uint16_t)room;
-	cursor = vq->last_avail;
-	uidx = vq->used_idx;
-	used_per_pkt = vq->used_per_pkt;
-	for (i = 0; i < n; i++) {
-		struct tide_mbuf *m = pkts[i];
-		int rc = tx_pkt(vq, m, aidx, &cursor, &uidx, &why);
-
-		if (tide_unlikely(rc != TX_OK)) {
-			if (rc == TX_FULL)
-				break;
-			if (rc == TX_FAULT) {
-				vhost_fault(&q->fs, &pub->stats.errors, why);
-				break;
-			}
-			/* Too large for the guest's buffers: dropped and counted. */
-			tide_mbuf_free(m);
-			pkts[i] = NULL;
-			dropped++;
-			continue;
-		}
-		bytes += m->pkt_len;
-		if (f == VHOST_FREE_LOOP)
-			tide_mbuf_free(m);
-		if (used_per_pkt) {
-			vq->last_avail = cursor;
-			used_publish(vq, uidx);
-		}
+	r = tx_chains(vq, t->aidx, cur, t->uidx, m, why, head, d, w);
+	if (r.rc == VHOST_TX_OK) {
+		t->cursor = r.cursor;
+		t->uidx = r.uidx;
 	}
-	k = i;
-	vq->last_avail = cursor;
-	if (uidx != vq->used_idx)
-		used_publish(vq, uidx);
-	vhost_tx_done(pub, t, pkts, k, dropped, bytes, f);
-	vhost_leave(&q->busy);
-	return k;
+	return r.rc;
 }
 
-/* The split Tx bursts, entered (busy stored, live read as split). */
-static __attribute__((noinline)) uint16_t tx_split_after(struct tide_txq *q,
-							 struct tide_mbuf **pkts, uint16_t n)
+TIDE_ALWAYS_INLINE bool tx_begin(struct vhost_txq *q, void *c)
 {
-	return tx_burst(q, pkts, n, VHOST_FREE_AFTER);
+	struct split_txc *t = c;
+
+	if (vq_avail(&q->fs, &q->pub.stats.errors, &q->vq, &t->aidx) == 0)
+		return false;
+	t->cursor = q->vq.last_avail;
+	t->uidx = q->vq.used_idx;
+	return true;
 }
 
-static __attribute__((noinline)) uint16_t tx_split_loop(struct tide_txq *q,
-							struct tide_mbuf **pkts, uint16_t n)
+TIDE_ALWAYS_INLINE void tx_publish(struct vhost_vq *q, void *c)
 {
-	return tx_burst(q, pkts, n, VHOST_FREE_LOOP);
+	used_publish(q, ((struct split_txc *)c)->uidx);
 }
 
-/* The queue's Tx burst, for either layout (as rx_burst()). */
-TIDE_ALWAYS_INLINE uint16_t tx_enter(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				     const enum vhost_txfree f)
+TIDE_ALWAYS_INLINE void tx_finish(struct vhost_vq *vq, void *c)
 {
-	struct vhost_txq *q = (struct vhost_txq *)pub;
-	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
+	struct split_txc *t = c;
 
-	if (tide_likely(live == VHOST_LIVE_SPLIT))
-		return f == VHOST_FREE_LOOP ? tx_split_loop(pub, pkts, n)
-					    : tx_split_after(pub, pkts, n);
-	if (live == VHOST_LIVE_PACKED)
-		return f == VHOST_FREE_LOOP ? vhost_packed_tx_loop(pub, pkts, n)
-					    : vhost_packed_tx_after(pub, pkts, n);
-	return 0;
+	vq->last_avail = t->cursor;
+	if (t->uidx != vq->used_idx)
+		used_publish(vq, t->uidx);
 }
 
-static uint16_t tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+static const struct vhost_tx_layout split_tx = {
+	.begin = tx_begin,
+	.pkt = tx_pkt,
+	.publish = tx_publish,
+	.finish = tx_finish,
+};
+
+uint16_t vhost_split_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return tx_enter(q, pkts, n, VHOST_FREE_AFTER);
+	struct split_txc c;
+
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx);
 }
 
-static uint16_t tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+uint16_t vhost_split_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return tx_enter(q, pkts, n, VHOST_FREE_LOOP);
-}
+	struct split_txc c;
 
-tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f)
-{
-	return f == VHOST_FREE_LOOP ? tx_loop : tx_after;
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx);
 }

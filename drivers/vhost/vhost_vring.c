@@ -44,7 +44,7 @@ struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, struct quiesce
 
 bool vhost_packed_ring(const struct vhost_port *vp)
 {
-	return vp->features & VHOST_BIT(VIRTIO_F_RING_PACKED);
+	return vp->features & VIRTIO_BIT(VIRTIO_F_RING_PACKED);
 }
 
 /*
@@ -139,7 +139,7 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 {
 	struct vhost_vring *vr = &vp->vr[v];
 	bool enabled =
-	    (vp->features & VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES)) ? vr->enabled : true;
+	    (vp->features & VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES)) ? vr->enabled : true;
 	struct quiesce_slot slot;
 	const char *why;
 	struct vhost_vq *q;
@@ -180,13 +180,13 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 			q->last_avail = q->used_idx = u;
 		}
 	}
-	q->mrg = vp->features & VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF);
+	q->mrg = vp->features & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF);
 	q->hdr_len =
-	    (vp->features & (VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF) | VHOST_BIT(VIRTIO_F_VERSION_1)))
+	    (vp->features & (VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) | VIRTIO_BIT(VIRTIO_F_VERSION_1)))
 		? 12
 		: 10;
-	q->event_idx = vp->features & VHOST_BIT(VIRTIO_RING_F_EVENT_IDX);
-	q->indirect = vp->features & VHOST_BIT(VIRTIO_RING_F_INDIRECT_DESC);
+	q->event_idx = vp->features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
+	q->indirect = vp->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 	q->used_per_pkt = vp->used_per_pkt;
 	q->in_order = vhost_in_order(vp); /* guest Tx vrings complete by count (Rx bursts) */
 	q->callfd = vr->callfd;
@@ -303,11 +303,11 @@ int vhost_msg_set_vring_num(struct vhost_port *vp, const struct vhost_msg *m)
 
 	/* Packed rings may have any size (virtio 1.1+); split ones a power of two (checked
 	 * again at the vring start: the layout may change after this). */
-	if (num == 0 || num > VHOST_MAX_VRING || (!vhost_packed_ring(vp) && !tide_is_pow2(num))) {
+	if (num == 0 || num > VRING_MAX_SIZE || (!vhost_packed_ring(vp) && !tide_is_pow2(num))) {
 		vhost_disconnect(
 		    vp, KIND_CTL,
 		    "SET_VRING_NUM: vring %u size %u (1..%u, a power of two for a split ring)", v,
-		    num, VHOST_MAX_VRING);
+		    num, VRING_MAX_SIZE);
 		return -1;
 	}
 	vhost_vring_stop(vp, v);
@@ -337,7 +337,7 @@ int vhost_msg_set_vring_base(struct vhost_port *vp, const struct vhost_msg *m)
 
 int vhost_msg_get_vring_base(struct vhost_port *vp, const struct vhost_msg *m)
 {
-	struct vhost_user_state st = m->st;
+	struct vhost_user_vring_state st = m->st;
 	unsigned v = m->vring;
 
 	vhost_vring_stop(vp, v);

@@ -399,9 +399,9 @@ int virtio_dev_init(struct virtio_port *vp)
 		return -ENOTSUP;
 	}
 	want = VIRTIO_BIT(VIRTIO_F_VERSION_1) | (vp->mrg ? VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) : 0) |
-	       (vp->event_idx ? VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX) : 0) |
+	       (vp->event_idx ? VIRTIO_BIT(VIRTIO_F_EVENT_IDX) : 0) |
 	       (vp->in_order ? VIRTIO_BIT(VIRTIO_F_IN_ORDER) : 0) |
-	       VIRTIO_BIT(VIRTIO_RING_F_INDIRECT_DESC) |
+	       VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) |
 	       (nb_vrings(p) > 2 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0);
 	if (nb_vrings(p) > 2 && !(dev & VIRTIO_BIT(VIRTIO_NET_F_MQ))) {
 		TIDE_LOG_ERR_(p->name, "%u queue pairs, but the device does not offer VIRTIO_NET_F_MQ",
@@ -420,10 +420,10 @@ int virtio_dev_init(struct virtio_port *vp)
 		if (vq == NULL)
 			continue;
 		ring_reset(&vp->va[v], v % 2 == 1);
-		vq->event_idx = vp->features & VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX);
+		vq->event_idx = vp->features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 		vq->in_order = vp->features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 		vq->mrg = vp->features & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF);
-		vq->indirect = vp->features & VIRTIO_BIT(VIRTIO_RING_F_INDIRECT_DESC);
+		vq->indirect = vp->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 		if ((rc = tr->queue_set(vp, v, &vp->va[v], vp->kickfd[v])) < 0)
 			return rc;
 	}

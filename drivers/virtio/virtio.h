@@ -51,6 +51,7 @@
 #include "quiesce.h"
 #include "rxr.h"
 #include "txc.h"
+#include "vhost_user.h"
 #include "virtio_ring.h"
 
 #define VIRTIO_MAX_QP	     8
@@ -150,10 +151,10 @@ struct virtio_vq {
 	int kickfd;	 /* eventfd the device waits on, -1: never notify */
 	volatile uint16_t *notify; /* PCI: the queue's notify register (NULL: kickfd) */
 	uint16_t notify_val;	   /* what a notify writes there: the vring index */
-	bool event_idx;	 /* VIRTIO_RING_F_EVENT_IDX */
+	bool event_idx;	 /* VIRTIO_F_EVENT_IDX */
 	bool in_order;	 /* VIRTIO_F_IN_ORDER */
 	bool mrg;	 /* VIRTIO_NET_F_MRG_RXBUF */
-	bool indirect;	 /* VIRTIO_RING_F_INDIRECT_DESC */
+	bool indirect;	 /* VIRTIO_F_INDIRECT_DESC */
 };
 
 struct virtio_rxq {

@@ -50,7 +50,7 @@ static void check_accepted(const struct vhost_msg *m, size_t len, unsigned nfds,
 	CHECK(r != NULL && r->name != NULL && r->handle != NULL);
 	CHECK(!dropped);
 	CHECK((m->h.flags & VHOST_USER_VERSION_MASK) == VHOST_USER_VERSION);
-	CHECK(m->h.size == len - sizeof(struct vhost_user_hdr));
+	CHECK(m->h.size == len - sizeof(struct vhost_user_msg_hdr));
 	CHECK(m->h.size <= VHOST_USER_MAX_PAYLOAD);
 	switch (r->fds) {
 	case VHOST_FDS_NONE:
@@ -78,14 +78,14 @@ static void check_accepted(const struct vhost_msg *m, size_t len, unsigned nfds,
 		CHECK((m->u & ~(VHOST_USER_VRING_IDX_MASK | VHOST_USER_VRING_NOFD)) == 0);
 		break;
 	case VHOST_PL_ADDR:
-		CHECK(m->h.size == sizeof(struct vhost_user_addr) && m->vring < nvrings);
+		CHECK(m->h.size == sizeof(struct vhost_user_vring_addr) && m->vring < nvrings);
 		break;
 	case VHOST_PL_MEM:
 		CHECK(m->mem.nregions >= 1 && m->mem.nregions <= VHOST_USER_MAX_REGIONS);
-		CHECK(m->h.size == 8 + m->mem.nregions * sizeof(struct vhost_user_region));
+		CHECK(m->h.size == 8 + m->mem.nregions * sizeof(struct vhost_user_mem_region));
 		for (unsigned i = 0; i < m->mem.nregions; i++)
 			for (unsigned j = 0; j < i; j++) {
-				const struct vhost_user_region *a = &m->mem.r[i], *b = &m->mem.r[j];
+				const struct vhost_user_mem_region *a = &m->mem.r[i], *b = &m->mem.r[j];
 
 				CHECK(!overlap(a->gpa, a->size, b->gpa, b->size));
 				CHECK(!overlap(a->uva, a->size, b->uva, b->size));
@@ -120,10 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf = malloc(len ? len : 1);
 	CHECK(buf != NULL);
 	memcpy(buf, data + 2, len);
-	if ((data[1] & 0x80) && len >= sizeof(struct vhost_user_hdr)) {
-		uint32_t pl = (uint32_t)(len - sizeof(struct vhost_user_hdr));
+	if ((data[1] & 0x80) && len >= sizeof(struct vhost_user_msg_hdr)) {
+		uint32_t pl = (uint32_t)(len - sizeof(struct vhost_user_msg_hdr));
 
-		memcpy(buf + offsetof(struct vhost_user_hdr, size), &pl, sizeof(pl));
+		memcpy(buf + offsetof(struct vhost_user_msg_hdr, size), &pl, sizeof(pl));
 	}
 	why[0] = why2[0] = '\0';
 	rc = vhost_msg_decode(buf, len, nfds, dropped, nvrings, &m, why, sizeof(why));

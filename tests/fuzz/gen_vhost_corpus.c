@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vhost_proto.h"
+#include "vhost_user.h"
+#include "virtio_ring.h"
 
 static const char *dir;
 static unsigned count;
@@ -17,7 +18,7 @@ static unsigned count;
 /* One seed: the fd byte, the queue-pair byte (1 pair), the header and @size bytes of @pl. */
 static void seed(unsigned nfds, uint32_t req, uint32_t flags, const void *pl, uint32_t size)
 {
-	struct vhost_user_hdr h = {.request = req, .flags = VHOST_USER_VERSION | flags, .size = size};
+	struct vhost_user_msg_hdr h = {.request = req, .flags = VHOST_USER_VERSION | flags, .size = size};
 	uint8_t ctl[2] = {(uint8_t)nfds, 0};
 	char path[4096];
 	FILE *f;
@@ -38,15 +39,15 @@ static void seed_u64(unsigned nfds, uint32_t req, uint64_t v)
 
 static void seed_state(uint32_t req, uint32_t index, uint32_t num)
 {
-	struct vhost_user_state st = {.index = index, .num = num};
+	struct vhost_user_vring_state st = {.index = index, .num = num};
 
 	seed(0, req, 0, &st, sizeof(st));
 }
 
 int main(int argc, char **argv)
 {
-	struct vhost_user_mem mem = {.nregions = 2};
-	struct vhost_user_addr ad = {.index = 1, .desc = 0x7f0000000000ull,
+	struct vhost_user_mem_table mem = {.nregions = 2};
+	struct vhost_user_vring_addr ad = {.index = 1, .desc = 0x7f0000000000ull,
 				     .avail = 0x7f0000004000ull, .used = 0x7f0000005000ull};
 
 	if (argc != 2) {
@@ -56,17 +57,17 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	seed(0, VHOST_USER_GET_FEATURES, 0, NULL, 0);
 	seed(0, VHOST_USER_GET_PROTOCOL_FEATURES, 0, NULL, 0);
-	seed_u64(0, VHOST_USER_SET_PROTOCOL_FEATURES, VHOST_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK));
+	seed_u64(0, VHOST_USER_SET_PROTOCOL_FEATURES, VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK));
 	seed(0, VHOST_USER_GET_QUEUE_NUM, 0, NULL, 0);
 	seed(0, VHOST_USER_SET_OWNER, 0, NULL, 0);
 	seed_u64(0, VHOST_USER_SET_FEATURES,
-		 VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VIRTIO_NET_F_MRG_RXBUF));
-	mem.r[0] = (struct vhost_user_region){.gpa = 0, .size = 1u << 21,
+		 VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF));
+	mem.r[0] = (struct vhost_user_mem_region){.gpa = 0, .size = 1u << 21,
 					      .uva = 0x7f0000000000ull, .mmap_off = 0};
-	mem.r[1] = (struct vhost_user_region){.gpa = 1u << 21, .size = 1u << 21,
+	mem.r[1] = (struct vhost_user_mem_region){.gpa = 1u << 21, .size = 1u << 21,
 					      .uva = 0x7f0000200000ull, .mmap_off = 4096};
 	seed(2, VHOST_USER_SET_MEM_TABLE, 0, &mem,
-	     (uint32_t)(8 + mem.nregions * sizeof(struct vhost_user_region)));
+	     (uint32_t)(8 + mem.nregions * sizeof(struct vhost_user_mem_region)));
 	seed_state(VHOST_USER_SET_VRING_NUM, 1, 256);
 	seed_state(VHOST_USER_SET_VRING_BASE, 1, 0);
 	seed(0, VHOST_USER_SET_VRING_ADDR, 0, &ad, sizeof(ad));
