@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 /* ---- virtio feature bits ---- */
+#define VIRTIO_NET_F_MTU	     3
 #define VIRTIO_NET_F_MRG_RXBUF	     15
 #define VIRTIO_NET_F_MQ		     22
 #define VIRTIO_F_ANY_LAYOUT	     27
