@@ -420,7 +420,8 @@ static void test_vhost_offers_mtu(void **state)
 		assert_int_equal(fe_reply(&f, &u, 8), 0);
 		offered = u & VHOST_BIT(VIRTIO_NET_F_MTU);
 		if (offered != want)
-			fail_msg("%s: VIRTIO_NET_F_MTU %soffered (features 0x%llx)", specs[i],
+			fail_msg("%s: VIRTIO_NET_F_MTU %soffered (features 0x%llx)",
+				 i ? "mtu=no" : "default",
 				 offered ? "" : "not ", (unsigned long long)u);
 		fe_send(&f, VHOST_USER_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0);
 		assert_int_equal(fe_reply(&f, &u, 8), 0);
