@@ -399,8 +399,8 @@ static void test_vhost_offers_mtu(void **state)
 {
 	static const char *const specs[] = {"vhost:socket=%s/v.sock,role=server",
 					    "vhost:socket=%s/v.sock,role=server,mtu=no"};
-	const uint64_t base = VHOST_BIT(VIRTIO_F_VERSION_1) |
-			      VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+	const uint64_t base =
+	    VHOST_BIT(VIRTIO_F_VERSION_1) | VHOST_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
 	char path[96];
 
 	(void)state;
@@ -421,8 +421,8 @@ static void test_vhost_offers_mtu(void **state)
 		offered = u & VHOST_BIT(VIRTIO_NET_F_MTU);
 		if (offered != want)
 			fail_msg("%s: VIRTIO_NET_F_MTU %soffered (features 0x%llx)",
-				 i ? "mtu=no" : "default",
-				 offered ? "" : "not ", (unsigned long long)u);
+				 i ? "mtu=no" : "default", offered ? "" : "not ",
+				 (unsigned long long)u);
 		fe_send(&f, VHOST_USER_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0);
 		assert_int_equal(fe_reply(&f, &u, 8), 0);
 		assert_true(u & VHOST_BIT(VHOST_USER_PROTOCOL_F_NET_MTU));
@@ -443,7 +443,8 @@ static void test_vhost_offers_mtu(void **state)
 		if (!want) {
 			/* Taken although not offered: the frontend is dropped. */
 			v0 = vi.violations;
-			fe_send_u64(&f, VHOST_USER_SET_FEATURES, base | VHOST_BIT(VIRTIO_NET_F_MTU));
+			fe_send_u64(&f, VHOST_USER_SET_FEATURES,
+				    base | VHOST_BIT(VIRTIO_NET_F_MTU));
 			assert_int_equal(fe_reply(&f, &u, 8), -1);
 			assert_int_equal(tide_vhost_info_get(h, &vi), 0);
 			assert_int_equal(vi.violations, v0 + 1);

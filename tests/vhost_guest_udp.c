@@ -38,9 +38,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ACK_EVERY 16
-#define FRAME_MAX 9018		/* an MTU of 9000 with a VLAN tag */
-#define FRAME_TYPE 0x88b5	/* IEEE local experimental EtherType */
+#define ACK_EVERY  16
+#define FRAME_MAX  9018	  /* an MTU of 9000 with a VLAN tag */
+#define FRAME_TYPE 0x88b5 /* IEEE local experimental EtherType */
 
 static double now(void)
 {
@@ -71,8 +71,7 @@ static int frames(const char *ifname, unsigned size, unsigned count, double secs
 	struct ifreq ifr = {0};
 	int fd = socket(AF_PACKET, SOCK_RAW, htons(FRAME_TYPE));
 
-	if (fd < 0 || size < 14 + 4 || size > FRAME_MAX ||
-	    strlen(ifname) >= sizeof(ifr.ifr_name)) {
+	if (fd < 0 || size < 14 + 4 || size > FRAME_MAX || strlen(ifname) >= sizeof(ifr.ifr_name)) {
 		perror("frame");
 		return 2;
 	}
@@ -105,7 +104,8 @@ static int frames(const char *ifname, unsigned size, unsigned count, double secs
 
 			if (poll(&p, 1, 200) <= 0)
 				continue;
-			n = recvfrom(fd, got_buf, sizeof(got_buf), 0, (struct sockaddr *)&from, &fl);
+			n = recvfrom(fd, got_buf, sizeof(got_buf), 0, (struct sockaddr *)&from,
+				     &fl);
 			if (n < 0 || from.sll_pkttype == PACKET_OUTGOING)
 				continue; /* our own frame on its way out */
 			bad += (size_t)n != size || memcmp(got_buf, buf, size) != 0;
@@ -124,8 +124,9 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 
 	if (argc < 5 || fd < 0) {
-		fprintf(stderr, "usage: vhost_guest_udp send IP PORT COUNT SIZE | recv PORT COUNT SECONDS"
-				" | frame IFNAME SIZE COUNT SECONDS\n");
+		fprintf(stderr,
+			"usage: vhost_guest_udp send IP PORT COUNT SIZE | recv PORT COUNT SECONDS"
+			" | frame IFNAME SIZE COUNT SECONDS\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "frame") == 0 && argc == 6)
