@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 /* ---- feature bits (section 5.1.3 and 6) ---- */
+#define VIRTIO_NET_F_MTU	   3
 #define VIRTIO_NET_F_MAC	   5
 #define VIRTIO_NET_F_MRG_RXBUF	   15
 #define VIRTIO_NET_F_MQ		   22

@@ -15,9 +15,11 @@
 
 #include <tide/lcore.h>
 #include <tide/port.h>
+#include <tide/vhost.h>
 
 #include "driver.h"
 #include "testutil.h"
+#include "vhost_front.h"
 
 #define DEADLINE_S 10.0
 
@@ -374,12 +376,93 @@ static void test_virtio_states_mtu(void **state)
 	assert_pool_full(pool);
 }
 
+/* One message that asks for the backend's reply (REPLY_ACK): returns the reply's value. */
+static uint64_t fe_acked_u64(struct fe *f, uint32_t req, uint64_t v)
+{
+	uint64_t r = ~0ull;
+
+	fe_send_raw(f, req, VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, 8, &v, 8, NULL, 0);
+	if (fe_reply(f, &r, 8) < 0)
+		fail_msg("request %u: the backend closed the connection", req);
+	return r;
+}
+
+/*
+ * vhost offers VIRTIO_NET_F_MTU unless mtu=no. A frontend that shows its MTU to the guest
+ * only when the backend offers the bit (QEMU with x-mtu-bypass-backend=off, the machine
+ * types before 2.10) then states it (NET_SET_MTU before SET_FEATURES, as QEMU does) and
+ * acknowledges the bit; the port reports that MTU. With mtu=no the bit is not offered, the
+ * frontend keeps its MTU to itself and the port keeps its own; a frontend that takes the
+ * bit anyway is refused like any feature not offered.
+ */
+static void test_vhost_offers_mtu(void **state)
+{
+	static const char *const specs[] = {"vhost:socket=%s/v.sock,role=server",
+					    "vhost:socket=%s/v.sock,role=server,mtu=no"};
+	const uint64_t base =
+	    VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+	char path[96];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/v.sock", dir);
+	for (unsigned i = 0; i < 2; i++) {
+		struct tide_vhost_info vi = {.sz = sizeof(vi)};
+		struct tide_port *h = open_started(specs[i]);
+		bool want = i == 0, offered;
+		uint64_t u = 0, v0;
+		unsigned mtu;
+		struct fe f;
+
+		assert_int_equal(tide_port_start(h), 0);
+		fe_init(&f);
+		fe_connect(&f, path);
+		fe_send(&f, VHOST_USER_GET_FEATURES, NULL, 0, NULL, 0);
+		assert_int_equal(fe_reply(&f, &u, 8), 0);
+		offered = u & VIRTIO_BIT(VIRTIO_NET_F_MTU);
+		if (offered != want)
+			fail_msg("%s: VIRTIO_NET_F_MTU %soffered (features 0x%llx)",
+				 i ? "mtu=no" : "default", offered ? "" : "not ",
+				 (unsigned long long)u);
+		fe_send(&f, VHOST_USER_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0);
+		assert_int_equal(fe_reply(&f, &u, 8), 0);
+		assert_true(u & VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU));
+		fe_send_u64(&f, VHOST_USER_SET_PROTOCOL_FEATURES,
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) |
+				VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
+				VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU));
+		fe_send(&f, VHOST_USER_SET_OWNER, NULL, 0, NULL, 0);
+		if (offered) /* the guest got the bit: the frontend states its MTU */
+			assert_int_equal(fe_acked_u64(&f, VHOST_USER_NET_SET_MTU, 9000), 0);
+		assert_int_equal(fe_acked_u64(&f, VHOST_USER_SET_FEATURES,
+					      base | (offered ? VIRTIO_BIT(VIRTIO_NET_F_MTU) : 0)),
+				 0);
+		assert_int_equal(tide_vhost_info_get(h, &vi), 0);
+		assert_int_equal(!!(vi.features & VIRTIO_BIT(VIRTIO_NET_F_MTU)), want);
+		assert_int_equal(tide_port_mtu_get(h, &mtu), 0);
+		assert_int_equal(mtu, want ? 9000 : TIDE_DEFAULT_MTU);
+		if (!want) {
+			/* Taken although not offered: the frontend is dropped. */
+			v0 = vi.violations;
+			fe_send_u64(&f, VHOST_USER_SET_FEATURES,
+				    base | VIRTIO_BIT(VIRTIO_NET_F_MTU));
+			assert_int_equal(fe_reply(&f, &u, 8), -1);
+			assert_int_equal(tide_vhost_info_get(h, &vi), 0);
+			assert_int_equal(vi.violations, v0 + 1);
+			assert_non_null(strstr(vi.reason, "not offered"));
+		}
+		fe_fini(&f);
+		tide_port_close(h);
+	}
+	assert_pool_full(pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_rx_oversize),
 	    cmocka_unit_test(test_virtio_states_mtu),
+	    cmocka_unit_test(test_vhost_offers_mtu),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

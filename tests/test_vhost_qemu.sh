@@ -5,14 +5,22 @@
 # a veth pair, one end here, one in a namespace, and removes them):
 #
 #   guest virtio_net --vhost-user--> tide-fwd io <--AF_XDP--> veth --> namespace 10.0.0.1
+#   guest virtio_net (2nd NIC) --vhost-user--> tide-fwd io, the port to itself
 #
 # QEMU runs with the software CPU (-accel tcg; /dev/kvm here is PVM), guest memory from a
 # shared memfd, a Debian cloud kernel (apt-get download + dpkg -x, cached in the build
 # directory) and a busybox initramfs built here. The guest brings its link up, pings
 # 10.0.0.1 through tide-fwd, sends COUNT UDP datagrams that the namespace must receive
 # intact, and receives COUNT datagrams sent from the namespace, intact. tide-fwd must end
-# with every buffer back. Exit 77 (skip) when QEMU, busybox, a static libc or the kernel
-# cannot be had.
+# with every buffer back.
+#
+# MTU: both NICs have host_mtu=9000; the second also x-mtu-bypass-backend=off, so that QEMU
+# shows the guest the MTU only because tide offers VIRTIO_NET_F_MTU. Both guest interfaces
+# must have MTU 9000, tide-fwd must report 9000 for both vhost ports at link up, and
+# 8000-byte frames sent on the second NIC must come back intact (tide's Rx and Tx of a
+# frame above one buffer; the first NIC's path ends in AF_XDP, whose frames are smaller).
+#
+# Exit 77 (skip) when QEMU, busybox, a static libc or the kernel cannot be had.
 #
 # usage: test_vhost_qemu.sh TIDE_FWD CACHE_DIR GUEST_TOOL_SOURCE
 #   VHOST_QEMU_PACKED=1: the guest's NIC with packed virtqueues (virtio-net-pci packed=on);
@@ -21,6 +29,7 @@
 set -u
 fwd=$1 cache=$2 tool_src=$3
 count=${VHOST_QEMU_COUNT:-2000}
+frame_size=8000 frame_count=20
 packed=${VHOST_QEMU_PACKED:-0}
 skip() { echo "skip: $*" >&2; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
@@ -85,12 +94,18 @@ mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for m in failover net_failover virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_net; do
 	[ -e /lib/modules/\$m.ko ] && insmod /lib/modules/\$m.ko
 done
-i=0; while [ ! -e /sys/class/net/eth0 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
+i=0; while [ ! -e /sys/class/net/eth1 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
+# The NICs by their MAC addresses, not by probe order.
+nic() { for d in /sys/class/net/eth*; do [ "\$(cat \$d/address)" = \$1 ] && echo \${d##*/}; done; }
+main=\$(nic 52:54:00:00:00:02) big=\$(nic 52:54:00:00:00:03)
 echo 8388608 >/proc/sys/net/core/rmem_max
-ip link set lo up; ip link set eth0 up; ip addr add 10.0.0.2/24 dev eth0
-i=0; until grep -q 1 /sys/class/net/eth0/carrier 2>/dev/null || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done
-echo "VHT LINK carrier=\$(cat /sys/class/net/eth0/carrier)"
-echo "VHT FEATURES \$(cat /sys/class/net/eth0/device/features)"
+echo 1 >/proc/sys/net/ipv6/conf/\$big/disable_ipv6 2>/dev/null # nothing but the test's frames there
+ip link set lo up; ip link set \$main up; ip addr add 10.0.0.2/24 dev \$main; ip link set \$big up
+i=0; until grep -q 1 /sys/class/net/\$main/carrier 2>/dev/null || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done
+echo "VHT LINK carrier=\$(cat /sys/class/net/\$main/carrier)"
+echo "VHT FEATURES \$(cat /sys/class/net/\$main/device/features)"
+echo "VHT MTU main=\$(cat /sys/class/net/\$main/mtu) big=\$(cat /sys/class/net/\$big/mtu)"
+vhost_guest_udp frame \$big $frame_size $frame_count 10
 echo "VHT PING \$(ping -c 3 -W 5 10.0.0.1 | grep 'packets transmitted')"
 vhost_guest_udp send 10.0.0.1 5000 $count 200
 vhost_guest_udp recv 5001 $count 40
@@ -130,20 +145,23 @@ pids+=($!)
 wait_for 10 grep -q ready "$dir/ns-rx.out" || { echo "FAIL: namespace receiver"; exit 1; }
 
 # ---- tide-fwd between the guest and the veth ----
-sock=$dir/vhost.sock
+sock=$dir/vhost.sock sock2=$dir/vhost2.sock
 TIDE_LOG_LEVEL=info "$fwd" --port "vhost:socket=$sock,role=server" \
-	--port "afxdp:dev=$TDX_A,mode=generic" --fwd io --duration 150 --stats-period 0 \
+	--port "afxdp:dev=$TDX_A,mode=generic" --port "vhost:socket=$sock2,role=server" \
+	--fwd io --duration 150 --stats-period 0 \
 	--json "$dir/fwd.json" >"$dir/fwd.log" 2>&1 &
 fwdpid=$!
 pids+=($fwdpid)
-wait_for 10 test -S "$sock" || { echo "FAIL: no vhost socket"; cat "$dir/fwd.log"; exit 1; }
+wait_for 10 test -S "$sock" -a -S "$sock2" || { echo "FAIL: no vhost socket"; cat "$dir/fwd.log"; exit 1; }
 
 # ---- the guest ----
 timeout 140 qemu-system-x86_64 -accel tcg -cpu max -m 256 -smp 1 -display none -no-reboot \
 	-monitor none -serial "file:$dir/console.log" \
 	-object memory-backend-memfd,id=mem,size=256M,share=on -numa node,memdev=mem \
 	-chardev "socket,id=c0,path=$sock" -netdev vhost-user,id=n0,chardev=c0 \
-	-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02,vectors=0$([ "$packed" = 1 ] && echo ,packed=on)" \
+	-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02,vectors=0,host_mtu=9000$([ "$packed" = 1 ] && echo ,packed=on)" \
+	-chardev "socket,id=c1,path=$sock2" -netdev vhost-user,id=n1,chardev=c1 \
+	-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:00:03,vectors=0,host_mtu=9000,x-mtu-bypass-backend=off" \
 	-kernel "$kernel" -initrd "$dir/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1" </dev/null >"$dir/qemu.out" 2>&1 &
 qpid=$!
@@ -182,7 +200,7 @@ frc=$?
 
 grep -a "^VHT" "$dir/console.log"
 cat "$dir/ns-rx.out" | grep got
-grep -E "outstanding|^0 |^1 " "$dir/fwd.log"
+grep -E "outstanding|^[012] |link up" "$dir/fwd.log"
 fail=0
 grep -aq "VHT LINK carrier=1" "$dir/console.log" || { echo "FAIL: guest link not up"; fail=1; }
 # The guest's feature string: one character per bit, bit 34 is VIRTIO_F_RING_PACKED.
@@ -192,6 +210,14 @@ if [ "$packed" = 1 ]; then
 else
 	[ "${gfeat:34:1}" != 1 ] || { echo "FAIL: packed virtqueues negotiated without packed=on"; fail=1; }
 fi
+grep -aq "VHT MTU main=9000 big=9000" "$dir/console.log" ||
+	{ echo "FAIL: guest MTU not 9000 on both NICs (host_mtu=9000)"; fail=1; }
+for p in "0 (vhost0)" "2 (vhost1)"; do
+	grep -q "port $p: link up, mtu 9000" "$dir/fwd.log" ||
+		{ echo "FAIL: tide-fwd port $p did not report mtu 9000 at link up"; fail=1; }
+done
+grep -aq "VHT FRAME size=$frame_size sent=$frame_count got=$frame_count bad=0" "$dir/console.log" ||
+	{ echo "FAIL: $frame_size-byte frames through the second NIC"; fail=1; }
 grep -aq "VHT PING 3 packets transmitted, 3 packets received" "$dir/console.log" ||
 	{ echo "FAIL: ping through tide-fwd"; fail=1; }
 grep -aq "VHT SEND sent=$count" "$dir/console.log" || { echo "FAIL: guest send"; fail=1; }

@@ -159,7 +159,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	static const char *const roles[] = {"server", "client", NULL};
 	static unsigned seq;
 	const char *sock = tide_kvargs_get(kv, "socket");
-	bool mrg, eidx, inord, indir, loop, upp, packed, unsealed;
+	bool mrg, eidx, inord, indir, loop, upp, packed, unsealed, fmtu;
 	struct vhost_port *vp;
 	struct tide_port *p;
 	uint64_t queues;
@@ -177,7 +177,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
 	    tide_kvargs_bool(kv, "used_per_pkt", false, &upp) ||
 	    tide_kvargs_bool(kv, "packed", true, &packed) ||
-	    tide_kvargs_bool(kv, "unsealed_mem", false, &unsealed))
+	    tide_kvargs_bool(kv, "unsealed_mem", false, &unsealed) ||
+	    tide_kvargs_bool(kv, "mtu", true, &fmtu))
 		return -EINVAL;
 	if (sock == NULL) {
 		TIDE_LOG_ERR_("vhost", "socket=PATH is required");
@@ -215,7 +216,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		      (inord ? VIRTIO_BIT(VIRTIO_F_IN_ORDER) : 0) |
 		      (indir ? VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) : 0) |
 		      (queues > 1 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) |
-		      (packed ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0);
+		      (packed ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0) |
+		      (fmtu ? VIRTIO_BIT(VIRTIO_NET_F_MTU) : 0);
 	vp->proto_offered = VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) |
 			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
 			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
@@ -237,7 +239,7 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 
 const struct tide_driver tide_driver_vhost = {
 	.name = "vhost",
-	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed, unsealed_mem",
+	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed, unsealed_mem, mtu",
 	.open = vhost_open,
 	.rxq_setup = vhost_rxq_setup,
 	.txq_setup = vhost_txq_setup,

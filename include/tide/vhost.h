@@ -13,6 +13,10 @@
  *   in_order=B       offer VIRTIO_F_IN_ORDER (default yes)
  *   indirect=B       offer VIRTIO_RING_F_INDIRECT_DESC (default yes)
  *   packed=B         offer VIRTIO_F_RING_PACKED (default yes; the frontend picks the layout)
+ *   mtu=B            offer VIRTIO_NET_F_MTU (default yes): a frontend then shows its own MTU
+ *                    (QEMU's host_mtu) to the guest and states it to tide (NET_SET_MTU,
+ *                    what tide_port_mtu_get() reports); no: for a frontend or guest that
+ *                    mishandles the bit
  *   txfree_loop=B    no (default): Tx frees the copied burst after the copy loop, in bulk
  *                    | yes: frees each packet inside the loop (benchmark comparison)
  *   used_per_pkt=B   no (default): the used ring index is published once per burst
