@@ -133,8 +133,8 @@ int vpci_features(uint64_t dev, uint64_t want, uint64_t *out, const char *name)
 		return -ENOTSUP;
 	}
 	want &= dev; /* the frontend's pick, as offered */
-	if (want & VIRTIO_BIT(VIRTIO_NET_F_MQ)) /* queue pairs are set through the control queue */
-		want |= dev & VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
+	if (vpci_has_mq(dev)) /* even for one pair: the control queue's command is checked at each start */
+		want |= VIRTIO_BIT(VIRTIO_NET_F_MQ) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
 	*out = want | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) |
 	       (dev & (VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS) |
 		       VIRTIO_BIT(VIRTIO_NET_F_MTU)));
@@ -168,24 +168,26 @@ int vpci_status_check(uint8_t written, uint8_t readback, uint64_t features, cons
 int vpci_mq_check(uint64_t dev, uint16_t max_qp, uint16_t num_queues, unsigned pairs,
 		  const char *name)
 {
-	uint64_t mq = VIRTIO_BIT(VIRTIO_NET_F_MQ) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
-
-	if (pairs <= 1)
+	if (pairs <= 1 && !vpci_has_mq(dev))
 		return 0;
-	if ((dev & mq) != mq) {
+	if (!vpci_has_mq(dev)) {
 		TIDE_LOG_ERR_(name, "queues=%u: the device does not offer VIRTIO_NET_F_MQ with the control queue (features 0x%llx; QEMU: mq=on and a multiqueue netdev)",
 			      pairs, (unsigned long long)dev);
 		return -ENOTSUP;
 	}
-	if (pairs > max_qp) {
-		TIDE_LOG_ERR_(name, "queues=%u: the device has %u queue pairs at most (QEMU: the netdev's queues)",
-			      pairs, max_qp);
-		return -EINVAL;
+	if (max_qp < 1) {
+		TIDE_LOG_ERR_(name, "the device offers VIRTIO_NET_F_MQ with max_virtqueue_pairs 0 (or no device configuration to read it from)");
+		return -ENODEV;
 	}
 	if (num_queues < 2u * max_qp + 1) {
 		TIDE_LOG_ERR_(name, "the device has %u queues: %u queue pairs and the control queue need %u",
 			      num_queues, max_qp, 2u * max_qp + 1);
 		return -ENODEV;
+	}
+	if (pairs > max_qp) {
+		TIDE_LOG_ERR_(name, "queues=%u: the device has %u queue pair%s at most (QEMU: a netdev with queues=N)",
+			      pairs, max_qp, max_qp == 1 ? "" : "s");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -769,13 +771,13 @@ int virtio_pci_attach(struct virtio_port *vp, const char *bdf)
 		return -ENODEV;
 	}
 	v->max_qp = 1;
-	if ((f & VIRTIO_BIT(VIRTIO_NET_F_MQ)) &&
+	if (vpci_has_mq(f) &&
 	    vp_config_read(vp, VPCI_NET_MAX_QP, &v->max_qp, sizeof(v->max_qp)) < 0)
 		v->max_qp = 0; /* no device configuration to read it from: refused below */
 	rc = vpci_mq_check(f, v->max_qp, v->num_queues, vp->queues, p->name);
 	if (rc < 0)
 		return rc;
-	if (vp->queues > 1) {
+	if (vpci_has_mq(f)) {
 		v->ctrl.mem = aligned_alloc(VPCI_CTRL_MEM, VPCI_CTRL_MEM);
 		if (v->ctrl.mem == NULL)
 			return -ENOMEM;

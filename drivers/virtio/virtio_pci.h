@@ -112,7 +112,7 @@ long vpci_notify_at(const struct vpci_caps *c, uint16_t notify_off, unsigned vri
 /*
  * The features to write: @want (the frontend's pick, a subset of @dev) plus what the
  * transport takes: VIRTIO_F_ACCESS_PLATFORM (required: the device goes through the IOMMU),
- * MAC, STATUS and MTU when offered. -ENOTSUP (logged) without ACCESS_PLATFORM.
+ * MAC, STATUS and MTU when offered, MQ with CTRL_VQ when both are offered. -ENOTSUP (logged) without ACCESS_PLATFORM.
  */
 int vpci_features(uint64_t dev, uint64_t want, uint64_t *out, const char *name);
 
@@ -124,11 +124,21 @@ int vpci_queue_size_check(uint16_t dev, unsigned want, unsigned vring, const cha
  * kept FEATURES_OK (if written), else -ENOTSUP (logged: the device refused the features). */
 int vpci_status_check(uint8_t written, uint8_t readback, uint64_t features, const char *name);
 
+/* The device offers queue pairs with the control queue that sets them; the transport then
+ * takes both, whatever the number of pairs. */
+static inline bool vpci_has_mq(uint64_t dev)
+{
+	uint64_t mq = VIRTIO_BIT(VIRTIO_NET_F_MQ) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
+
+	return (dev & mq) == mq;
+}
+
 /*
  * With @pairs queue pairs wanted (the port's queues key): 0, or -ENOTSUP (more than one
  * and the device does not offer VIRTIO_NET_F_MQ with VIRTIO_NET_F_CTRL_VQ), -EINVAL (more
- * than its max_virtqueue_pairs @max_qp) or -ENODEV (@num_queues has no room for the
- * control queue after 2 * @max_qp data queues), logged.
+ * than its max_virtqueue_pairs @max_qp) or -ENODEV (an MQ device whose @max_qp is 0 or
+ * whose @num_queues has no room for the control queue after 2 * @max_qp data queues),
+ * logged.
  */
 int vpci_mq_check(uint64_t dev, uint16_t max_qp, uint16_t num_queues, unsigned pairs,
 		  const char *name);

@@ -38,7 +38,7 @@ start=$SECONDS
 guest_qemu 150 "hugepages=64 pcicount=$count pciphases=${PCI_PHASES:-main,tide,dpdk}${PCI_VERBOSE:+ pciverbose=1}" \
 	-chardev socket,id=ctl,path="$dir/ctl.sock" -serial chardev:ctl \
 	-netdev dgram,id=n0,local.type=unix,local.path="$dir/q.sock",remote.type=unix,remote.path="$dir/h.sock" \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,mq=on
 guest_wait
 wait $wirepid
 wrc=$?
@@ -50,7 +50,7 @@ failed=0
 [ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
 [ $wrc -eq 0 ] || fail "wire exit status $wrc: $(tail -1 "$dir/wire.log")"
 grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
-for name in bind bad_config open mac link_up port_conformance rx_60 rx_1514 rx_8996 tx_60 \
+for name in bind bad_config open mac link_up mq_ctrl port_conformance rx_60 rx_1514 rx_8996 tx_60 \
 	tx_1514 tx_8996 stats tx_bounced intr link fault stop_start_polling stop_pool_whole \
 	close_pool_whole fwd_interrupt; do
 	grep -aq "^PCITEST $name ok" "$dir/console.log" || fail "no 'PCITEST $name ok'"

@@ -287,6 +287,12 @@ static void test_mq_check(void **state)
 	logbuf[0] = '\0';
 	assert_int_equal(vpci_mq_check(mq, 4, 8, 2, "t"), -ENODEV); /* no room for the control vq */
 	assert_non_null(strstr(logbuf, "the device has 8 queues: 4 queue pairs and the control queue need 9"));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_mq_check(mq, 0, 9, 1, "t"), -ENODEV);
+	assert_non_null(strstr(logbuf, "max_virtqueue_pairs 0"));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_mq_check(mq, 1, 3, 2, "t"), -EINVAL);
+	assert_non_null(strstr(logbuf, "queues=2: the device has 1 queue pair at most"));
 }
 
 static void test_features_mq(void **state)
@@ -299,8 +305,12 @@ static void test_features_mq(void **state)
 	assert_int_equal(vpci_features(dev, VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MQ),
 				       &out, "t"), 0);
 	assert_int_equal(out, dev);
-	/* One pair: neither. */
+	/* One pair: both still (the control queue's command runs at every start). */
 	assert_int_equal(vpci_features(dev, VIRTIO_BIT(VIRTIO_F_VERSION_1), &out, "t"), 0);
+	assert_int_equal(out, dev);
+	/* MQ without the control queue: neither, the pairs could not be set. */
+	assert_int_equal(vpci_features(dev & ~VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ),
+				       VIRTIO_BIT(VIRTIO_F_VERSION_1), &out, "t"), 0);
 	assert_int_equal(out, VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM));
 }
 
@@ -346,17 +356,17 @@ static void test_ctrl(void **state)
 		assert_int_equal(vpci_ctrl_reap(&c, "t"), 0);
 		assert_int_equal(c.acked, i + 1);
 	}
+	/* The ack untouched (the device used the chain without writing it), after an OK. */
+	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
+	c.used->ring[c.used->idx % VPCI_CTRL_NUM] = (struct vring_used_elem){.id = 0, .len = 0};
+	c.used->idx++;
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EIO);
 	/* Refused. */
 	logbuf[0] = '\0';
 	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
 	ctrl_device(&c, 1 /* VIRTIO_NET_ERR */, 0, 1);
 	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EIO);
 	assert_non_null(strstr(logbuf, "the device refused command 4.0 (ack 1)"));
-	/* The ack untouched: the device used the chain without writing it. */
-	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
-	c.used->ring[c.used->idx % VPCI_CTRL_NUM] = (struct vring_used_elem){.id = 0, .len = 0};
-	c.used->idx++;
-	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EIO);
 	/* A used entry that is not the chain posted; a used index beyond what was posted. */
 	logbuf[0] = '\0';
 	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);

@@ -7,7 +7,8 @@
  * on a missing ok.
  *
  * usage: vpci_guest BDF TTY COUNT
- *   configuration refused, MAC and queue limit from the device, exact counts and payloads
+ *   configuration refused (two queue pairs on a one-pair device among it), the control
+ *   queue's command acked at each start, MAC and queue limit from the device, exact counts and payloads
  *   both ways at 60, 1514 and 8996 bytes, statistics, a Tx from a pool the device does not
  *   reach (copied), Rx interrupts, link down/up through the config-change vector and the
  *   link event, a queue fault (as the frontend's checks raise it) taking the device down
@@ -32,6 +33,7 @@
 #include <tide/port.h>
 
 #include "virtio.h"
+#include "virtio_pci.h"
 #include "wire_frame.h"
 
 #define QSIZE 256 /* QEMU's virtio-net queue size: the most the device takes */
@@ -501,6 +503,25 @@ static void test_lifecycle(struct ctx *c)
 	       tide_pool_size(c->pool));
 }
 
+/* QEMU's mq=on on a single-queue netdev: VIRTIO_NET_F_MQ with one pair. The transport takes
+ * it and its control queue; the start sent VQ_PAIRS_SET 1 and the device acked it. */
+static void test_ctrl(struct ctx *c)
+{
+	struct virtio_port *vp = virtio_vport(c->p);
+	struct virtio_pci *v = vp->vpci;
+	uint64_t acked = v->ctrl.acked;
+	int rc;
+
+	tide_port_stop(c->p);
+	rc = tide_port_start(c->p);
+	result("mq_ctrl", rc == 0 && (vp->features & VIRTIO_BIT(VIRTIO_NET_F_MQ)) &&
+				  (vp->features & VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ)) && v->max_qp == 1 &&
+				  acked == 1 && v->ctrl.acked == 2 && link_wait(c->p, 1, 5),
+	       "restart %d, features 0x%llx, max pairs %u, acked %llu then %llu", rc,
+	       (unsigned long long)vp->features, v->max_qp, (unsigned long long)acked,
+	       (unsigned long long)v->ctrl.acked);
+}
+
 static void test_bad_config(struct tide_pool *pool)
 {
 	struct tide_port *p;
@@ -549,6 +570,7 @@ static void run(void)
 	       "%02x:%02x:%02x:%02x:%02x:%02x driver %s max_desc %u", info.mac[0], info.mac[1],
 	       info.mac[2], info.mac[3], info.mac[4], info.mac[5], info.driver, info.max_desc);
 	result("link_up", link_wait(c.p, 1, 5), "");
+	test_ctrl(&c);
 	for (unsigned i = 0; i < 3; i++)
 		test_rx(&c, (uint8_t)(1 + i), sizes[i], count);
 	for (unsigned i = 0; i < 3; i++)
