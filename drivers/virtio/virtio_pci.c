@@ -423,7 +423,7 @@ static int vp_driver_ok(struct virtio_port *vp)
 		return 0;
 	rc = ctrl_cmd(vp, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, sizeof(pairs));
 	if (rc == 0)
-		TIDE_LOG_INFO_(p->name, "%u queue pairs (control queue: acked)", n);
+		TIDE_LOG_INFO_(p->name, "%u queue pair%s (control queue: acked)", n, n == 1 ? "" : "s");
 	return rc;
 }
 
