@@ -165,8 +165,7 @@ int vpci_status_check(uint8_t written, uint8_t readback, uint64_t features, cons
 	return 0;
 }
 
-int vpci_mq_check(uint64_t dev, uint16_t max_qp, uint16_t num_queues, unsigned pairs,
-		  const char *name)
+int vpci_mq_check(uint64_t dev, uint16_t max_qp, unsigned pairs, const char *name)
 {
 	if (pairs <= 1 && !vpci_has_mq(dev))
 		return 0;
@@ -177,11 +176,6 @@ int vpci_mq_check(uint64_t dev, uint16_t max_qp, uint16_t num_queues, unsigned p
 	}
 	if (max_qp < 1) {
 		TIDE_LOG_ERR_(name, "the device offers VIRTIO_NET_F_MQ with max_virtqueue_pairs 0 (or no device configuration to read it from)");
-		return -ENODEV;
-	}
-	if (num_queues < 2u * max_qp + 1) {
-		TIDE_LOG_ERR_(name, "the device has %u queues: %u queue pairs and the control queue need %u",
-			      num_queues, max_qp, 2u * max_qp + 1);
 		return -ENODEV;
 	}
 	if (pairs > max_qp) {
@@ -372,6 +366,11 @@ static int ctrl_set(struct virtio_port *vp)
 	long at;
 	int rc;
 
+	if (vr >= v->num_queues) {
+		TIDE_LOG_ERR_(vp->port->name, "the device has %u queues: %u queue pairs and the control queue need %u",
+			      v->num_queues, v->max_qp, vr + 1);
+		return -ENODEV;
+	}
 	wr16(cc, VPCI_Q_SELECT, (uint16_t)vr);
 	rc = vpci_queue_size_check(rd16(cc, VPCI_Q_SIZE), VPCI_CTRL_NUM, vr, vp->port->name);
 	if (rc < 0)
@@ -449,6 +448,9 @@ static int vp_mem_set(struct virtio_port *vp)
 			TIDE_LOG_WARN_(vp->port->name, "the device refused MSI-X vector %u for config changes: no link interrupts",
 				       VPCI_VEC_CONFIG);
 	}
+	/* The queues as the features made them: a device may add pairs once it has MQ (QEMU
+	 * does, at FEATURES_OK). */
+	v->num_queues = rd16(v->common, VPCI_NUM_QUEUES);
 	if (vp->features & VIRTIO_BIT(VIRTIO_NET_F_MQ))
 		return ctrl_set(vp);
 	return 0;
@@ -774,7 +776,7 @@ int virtio_pci_attach(struct virtio_port *vp, const char *bdf)
 	if (vpci_has_mq(f) &&
 	    vp_config_read(vp, VPCI_NET_MAX_QP, &v->max_qp, sizeof(v->max_qp)) < 0)
 		v->max_qp = 0; /* no device configuration to read it from: refused below */
-	rc = vpci_mq_check(f, v->max_qp, v->num_queues, vp->queues, p->name);
+	rc = vpci_mq_check(f, v->max_qp, vp->queues, p->name);
 	if (rc < 0)
 		return rc;
 	if (vpci_has_mq(f)) {

@@ -136,12 +136,11 @@ static inline bool vpci_has_mq(uint64_t dev)
 /*
  * With @pairs queue pairs wanted (the port's queues key): 0, or -ENOTSUP (more than one
  * and the device does not offer VIRTIO_NET_F_MQ with VIRTIO_NET_F_CTRL_VQ), -EINVAL (more
- * than its max_virtqueue_pairs @max_qp) or -ENODEV (an MQ device whose @max_qp is 0 or
- * whose @num_queues has no room for the control queue after 2 * @max_qp data queues),
- * logged.
+ * than its max_virtqueue_pairs @max_qp) or -ENODEV (an MQ device whose @max_qp is 0),
+ * logged. The device's queue count is checked at start, once the features are set: a
+ * device may add its queues then (QEMU does).
  */
-int vpci_mq_check(uint64_t dev, uint16_t max_qp, uint16_t num_queues, unsigned pairs,
-		  const char *name);
+int vpci_mq_check(uint64_t dev, uint16_t max_qp, unsigned pairs, const char *name);
 
 /* The control virtqueue's ring and command buffer, in one page of ours the device reads
  * (IOVA = address). */
