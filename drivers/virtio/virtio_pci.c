@@ -366,12 +366,7 @@ static int ctrl_set(struct virtio_port *vp)
 	long at;
 	int rc;
 
-	if (vr >= v->num_queues) {
-		TIDE_LOG_ERR_(vp->port->name, "the device has %u queues: %u queue pairs and the control queue need %u",
-			      v->num_queues, v->max_qp, vr + 1);
-		return -ENODEV;
-	}
-	wr16(cc, VPCI_Q_SELECT, (uint16_t)vr);
+	wr16(cc, VPCI_Q_SELECT, (uint16_t)vr); /* none there: size 0, refused */
 	rc = vpci_queue_size_check(rd16(cc, VPCI_Q_SIZE), VPCI_CTRL_NUM, vr, vp->port->name);
 	if (rc < 0)
 		return rc;
@@ -450,7 +445,7 @@ static int vp_mem_set(struct virtio_port *vp)
 	}
 	/* The queues as the features made them: a device may add pairs once it has MQ (QEMU
 	 * does, at FEATURES_OK). */
-	v->num_queues = rd16(v->common, VPCI_NUM_QUEUES);
+	v->num_queues = rd16(v->common, VPCI_NUM_QUEUES); /* after FEATURES_OK */
 	if (vp->features & VIRTIO_BIT(VIRTIO_NET_F_MQ))
 		return ctrl_set(vp);
 	return 0;
