@@ -428,7 +428,8 @@ int virtio_dev_init(struct virtio_port *vp)
 			return rc;
 	}
 	status |= VIRTIO_STATUS_DRIVER_OK;
-	if ((rc = tr->status_set(vp, status)) < 0)
+	if ((rc = tr->status_set(vp, status)) < 0 ||
+	    (tr->driver_ok != NULL && (rc = tr->driver_ok(vp)) < 0))
 		return rc;
 	gen = ++vp->gen;
 	if (gen == 0 || gen == VIRTIO_SEEN_NONE)
@@ -678,11 +679,6 @@ static int virtio_pci_open(struct tide_kvargs *kv, const char *bdf, struct tide_
 		return -ENOSPC;
 	if (keys_read(kv, &k) < 0)
 		return -EINVAL;
-	if (k.queues > 1) {
-		TIDE_LOG_ERR_("virtio", "pci=%s,queues=%llu: the PCI transport drives one queue pair (more need the control queue, not implemented)",
-			      bdf, (unsigned long long)k.queues);
-		return -EINVAL;
-	}
 	snprintf(pname, sizeof(pname), "virtio:%s", bdf);
 	rc = port_make(&k, pname, &p);
 	if (rc < 0)

@@ -93,6 +93,9 @@ struct virtio_transport {
 			 int kickfd);
 	/* Write the device status (DRIVER_OK starts the vrings). */
 	int (*status_set)(struct virtio_port *vp, uint8_t status);
+	/* Optional: after DRIVER_OK, before the queues go live (a PCI device's queue pairs
+	 * are set through its control queue). */
+	int (*driver_ok)(struct virtio_port *vp);
 	/* Read @len bytes of the device's config space at @off (-ENOTSUP without one). */
 	int (*config_read)(struct virtio_port *vp, unsigned off, void *buf, unsigned len);
 	/* Port start (after the rings are laid out) and stop: reach the device and run

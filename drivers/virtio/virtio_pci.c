@@ -14,6 +14,7 @@
  * Registers are little-endian MMIO in mapped BARs; 64-bit queue addresses are written as
  * two 32-bit halves, low first (section 4.1.3.1).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,8 @@ int vpci_features(uint64_t dev, uint64_t want, uint64_t *out, const char *name)
 		return -ENOTSUP;
 	}
 	want &= dev; /* the frontend's pick, as offered */
+	if (vpci_has_mq(dev)) /* even for one pair: the control queue's command is checked at each start */
+		want |= VIRTIO_BIT(VIRTIO_NET_F_MQ) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
 	*out = want | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) |
 	       (dev & (VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS) |
 		       VIRTIO_BIT(VIRTIO_NET_F_MTU)));
@@ -159,6 +162,94 @@ int vpci_status_check(uint8_t written, uint8_t readback, uint64_t features, cons
 			      (unsigned long long)features);
 		return -ENOTSUP;
 	}
+	return 0;
+}
+
+int vpci_mq_check(uint64_t dev, uint16_t max_qp, unsigned pairs, const char *name)
+{
+	if (pairs <= 1 && !vpci_has_mq(dev))
+		return 0;
+	if (!vpci_has_mq(dev)) {
+		TIDE_LOG_ERR_(name, "queues=%u: the device does not offer VIRTIO_NET_F_MQ with the control queue (features 0x%llx; QEMU: mq=on and a multiqueue netdev)",
+			      pairs, (unsigned long long)dev);
+		return -ENOTSUP;
+	}
+	if (max_qp < 1) {
+		TIDE_LOG_ERR_(name, "the device offers VIRTIO_NET_F_MQ with max_virtqueue_pairs 0 (or no device configuration to read it from)");
+		return -ENODEV;
+	}
+	if (pairs > max_qp) {
+		TIDE_LOG_ERR_(name, "queues=%u: the device has %u queue pair%s at most (QEMU: a netdev with queues=N)",
+			      pairs, max_qp, max_qp == 1 ? "" : "s");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One page: descriptors, avail ring, used ring (4-byte aligned), then the command. */
+#define CTRL_AVAIL 64
+#define CTRL_USED  128
+#define CTRL_HDR   256
+#define CTRL_DATA  264
+#define CTRL_ACK   (CTRL_DATA + VPCI_CTRL_DATA_MAX)
+static_assert(CTRL_AVAIL >= VPCI_CTRL_NUM * sizeof(struct vring_desc), "ctrl desc");
+static_assert(CTRL_USED >= CTRL_AVAIL + 6 + 2 * VPCI_CTRL_NUM, "ctrl avail");
+static_assert(CTRL_HDR >= CTRL_USED + 6 + 8 * VPCI_CTRL_NUM, "ctrl used");
+
+void vpci_ctrl_init(struct vpci_ctrl *c, uint8_t *mem)
+{
+	uint64_t acked = c->acked;
+
+	memset(mem, 0, VPCI_CTRL_MEM);
+	*c = (struct vpci_ctrl){.mem = mem, .acked = acked};
+	c->desc = (struct vring_desc *)(void *)mem;
+	c->avail = (struct vring_avail *)(void *)(mem + CTRL_AVAIL);
+	c->used = (struct vring_used *)(void *)(mem + CTRL_USED);
+	c->hdr = mem + CTRL_HDR;
+	c->data = mem + CTRL_DATA;
+	c->ack = mem + CTRL_ACK;
+	c->avail->flags = VRING_AVAIL_F_NO_INTERRUPT; /* polled */
+}
+
+void vpci_ctrl_post(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *data,
+		    unsigned len)
+{
+	c->hdr[0] = cls;
+	c->hdr[1] = cmd;
+	memcpy(c->data, data, len);
+	*c->ack = 0xff; /* neither OK nor ERR until the device writes it */
+	c->desc[0] = (struct vring_desc){.addr = (uintptr_t)c->hdr, .len = 2,
+					 .flags = VRING_DESC_F_NEXT, .next = 1};
+	c->desc[1] = (struct vring_desc){.addr = (uintptr_t)c->data, .len = len,
+					 .flags = VRING_DESC_F_NEXT, .next = 2};
+	c->desc[2] = (struct vring_desc){.addr = (uintptr_t)c->ack, .len = 1,
+					 .flags = VRING_DESC_F_WRITE};
+	c->avail->ring[c->avail_idx % VPCI_CTRL_NUM] = 0;
+	/* Release: the chain and the ring entry before the index the device reads. */
+	__atomic_store_n(&c->avail->idx, ++c->avail_idx, __ATOMIC_RELEASE);
+}
+
+int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name)
+{
+	/* Acquire: pairs with the device's write of the used entry and the ack before it. */
+	uint16_t idx = __atomic_load_n(&c->used->idx, __ATOMIC_ACQUIRE);
+	uint32_t id;
+
+	if (idx == c->last_used)
+		return -EAGAIN;
+	id = c->used->ring[c->last_used % VPCI_CTRL_NUM].id;
+	if ((uint16_t)(idx - c->last_used) != 1 || id != 0) {
+		TIDE_LOG_ERR_(name, "control queue: used index %u after %u, id %u: not the command posted",
+			      idx, c->last_used, id);
+		return -EPROTO;
+	}
+	c->last_used = idx;
+	if (*c->ack != VIRTIO_NET_OK) {
+		TIDE_LOG_ERR_(name, "control queue: the device refused command %u.%u (ack %u)",
+			      c->hdr[0], c->hdr[1], *c->ack);
+		return -EIO;
+	}
+	c->acked++;
 	return 0;
 }
 
@@ -265,8 +356,73 @@ static int vp_features_set(struct virtio_port *vp, uint64_t want)
 	return 0;
 }
 
+/* The control queue (with VIRTIO_NET_F_MQ): a new ring on vring 2 * max_qp, polled (no
+ * vector). Before DRIVER_OK, like every queue. */
+static int ctrl_set(struct virtio_port *vp)
+{
+	struct virtio_pci *v = vpci(vp);
+	volatile uint8_t *cc = v->common;
+	unsigned vr = 2u * v->max_qp;
+	long at;
+	int rc;
+
+	wr16(cc, VPCI_Q_SELECT, (uint16_t)vr); /* none there: size 0, refused */
+	rc = vpci_queue_size_check(rd16(cc, VPCI_Q_SIZE), VPCI_CTRL_NUM, vr, vp->port->name);
+	if (rc < 0)
+		return rc;
+	at = vpci_notify_at(&v->caps, rd16(cc, VPCI_Q_NOFF), vr, vp->port->name);
+	if (at < 0)
+		return (int)at;
+	vpci_ctrl_init(&v->ctrl, v->ctrl.mem);
+	wr16(cc, VPCI_Q_SIZE, VPCI_CTRL_NUM);
+	wr16(cc, VPCI_Q_MSIX, VPCI_NO_VECTOR);
+	wr64(cc, VPCI_Q_DESC, (uintptr_t)v->ctrl.desc);
+	wr64(cc, VPCI_Q_DRIVER, (uintptr_t)v->ctrl.avail);
+	wr64(cc, VPCI_Q_DEVICE, (uintptr_t)v->ctrl.used);
+	wr16(cc, VPCI_Q_ENABLE, 1);
+	v->ctrl_notify = (volatile uint16_t *)(volatile void *)(v->notify + at);
+	return 0;
+}
+
+/* One command on the control queue, waited for (VPCI_CTRL_WAIT_MS at most). */
+static int ctrl_cmd(struct virtio_port *vp, uint8_t cls, uint8_t cmd, const void *data,
+		    unsigned len)
+{
+	struct virtio_pci *v = vpci(vp);
+	int rc;
+
+	vpci_ctrl_post(&v->ctrl, cls, cmd, data, len);
+	*v->ctrl_notify = (uint16_t)(2u * v->max_qp);
+	for (unsigned ms = 0; ms <= VPCI_CTRL_WAIT_MS; ms++) {
+		rc = vpci_ctrl_reap(&v->ctrl, vp->port->name);
+		if (rc != -EAGAIN)
+			return rc;
+		sleep_ms(1);
+	}
+	TIDE_LOG_ERR_(vp->port->name, "control queue: command %u.%u not answered in %u ms", cls, cmd,
+		      VPCI_CTRL_WAIT_MS);
+	return -ETIMEDOUT;
+}
+
+/* After DRIVER_OK, before the queues go live: the device takes as many queue pairs as the
+ * port set up (it starts with one). */
+static int vp_driver_ok(struct virtio_port *vp)
+{
+	struct tide_port *p = vp->port;
+	unsigned n = p->nb_rxq > p->nb_txq ? p->nb_rxq : p->nb_txq;
+	uint8_t pairs[2] = {(uint8_t)n, (uint8_t)(n >> 8)}; /* le16 */
+	int rc;
+
+	if (!(vp->features & VIRTIO_BIT(VIRTIO_NET_F_MQ)))
+		return 0;
+	rc = ctrl_cmd(vp, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, sizeof(pairs));
+	if (rc == 0)
+		TIDE_LOG_INFO_(p->name, "%u queue pair%s (control queue: acked)", n, n == 1 ? "" : "s");
+	return rc;
+}
+
 /* The rings' area into the IOMMU domain (the Rx pools are mapped at queue setup); the
- * config vector, which a reset cleared. */
+ * config vector, which a reset cleared; the control queue. */
 static int vp_mem_set(struct virtio_port *vp)
 {
 	struct virtio_pci *v = vpci(vp);
@@ -287,6 +443,11 @@ static int vp_mem_set(struct virtio_port *vp)
 			TIDE_LOG_WARN_(vp->port->name, "the device refused MSI-X vector %u for config changes: no link interrupts",
 				       VPCI_VEC_CONFIG);
 	}
+	/* The queues as the features made them: a device may add pairs once it has MQ (QEMU
+	 * does, at FEATURES_OK). */
+	v->num_queues = rd16(v->common, VPCI_NUM_QUEUES); /* after FEATURES_OK */
+	if (vp->features & VIRTIO_BIT(VIRTIO_NET_F_MQ))
+		return ctrl_set(vp);
 	return 0;
 }
 
@@ -422,6 +583,7 @@ const struct virtio_transport virtio_pci_transport = {
 	.mem_set = vp_mem_set,
 	.queue_set = vp_queue_set,
 	.status_set = vp_status_set,
+	.driver_ok = vp_driver_ok,
 	.config_read = vp_config_read,
 	.start = vp_start,
 	.stop = vp_stop,
@@ -605,6 +767,23 @@ int virtio_pci_attach(struct virtio_port *vp, const char *bdf)
 			      v->num_queues);
 		return -ENODEV;
 	}
+	v->max_qp = 1;
+	if (vpci_has_mq(f) &&
+	    vp_config_read(vp, VPCI_NET_MAX_QP, &v->max_qp, sizeof(v->max_qp)) < 0)
+		v->max_qp = 0; /* no device configuration to read it from: refused below */
+	rc = vpci_mq_check(f, v->max_qp, vp->queues, p->name);
+	if (rc < 0)
+		return rc;
+	if (vpci_has_mq(f)) {
+		v->ctrl.mem = aligned_alloc(VPCI_CTRL_MEM, VPCI_CTRL_MEM);
+		if (v->ctrl.mem == NULL)
+			return -ENOMEM;
+		rc = pci_dma_map(vp->pci, v->ctrl.mem, VPCI_CTRL_MEM, 0);
+		if (rc < 0) {
+			TIDE_LOG_ERR_(p->name, "the control queue cannot be mapped for the device");
+			return rc;
+		} /* until pci_close() */
+	}
 	if ((v->dev_features & VIRTIO_BIT(VIRTIO_NET_F_MAC)) &&
 	    vp_config_read(vp, VPCI_NET_MAC, p->info.mac, 6) < 0)
 		TIDE_LOG_WARN_(p->name, "cannot read the MAC address from the device configuration");
@@ -612,11 +791,12 @@ int virtio_pci_attach(struct virtio_port *vp, const char *bdf)
 	    vp_config_read(vp, VPCI_NET_MTU, &v->mtu, sizeof(v->mtu)) < 0)
 		v->mtu = 0;
 	/* One vector for config changes, one per Rx queue. */
-	if (pci_irq_enable(vp->pci, VPCI_VEC_RX0 + vp->queues) == 0) {
+	if ((rc = pci_irq_enable(vp->pci, VPCI_VEC_RX0 + vp->queues)) == 0) {
 		v->irq = true;
 		vp->pci->link_vector = VPCI_VEC_CONFIG;
 	} else {
-		TIDE_LOG_WARN_(p->name, "no MSI-X: Rx interrupts and link-change interrupts are off");
+		TIDE_LOG_WARN_(p->name, "%u MSI-X vectors (config, one per Rx queue) cannot be had (%d; QEMU: vectors=%u): Rx interrupts and link-change interrupts are off",
+			       VPCI_VEC_RX0 + vp->queues, rc, 2 * vp->queues + 2);
 	}
 	p->info.max_desc = v->max_size < p->info.max_desc ? v->max_size : p->info.max_desc;
 	if (p->info.rx_desc_pref > p->info.max_desc)
@@ -646,6 +826,8 @@ void virtio_pci_detach(struct virtio_port *vp)
 		pci_close(vp->pci); /* interrupts off, bus master off, every mapping removed */
 	}
 	vp->pci = NULL;
+	if (vp->vpci != NULL)
+		free(vp->vpci->ctrl.mem);
 	free(vp->vpci);
 	vp->vpci = NULL;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "driver.h"
+#include "virtio_ring.h"
 
 #define VIRTIO_PCI_VENDOR    0x1af4
 #define VIRTIO_PCI_DEV_NET   0x1041 /* modern virtio-net (0x1040 + device type 1) */
@@ -25,6 +26,7 @@
 /* Feature bits the transport handles itself (the frontend's are in virtio_ring.h). */
 #define VIRTIO_NET_F_MTU	 3
 #define VIRTIO_NET_F_STATUS	 16
+#define VIRTIO_NET_F_CTRL_VQ	 17
 #define VIRTIO_F_ACCESS_PLATFORM 33
 
 /* Vendor capability types (virtio 1.x section 4.1.4). */
@@ -57,10 +59,19 @@
 /* virtio-net device configuration (section 5.1.4). */
 #define VPCI_NET_MAC	0
 #define VPCI_NET_STATUS 6
+#define VPCI_NET_MAX_QP 8 /* max_virtqueue_pairs (VIRTIO_NET_F_MQ) */
 #define VPCI_NET_MTU	10
 #define VPCI_NET_S_LINK_UP 1
 
-/* MSI-X vectors: config changes (link), then one per Rx queue. */
+/* The control virtqueue (section 5.1.6.5): a command is a chain of three descriptors, the
+ * header (class, command), the data and the ack byte the device writes. */
+#define VIRTIO_NET_CTRL_MQ		4
+#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET 0
+#define VIRTIO_NET_OK			0
+#define VPCI_CTRL_NUM			4    /* ring entries: one command at a time */
+#define VPCI_CTRL_WAIT_MS		1000 /* a command not used by then fails */
+
+/* MSI-X vectors: config changes (link), then one per Rx queue; Tx and control: none. */
 #define VPCI_VEC_CONFIG 0
 #define VPCI_VEC_RX0	1
 
@@ -101,7 +112,7 @@ long vpci_notify_at(const struct vpci_caps *c, uint16_t notify_off, unsigned vri
 /*
  * The features to write: @want (the frontend's pick, a subset of @dev) plus what the
  * transport takes: VIRTIO_F_ACCESS_PLATFORM (required: the device goes through the IOMMU),
- * MAC, STATUS and MTU when offered. -ENOTSUP (logged) without ACCESS_PLATFORM.
+ * MAC, STATUS and MTU when offered, MQ with CTRL_VQ when both are offered. -ENOTSUP (logged) without ACCESS_PLATFORM.
  */
 int vpci_features(uint64_t dev, uint64_t want, uint64_t *out, const char *name);
 
@@ -113,12 +124,61 @@ int vpci_queue_size_check(uint16_t dev, unsigned want, unsigned vring, const cha
  * kept FEATURES_OK (if written), else -ENOTSUP (logged: the device refused the features). */
 int vpci_status_check(uint8_t written, uint8_t readback, uint64_t features, const char *name);
 
+/* The device offers queue pairs with the control queue that sets them; the transport then
+ * takes both, whatever the number of pairs. */
+static inline bool vpci_has_mq(uint64_t dev)
+{
+	uint64_t mq = VIRTIO_BIT(VIRTIO_NET_F_MQ) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
+
+	return (dev & mq) == mq;
+}
+
+/*
+ * With @pairs queue pairs wanted (the port's queues key): 0, or -ENOTSUP (more than one
+ * and the device does not offer VIRTIO_NET_F_MQ with VIRTIO_NET_F_CTRL_VQ), -EINVAL (more
+ * than its max_virtqueue_pairs @max_qp) or -ENODEV (an MQ device whose @max_qp is 0),
+ * logged. The device's queue count is checked at start, once the features are set: a
+ * device may add its queues then (QEMU does).
+ */
+int vpci_mq_check(uint64_t dev, uint16_t max_qp, unsigned pairs, const char *name);
+
+/* The control virtqueue's ring and command buffer, in one page of ours the device reads
+ * (IOVA = address). */
+struct vpci_ctrl {
+	uint8_t *mem;
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint8_t *hdr, *data, *ack;
+	uint16_t avail_idx, last_used;
+	uint64_t acked;	/* commands the device acknowledged with VIRTIO_NET_OK */
+};
+
+#define VPCI_CTRL_MEM	 4096
+#define VPCI_CTRL_DATA_MAX 8
+
+/* Lay the ring (VPCI_CTRL_NUM entries) and the buffers out in @mem (VPCI_CTRL_MEM bytes,
+ * page-aligned) and zero them: a new ring, as after a device reset. */
+void vpci_ctrl_init(struct vpci_ctrl *c, uint8_t *mem);
+/* Post one command (@len <= VPCI_CTRL_DATA_MAX bytes of data): the chain at descriptor 0,
+ * the avail index published (release). The caller then notifies the device. */
+void vpci_ctrl_post(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *data,
+		    unsigned len);
+/* The device's answer to the posted command: -EAGAIN (not used yet), 0 (acked OK), -EIO
+ * (the device refused it: ack not VIRTIO_NET_OK) or -EPROTO (a used entry that is not the
+ * posted chain: another id, or the used index moved by more than one), logged. */
+int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name);
+
 /* The PCI transport's state (virtio_port.vpci). */
 struct virtio_pci {
 	struct vpci_caps caps;
 	volatile uint8_t *common, *isr, *device, *notify;
 	uint32_t device_len, notify_len;
 	uint16_t num_queues, max_size;
+	uint16_t max_qp;  /* max_virtqueue_pairs (1 without VIRTIO_NET_F_MQ); the control
+			   * queue is vring 2 * max_qp */
+	struct vpci_ctrl ctrl; /* ctrl.mem NULL: no control queue (one pair) */
+	volatile uint16_t *ctrl_notify;
 	uint16_t mtu;	  /* the device's MTU (VIRTIO_NET_F_MTU), 0 when not offered */
 	uint64_t dev_features;
 	bool irq;	  /* MSI-X vectors are set up */

@@ -21,7 +21,8 @@
 #   guest_cpu                       the CPU to pin QEMU to (the last one this shell may use)
 #   guest_qemu SECONDS APPEND ARGS...  QEMU in the background (pid in $qemu), its console
 #                                   on $dir/console.log, stderr on $dir/qemu.out, a
-#                                   monitor on $dir/mon.sock; ARGS add the NICs and more
+#                                   monitor on $dir/mon.sock; ARGS add the NICs and more;
+#                                   in network namespace $guest_netns when it is set
 #   guest_wait                      waits for QEMU, sets $qrc, strips CRs from the console
 
 guest_skip() { echo "skip: $*"; exit 77; }
@@ -136,7 +137,7 @@ guest_qemu() {
 	local secs=$1 append=$2 cpu
 	shift 2
 	cpu=$(guest_cpu)
-	timeout "$secs" taskset -c "${cpu:-0}" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 \
+	${guest_netns:+ip netns exec "$guest_netns"} timeout "$secs" taskset -c "${cpu:-0}" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 \
 		-machine q35,kernel-irqchip=split -device intel-iommu,intremap=on,caching-mode=on,aw-bits=48 \
 		-nodefaults -display none -no-reboot -pidfile "$dir/qemu.pid" \
 		-serial file:"$dir/console.log" \

@@ -31,12 +31,14 @@ phase() { case ",$PHASES," in *,$1,*) return 0 ;; esac; return 1; }
 for m in irqbypass vfio_virqfd vfio vfio_iommu_type1 vfio-pci-core vfio-pci; do
 	[ -f /lib/modules/$m.ko ] && { insmod /lib/modules/$m.ko || echo "PCITEST insmod FAIL $m"; }
 done
+# The device at 00:05.0, when there is one, is the two-pair device (run.sh: a two-queue tap).
 BDF=""
+MQBDF=""
 for d in /sys/bus/pci/devices/*; do
 	[ "$(cat $d/vendor):$(cat $d/device)" = "0x1af4:0x1041" ] || continue
-	BDF=${d##*/}
 	echo vfio-pci >$d/driver_override
-	echo $BDF >/sys/bus/pci/drivers_probe
+	echo ${d##*/} >/sys/bus/pci/drivers_probe
+	if [ "${d##*/}" = 0000:00:05.0 ]; then MQBDF=${d##*/}; else BDF=${d##*/}; fi
 done
 drv=$(readlink /sys/bus/pci/devices/$BDF/driver)
 grp=$(readlink /sys/bus/pci/devices/$BDF/iommu_group)
@@ -50,7 +52,7 @@ ask() { # one command to the wire, its reply on stdout
 	echo "$reply" | tr -d '\r'
 }
 
-phase main && vpci_guest $BDF /dev/ttyS1 $COUNT
+phase main && vpci_guest $BDF /dev/ttyS1 $COUNT $MQBDF
 
 if phase main; then
 	ask "REFLECT on" >/dev/null

@@ -35,10 +35,33 @@ pids+=($!)
 wirepid=$!
 for _ in $(seq 50); do grep -q ready "$dir/wire.log" && break; sleep 0.1; done
 start=$SECONDS
+# Two queue pairs need a multi-queue netdev: a second device on a two-queue tap in a network
+# namespace of its own (root, ip, /dev/net/tun), QEMU in it, mqpeer.py at the tap's end.
+mq=()
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && [ -c /dev/net/tun ] &&
+	command -v python3 >/dev/null && ip netns add "tide-vpcimq-$$" 2>/dev/null; then
+	guest_netns=tide-vpcimq-$$
+	trap 'guest_cleanup; wait 2>/dev/null; ip netns del "$guest_netns"' EXIT
+	ip -n "$guest_netns" tuntap add dev vq0 mode tap multi_queue &&
+		ip netns exec "$guest_netns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1 &&
+		ip -n "$guest_netns" link set vq0 up && mq=(
+		-netdev tap,id=n1,ifname=vq0,script=no,downscript=no,queues=2,vhost=off
+		-device virtio-net-pci,netdev=n1,mac=52:54:00:12:34:57,disable-legacy=on,iommu_platform=on,mq=on,vectors=6,addr=0x5)
+	if [ ${#mq[@]} -gt 0 ]; then
+		ip netns exec "$guest_netns" python3 "$(dirname "$0")/mqpeer.py" vq0 >"$dir/mqpeer.log" 2>&1 &
+		pids+=($!)
+		mqpid=$!
+		for _ in $(seq 50); do grep -q ready "$dir/mqpeer.log" && break; sleep 0.1; done
+	fi
+else
+	echo "no two-pair device (needs root, ip, /dev/net/tun, python3): mq_pairs not run"
+fi
 guest_qemu 150 "hugepages=64 pcicount=$count pciphases=${PCI_PHASES:-main,tide,dpdk}${PCI_VERBOSE:+ pciverbose=1}" \
 	-chardev socket,id=ctl,path="$dir/ctl.sock" -serial chardev:ctl \
 	-netdev dgram,id=n0,local.type=unix,local.path="$dir/q.sock",remote.type=unix,remote.path="$dir/h.sock" \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,mq=on \
+	"${mq[@]}"
 guest_wait
 wait $wirepid
 wrc=$?
@@ -50,7 +73,7 @@ failed=0
 [ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
 [ $wrc -eq 0 ] || fail "wire exit status $wrc: $(tail -1 "$dir/wire.log")"
 grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
-for name in bind bad_config open mac link_up port_conformance rx_60 rx_1514 rx_8996 tx_60 \
+for name in bind bad_config open mac link_up mq_ctrl port_conformance rx_60 rx_1514 rx_8996 tx_60 \
 	tx_1514 tx_8996 stats tx_bounced intr link fault stop_start_polling stop_pool_whole \
 	close_pool_whole fwd_interrupt; do
 	grep -aq "^PCITEST $name ok" "$dir/console.log" || fail "no 'PCITEST $name ok'"
@@ -63,6 +86,11 @@ for size in 60 1514 8996; do
 	[ "$d" = "$want" ] || fail "dpdk-testpmd at $size bytes: '$d', expected '$want'"
 	[ "$t" = "$d" ] || fail "tide-fwd and dpdk-testpmd differ at $size bytes: '$t' / '$d'"
 done
+if [ ${#mq[@]} -gt 0 ]; then
+	kill "$mqpid" 2>/dev/null && wait "$mqpid"
+	grep -a "^mqpeer:" "$dir/mqpeer.log" | tail -3
+	grep -aq "^PCITEST mq_pairs ok" "$dir/console.log" || fail "no 'PCITEST mq_pairs ok'"
+fi
 grep -aq "PCITEST fwd_exit rc=0" "$dir/console.log" || fail "tide-fwd did not exit 0 (buffers or errors)"
 # The IOMMU: not one fault, on either side (the wire counted QEMU's lines at the end too).
 vtd=$(grep -ac vtd_ "$dir/qemu.out")

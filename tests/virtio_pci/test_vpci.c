@@ -264,13 +264,128 @@ static void test_status(void **state)
 	assert_non_null(strstr(logbuf, "did not keep FEATURES_OK: it refused features 0x1234"));
 }
 
+static void test_mq_check(void **state)
+{
+	uint64_t mq = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MQ) |
+		      VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
+
+	(void)state;
+	assert_int_equal(vpci_mq_check(mq, 4, 4, "t"), 0);
+	assert_int_equal(vpci_mq_check(mq, 4, 2, "t"), 0);
+	/* One pair needs nothing of the device's. */
+	assert_int_equal(vpci_mq_check(VIRTIO_BIT(VIRTIO_F_VERSION_1), 0, 1, "t"), 0);
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_mq_check(mq, 2, 3, "t"), -EINVAL);
+	assert_non_null(strstr(logbuf, "queues=3: the device has 2 queue pairs at most"));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_mq_check(mq & ~VIRTIO_BIT(VIRTIO_NET_F_MQ), 4, 2, "t"), -ENOTSUP);
+	assert_non_null(strstr(logbuf, "queues=2: the device does not offer VIRTIO_NET_F_MQ with the control queue"));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_mq_check(mq & ~VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ), 4, 2, "t"),
+			 -ENOTSUP);
+	assert_non_null(strstr(logbuf, "does not offer VIRTIO_NET_F_MQ"));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_mq_check(mq, 0, 1, "t"), -ENODEV);
+	assert_non_null(strstr(logbuf, "max_virtqueue_pairs 0"));
+	logbuf[0] = '\0';
+	assert_int_equal(vpci_mq_check(mq, 1, 2, "t"), -EINVAL);
+	assert_non_null(strstr(logbuf, "queues=2: the device has 1 queue pair at most"));
+}
+
+static void test_features_mq(void **state)
+{
+	uint64_t dev = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) |
+		       VIRTIO_BIT(VIRTIO_NET_F_MQ) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ), out = 0;
+
+	(void)state;
+	/* MQ wanted: the control queue comes with it. */
+	assert_int_equal(vpci_features(dev, VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MQ),
+				       &out, "t"), 0);
+	assert_int_equal(out, dev);
+	/* One pair: both still (the control queue's command runs at every start). */
+	assert_int_equal(vpci_features(dev, VIRTIO_BIT(VIRTIO_F_VERSION_1), &out, "t"), 0);
+	assert_int_equal(out, dev);
+	/* MQ without the control queue: neither, the pairs could not be set. */
+	assert_int_equal(vpci_features(dev & ~VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ),
+				       VIRTIO_BIT(VIRTIO_F_VERSION_1), &out, "t"), 0);
+	assert_int_equal(out, VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM));
+}
+
+/* The device's half of a control command: check the chain the driver posted, write @ack and
+ * the used entry @id, moving the used index by @step. */
+static void ctrl_device(struct vpci_ctrl *c, uint8_t ack, uint32_t id, uint16_t step)
+{
+	uint16_t a = c->avail->idx, u = c->used->idx;
+	uint16_t head = c->avail->ring[(uint16_t)(a - 1) % VPCI_CTRL_NUM];
+	const struct vring_desc *d = c->desc;
+	const uint8_t *hdr = (const uint8_t *)(uintptr_t)d[head].addr;
+
+	assert_int_equal(head, 0);
+	assert_int_equal(d[0].len, 2);
+	assert_int_equal(d[0].flags, VRING_DESC_F_NEXT);
+	assert_int_equal(hdr[0], VIRTIO_NET_CTRL_MQ);
+	assert_int_equal(hdr[1], VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET);
+	assert_int_equal(d[1].flags, VRING_DESC_F_NEXT);
+	assert_int_equal(d[1].len, 2);
+	assert_int_equal(d[d[1].next].flags, VRING_DESC_F_WRITE);
+	assert_int_equal(d[d[1].next].len, 1);
+	*(uint8_t *)(uintptr_t)d[d[1].next].addr = ack;
+	c->used->ring[u % VPCI_CTRL_NUM] = (struct vring_used_elem){.id = id, .len = 1};
+	c->used->idx = (uint16_t)(u + step);
+}
+
+static void test_ctrl(void **state)
+{
+	static uint8_t mem[VPCI_CTRL_MEM] __attribute__((aligned(4096)));
+	struct vpci_ctrl c = {0};
+	uint8_t pairs[2] = {3, 0};
+
+	(void)state;
+	vpci_ctrl_init(&c, mem);
+	assert_int_equal(c.avail->flags, VRING_AVAIL_F_NO_INTERRUPT);
+	/* Acked: past the ring's size, so that the indices wrap around it. */
+	for (unsigned i = 0; i < 2 * VPCI_CTRL_NUM + 1; i++) {
+		vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
+		assert_int_equal(c.avail->idx, i + 1);
+		assert_int_equal(*(uint16_t *)(uintptr_t)c.desc[1].addr, 3);
+		assert_int_equal(vpci_ctrl_reap(&c, "t"), -EAGAIN); /* not used yet */
+		ctrl_device(&c, VIRTIO_NET_OK, 0, 1);
+		assert_int_equal(vpci_ctrl_reap(&c, "t"), 0);
+		assert_int_equal(c.acked, i + 1);
+	}
+	/* The ack untouched (the device used the chain without writing it), after an OK. */
+	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
+	c.used->ring[c.used->idx % VPCI_CTRL_NUM] = (struct vring_used_elem){.id = 0, .len = 0};
+	c.used->idx++;
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EIO);
+	/* Refused. */
+	logbuf[0] = '\0';
+	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
+	ctrl_device(&c, 1 /* VIRTIO_NET_ERR */, 0, 1);
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EIO);
+	assert_non_null(strstr(logbuf, "the device refused command 4.0 (ack 1)"));
+	/* A used entry that is not the chain posted; a used index beyond what was posted. */
+	logbuf[0] = '\0';
+	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
+	ctrl_device(&c, VIRTIO_NET_OK, 2, 1);
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EPROTO);
+	assert_non_null(strstr(logbuf, "id 2: not the command posted"));
+	vpci_ctrl_init(&c, mem); /* a device reset */
+	assert_int_equal(c.acked, 2 * VPCI_CTRL_NUM + 1);
+	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
+	ctrl_device(&c, VIRTIO_NET_OK, 0, 2);
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EPROTO);
+	assert_int_equal(c.acked, 2 * VPCI_CTRL_NUM + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_caps_good),  cmocka_unit_test(test_caps_bad),
 		cmocka_unit_test(test_caps_in_bar), cmocka_unit_test(test_notify_at),
 		cmocka_unit_test(test_features),   cmocka_unit_test(test_queue_size),
-		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_status),	   cmocka_unit_test(test_mq_check),
+		cmocka_unit_test(test_features_mq), cmocka_unit_test(test_ctrl),
 	};
 
 	tide_log_set_handler(capture, NULL);

@@ -6,12 +6,16 @@
  * "PCITEST <name> ok" or "PCITEST <name> FAIL <why>"; the host script fails on any FAIL and
  * on a missing ok.
  *
- * usage: vpci_guest BDF TTY COUNT
- *   configuration refused, MAC and queue limit from the device, exact counts and payloads
+ * usage: vpci_guest BDF TTY COUNT [MQ_BDF]
+ *   configuration refused (two queue pairs on a one-pair device among it), the control
+ *   queue's command acked at each start, MAC and queue limit from the device, exact counts and payloads
  *   both ways at 60, 1514 and 8996 bytes, statistics, a Tx from a pool the device does not
  *   reach (copied), Rx interrupts, link down/up through the config-change vector and the
  *   link event, a queue fault (as the frontend's checks raise it) taking the device down
- *   until a restart, stop/start while another thread polls, pools whole
+ *   until a restart, stop/start while another thread polls, pools whole; with MQ_BDF (a
+ *   device on a two-queue tap, mqpeer.py at the other end) two queue pairs: Tx on both,
+ *   exact counts at the tap, and 16 flows spread over both Rx queues, exact, each flow on one
+ *   queue and in order
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,7 @@
 #include <tide/port.h>
 
 #include "virtio.h"
+#include "virtio_pci.h"
 #include "wire_frame.h"
 
 #define QSIZE 256 /* QEMU's virtio-net queue size: the most the device takes */
@@ -501,6 +506,25 @@ static void test_lifecycle(struct ctx *c)
 	       tide_pool_size(c->pool));
 }
 
+/* QEMU's mq=on on a single-queue netdev: VIRTIO_NET_F_MQ with one pair. The transport takes
+ * it and its control queue; the start sent VQ_PAIRS_SET 1 and the device acked it. */
+static void test_ctrl(struct ctx *c)
+{
+	struct virtio_port *vp = virtio_vport(c->p);
+	struct virtio_pci *v = vp->vpci;
+	uint64_t acked = v->ctrl.acked;
+	int rc;
+
+	tide_port_stop(c->p);
+	rc = tide_port_start(c->p);
+	result("mq_ctrl", rc == 0 && (vp->features & VIRTIO_BIT(VIRTIO_NET_F_MQ)) &&
+				  (vp->features & VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ)) && v->max_qp == 1 &&
+				  acked == 1 && v->ctrl.acked == 2 && link_wait(c->p, 1, 5),
+	       "restart %d, features 0x%llx, max pairs %u, acked %llu then %llu", rc,
+	       (unsigned long long)vp->features, v->max_qp, (unsigned long long)acked,
+	       (unsigned long long)v->ctrl.acked);
+}
+
 static void test_bad_config(struct tide_pool *pool)
 {
 	struct tide_port *p;
@@ -524,7 +548,132 @@ static void test_bad_config(struct tide_pool *pool)
 	       2 * QSIZE, rc3, rc4);
 }
 
-static void run(void)
+/* ---- two queue pairs: the second device, a multi-queue tap behind it (mqpeer.py) ---- */
+
+#define MQ_TX	 200 /* frames sent on each Tx queue */
+#define MQ_FLOWS 16  /* mqpeer.py's FLOWS */
+#define MQ_K	 16  /* datagrams per flow: 256 in all, within each tap queue's 500 */
+
+/* One request frame to the peer (tag 40: send the flows; 44: report), on Tx queue 0. */
+static bool mq_ask(struct tide_pool *pool, struct tide_txq *txq, uint8_t tag, uint32_t seq)
+{
+	struct tide_mbuf *m = frame_alloc(pool, 60, tag, seq);
+
+	if (m != NULL && tide_tx_burst(txq, &m, 1) == 1)
+		return true;
+	tide_mbuf_free(m);
+	return false;
+}
+
+/* A datagram of mqpeer.py's flows: its flow and seq, or -1. */
+static int mq_udp(const struct tide_mbuf *m, uint32_t *flow, uint32_t *seq)
+{
+	const uint8_t *d = tide_mbuf_mtod(m, const uint8_t *);
+
+	if (m->data_len < 50 || d[12] != 0x08 || d[13] != 0x00 || d[23] != 17 ||
+	    (d[36] << 8 | d[37]) != 2000)
+		return -1;
+	*flow = (uint32_t)(d[34] << 8 | d[35]) - 1000;
+	memcpy(seq, d + 46, 4); /* le32 after the flow's */
+	return *flow < MQ_FLOWS ? 0 : -1;
+}
+
+static void test_mq(struct tide_pool *pool, const char *mqbdf)
+{
+	struct tide_port *p;
+	struct tide_rxq *rxq[2];
+	struct tide_txq *txq[2];
+	struct tide_mbuf *pkts[32];
+	unsigned per_q[2] = {0, 0}, bad = 0, split = 0, order = 0, sent[2] = {0, 0};
+	int flow_q[MQ_FLOWS];
+	uint32_t next[MQ_FLOWS] = {0};
+	unsigned q0 = 0, q1 = 0, pbad = 1;
+	char spec[96], report[64] = "";
+	double end, ask_at = 0;
+	int rc;
+
+	snprintf(spec, sizeof(spec), "virtio:pci=%s,queues=2", mqbdf);
+	rc = tide_port_open(spec, &p);
+	if (rc == 0 && ((rc = tide_port_configure(p, 2, 2)) < 0 ||
+			(rc = tide_rxq_setup(p, 0, QSIZE, pool, NULL)) < 0 ||
+			(rc = tide_rxq_setup(p, 1, QSIZE, pool, NULL)) < 0 ||
+			(rc = tide_txq_setup(p, 0, QSIZE, NULL)) < 0 ||
+			(rc = tide_txq_setup(p, 1, QSIZE, NULL)) < 0 || (rc = tide_port_start(p)) < 0))
+		tide_port_close(p);
+	if (rc < 0) {
+		result("mq_pairs", false, "%s: %d", spec, rc);
+		return;
+	}
+	for (unsigned q = 0; q < 2; q++) {
+		rxq[q] = tide_port_rxq(p, q);
+		txq[q] = tide_port_txq(p, q);
+	}
+	for (unsigned f = 0; f < MQ_FLOWS; f++)
+		flow_q[f] = -1;
+	/* Tx on both queues, in turn; the peer counts each queue's tag. */
+	end = now() + 30;
+	while ((sent[0] < MQ_TX || sent[1] < MQ_TX) && now() < end)
+		for (unsigned q = 0; q < 2; q++) {
+			struct tide_mbuf *m;
+
+			if (sent[q] == MQ_TX)
+				continue;
+			m = frame_alloc(pool, 60 + 8 * (sent[q] % 16), (uint8_t)(41 + q), sent[q]);
+			if (m == NULL || tide_tx_burst(txq[q], &m, 1) == 0) {
+				tide_mbuf_free(m);
+				tide_txq_done_cleanup(txq[q], 0);
+				continue;
+			}
+			sent[q]++;
+		}
+	/* Then the flows towards us; then reports until the peer has every Tx frame. */
+	(void)mq_ask(pool, txq[0], 40, MQ_K);
+	end = now() + 30;
+	while (now() < end && (per_q[0] + per_q[1] < MQ_FLOWS * MQ_K || q0 < MQ_TX || q1 < MQ_TX)) {
+		for (unsigned q = 0; q < 2; q++) {
+			uint16_t k = tide_rx_burst(rxq[q], pkts, 32);
+
+			for (uint16_t i = 0; i < k; i++) {
+				const uint8_t *d = tide_mbuf_mtod(pkts[i], const uint8_t *);
+				uint32_t f, seq;
+
+				if (pkts[i]->data_len >= 40 && d[12] == 0x88 && d[13] == 0xb5 &&
+				    memcmp(d + 14, "TPCI", 4) == 0 && d[18] == 43) {
+					unsigned n = pkts[i]->data_len - 30u;
+
+					memset(report, 0, sizeof(report));
+					memcpy(report, d + 30, n < sizeof(report) - 1 ? n : sizeof(report) - 1);
+					if (sscanf(report, "q0=%u q1=%u bad=%u", &q0, &q1, &pbad) != 3)
+						bad++;
+				} else if (mq_udp(pkts[i], &f, &seq) == 0) {
+					per_q[q]++;
+					if (flow_q[f] < 0)
+						flow_q[f] = (int)q;
+					split += flow_q[f] != (int)q;
+					order += seq != next[f];
+					next[f] = seq + 1;
+				} else {
+					bad++;
+				}
+			}
+			tide_mbuf_free_bulk(pkts, k);
+			tide_txq_done_cleanup(txq[q], 0);
+		}
+		if ((q0 < MQ_TX || q1 < MQ_TX) && now() >= ask_at && mq_ask(pool, txq[0], 44, 0))
+			ask_at = now() + 0.2;
+	}
+	tide_port_stop(p);
+	tide_port_close(p);
+	result("mq_pairs",
+	       sent[0] == MQ_TX && sent[1] == MQ_TX && q0 == MQ_TX && q1 == MQ_TX && pbad == 0 &&
+		       per_q[0] + per_q[1] == MQ_FLOWS * MQ_K && per_q[0] > 0 && per_q[1] > 0 &&
+		       bad == 0 && split == 0 && order == 0 && pool_whole(pool),
+	       "sent %u+%u, the peer has %u+%u (bad %u); received %u on Rx 0 + %u on Rx 1 of %u (%u flows), other %u, flows split %u, out of order %u, pool whole %d",
+	       sent[0], sent[1], q0, q1, pbad, per_q[0], per_q[1], MQ_FLOWS * MQ_K, MQ_FLOWS,
+	       bad, split, order, pool_whole(pool));
+}
+
+static void run(const char *mqbdf)
 {
 	static const uint32_t sizes[] = {60, 1514, 8996};
 	struct ctx c = {0};
@@ -549,6 +698,7 @@ static void run(void)
 	       "%02x:%02x:%02x:%02x:%02x:%02x driver %s max_desc %u", info.mac[0], info.mac[1],
 	       info.mac[2], info.mac[3], info.mac[4], info.mac[5], info.driver, info.max_desc);
 	result("link_up", link_wait(c.p, 1, 5), "");
+	test_ctrl(&c);
 	for (unsigned i = 0; i < 3; i++)
 		test_rx(&c, (uint8_t)(1 + i), sizes[i], count);
 	for (unsigned i = 0; i < 3; i++)
@@ -568,6 +718,8 @@ static void run(void)
 	tide_port_close(c.p);
 	result("close_pool_whole", rc == 0 && pool_whole(c.pool), "avail %u of %u",
 	       tide_pool_avail(c.pool), tide_pool_size(c.pool));
+	if (mqbdf != NULL)
+		test_mq(c.pool, mqbdf);
 	tide_pool_free(c.pool);
 }
 
@@ -575,8 +727,8 @@ int main(int argc, char **argv)
 {
 	struct termios t;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: vpci_guest BDF TTY COUNT\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: vpci_guest BDF TTY COUNT [MQ_BDF]\n");
 		return 2;
 	}
 	snprintf(bdf, sizeof(bdf), "%s", argv[1]);
@@ -590,7 +742,7 @@ int main(int argc, char **argv)
 	tcsetattr(tty, TCSANOW, &t);
 	tide_log_set_level(TIDE_LOG_INFO);
 	tide_thread_register();
-	run();
+	run(argc == 5 ? argv[4] : NULL);
 	tide_thread_unregister();
 	printf("PCITEST main-done failures=%d\n", failures);
 	return failures ? 1 : 0;
