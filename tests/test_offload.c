@@ -15,6 +15,7 @@
 #include <tide/offload.h>
 #include <tide/port.h>
 
+#include "driver.h"
 #include "offload_vnet.h"
 #include "testutil.h"
 
@@ -1188,6 +1189,10 @@ static int tshark_main(void)
 
 	if (system("tshark --version >/dev/null 2>&1") != 0) {
 		fprintf(stderr, "SKIP: tshark is not installed\n");
+		return 77;
+	}
+	if (tide_driver_find("pcap") == NULL) {
+		fprintf(stderr, "SKIP: the pcap driver is not in this build (libpcap not found, or -Dpcap=disabled)\n");
 		return 77;
 	}
 	if (tide_thread_register() < 0 || tide_pktpool_create("ts", 2048, 0, 0, NULL, &pool) < 0 ||

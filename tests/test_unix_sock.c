@@ -159,19 +159,26 @@ static void recv_fds(void)
 		SU_CHECK(fcntl(mine, F_GETFD) == FD_CLOEXEC);
 		close(mine);
 	}
-	/* One more than the room: the kernel drops it (MSG_CTRUNC), the four are kept. */
-	send_fds(sv[1], 5);
-	recv_expect(sv[0], &f, 4, true);
-	unix_sock_fds_close(&f);
-	/* Room rounds up (CMSG_SPACE): with max 3 the kernel hands over a fourth; it is closed
-	 * here and reported lost. */
-	f.max = 3;
-	send_fds(sv[1], 4);
-	recv_expect(sv[0], &f, 3, true);
-	/* Descriptors gather over messages (vhost's message in pieces): a full set loses the
-	 * next ones. */
-	send_fds(sv[1], 1);
-	recv_expect(sv[0], &f, 3, true);
+	/* Beyond the room: what the kernel does with the control buffer (MSG_CTRUNC, the room
+	 * CMSG_SPACE rounds up to). qemu-user translates control messages through buffers of
+	 * its own and does not reproduce it, so these cases run natively only. */
+	if (getenv("TIDE_TEST_EMULATED") == NULL) {
+		/* One more than the room: the kernel drops it (MSG_CTRUNC), the four are kept. */
+		send_fds(sv[1], 5);
+		recv_expect(sv[0], &f, 4, true);
+		unix_sock_fds_close(&f);
+		/* Room rounds up (CMSG_SPACE): with max 3 the kernel hands over a fourth; it is closed
+		 * here and reported lost. */
+		f.max = 3;
+		send_fds(sv[1], 4);
+		recv_expect(sv[0], &f, 3, true);
+		/* Descriptors gather over messages (vhost's message in pieces): a full set loses the
+		 * next ones. */
+		send_fds(sv[1], 1);
+		recv_expect(sv[0], &f, 3, true);
+	} else {
+		printf("unix_sock: the control-buffer truncation cases need a native kernel (emulated)\n");
+	}
 	unix_sock_fds_close(&f);
 	SU_CHECK(count_fds() == before + 2);
 	/* A datagram longer than the buffer. */
