@@ -65,6 +65,11 @@
 
 extern const struct tide_driver tide_driver_virtio;
 
+/* The driver's open and pci_open (virtio_open.c). */
+int virtio_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned max);
+int virtio_pci_open(struct tide_kvargs *kv, const char *bdf, struct tide_port **ports,
+		    unsigned max);
+
 struct virtio_port;
 
 /* Where a vring lives (our addresses; the device's are the same numbers). */
