@@ -16,7 +16,9 @@
  * as bench/vhost/run's wall-clock cells use: split rings, mrg_rxbuf and in_order on.
  *
  * usage: virtio_instr rx|tx PACKETS SIZE
- * Prints "dir=.. packets=N size=S": divide each function's inclusive Ir by N.
+ * Prints "dir=.. packets=N size=S": divide each function's inclusive Ir by N. Exits 1 when a
+ * packet arrives with another length, the link does not come up, the pair stalls, or a pool
+ * is not whole after both ports are closed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +149,8 @@ int main(int argc, char **argv)
 			tide_mbuf_free_bulk(pk + k, n - k);
 			r = bench_be_rx(in, BURST);
 		}
+		for (unsigned i = 0; i < r; i++)
+			CHECK(in[i]->pkt_len == size);
 		tide_mbuf_free_bulk(in, r);
 		if (r == 0)
 			CHECK(++stalls < 1000000);
