@@ -110,8 +110,8 @@ bench-peers: build
 bench-afxdp: build
 	bench/afxdp/run --build $(BUILD) $(BENCH_AFXDP_OPTS)
 
-# vhost-user: tide's backend vs DPDK's net_vhost with the same virtio-user frontend, and the
-# seed 003/004 rows of the driver (results/vhost.csv).
+# vhost-user 2x2: tide's virtio frontend and DPDK's virtio-user against tide's backend and
+# DPDK's net_vhost, and the seed 003/004 rows of the driver (results/vhost.csv).
 bench-vhost: build
 	bench/vhost/run $(BENCH_VHOST_OPTS)
 

@@ -81,8 +81,12 @@ def run(cmd, secs, huge, prefixes, key, start_timeout=60, also_check=()):
         if not first.wait(start_timeout) or p.poll() is not None:
             ok, why = False, "testpmd did not start forwarding"
         else:
+            # At least one period after the first (which is dropped): with secs near the
+            # period the second block can land just after the deadline.
             deadline = time.time() + secs
-            while time.time() < deadline and p.poll() is None:
+            while p.poll() is None and (time.time() < deadline or (
+                    sum("Port statistics" in x for x in lines) < 2 and
+                    time.time() < deadline + 2)):
                 time.sleep(0.05)
             if p.poll() is not None:
                 ok, why = False, "testpmd exited during the run"
