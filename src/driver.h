@@ -46,6 +46,16 @@ struct tide_pci_id {
 	uint16_t vendor, device;
 };
 
+/*
+ * The tail of a driver's .keys for its benchmark-only keys: listed only in a build with them
+ * (meson option bench_variants, read with tide_kvargs_bench()). tests/test_docs.py reads it.
+ */
+#if TIDE_BENCH_VARIANTS
+#define TIDE_BENCH_KEYS(list) ", " list
+#else
+#define TIDE_BENCH_KEYS(list) ""
+#endif
+
 struct tide_driver {
 	const char *name;
 	const char *keys; /* one-line list of spec keys, for error messages */

@@ -100,6 +100,18 @@ int tide_kvargs_bool(struct tide_kvargs *kv, const char *key, bool def, bool *ou
 	return rc;
 }
 
+int tide_kvargs_bench(struct tide_kvargs *kv, const char *key, bool *out)
+{
+	if (TIDE_BENCH_VARIANTS)
+		return tide_kvargs_bool(kv, key, false, out);
+	*out = false;
+	if (tide_kvargs_get(kv, key) == NULL)
+		return 0;
+	TIDE_LOG_ERR_(kv->driver, "%s: a benchmark key, only in builds with -Dbench_variants=true",
+		      key);
+	return -EINVAL;
+}
+
 int tide_kvargs_choice(struct tide_kvargs *kv, const char *key, const char *const *choices,
 		       unsigned def, unsigned *out)
 {

@@ -75,6 +75,14 @@ int tide_kvargs_bool(struct tide_kvargs *kv, const char *key, bool def, bool *ou
 int tide_kvargs_choice(struct tide_kvargs *kv, const char *key, const char *const *choices,
 		       unsigned def, unsigned *out);
 
+/*
+ * A benchmark-only boolean key (TIDE_BENCH_VARIANTS, meson option bench_variants). In a build
+ * with the option: tide_kvargs_bool() with default false. Without it: *@out = false, and the
+ * key given at all is -EINVAL, logged as "<driver>: <key>: a benchmark key, only in builds
+ * with -Dbench_variants=true".
+ */
+int tide_kvargs_bench(struct tide_kvargs *kv, const char *key, bool *out);
+
 /* -EINVAL (logged, naming the key and listing @known) if any key was never looked up. */
 int tide_kvargs_check_unused(const struct tide_kvargs *kv, const char *known);
 

@@ -5,7 +5,9 @@
 1. Driver keys: for every driver in drivers/, three lists must name the same keys: the keys
    its sources read (every `kv, "KEY"` argument), its own key list (`.keys` of its struct
    tide_driver, printed with an unknown-key error), and the `## Keys` table of
-   docs/drivers/NAME.md (first column, backquoted names).
+   docs/drivers/NAME.md (first column, backquoted names). Benchmark-only keys (the
+   `TIDE_BENCH_KEYS("...")` tail of `.keys`, in builds with -Dbench_variants=true) are
+   documented in the page's `## Benchmark keys` table instead, and only there.
 2. Links: every relative link of README.md, CHANGELOG.md and docs/**/*.md points to a file
    or folder that exists, and a `#anchor` into a Markdown file names one of its headings.
 
@@ -27,7 +29,8 @@ def fail(msg):
 
 
 def driver_structs():
-    """{name: (file, [keys of .keys])} from every `struct tide_driver tide_driver_X = {`."""
+    """{name: (file, [keys of .keys], [benchmark keys])} from every
+    `struct tide_driver tide_driver_X = {`."""
     out = {}
     for path in sorted(glob.glob(os.path.join(root, "drivers", "*", "*.c"))):
         text = open(path).read()
@@ -40,7 +43,11 @@ def driver_structs():
                 fail("%s: a struct tide_driver without .name or .keys" % path)
                 continue
             joined = "".join(re.findall(r'"([^"]*)"', keys.group(1)))
-            out[name.group(1)] = (path, [k.strip() for k in joined.split(",") if k.strip()])
+            bench = re.search(r'\.keys\s*=\s*(?:"[^"]*"\s*)+TIDE_BENCH_KEYS\(((?:"[^"]*"\s*)+)\)',
+                              body)
+            bjoined = "".join(re.findall(r'"([^"]*)"', bench.group(1))) if bench else ""
+            out[name.group(1)] = (path, [k.strip() for k in joined.split(",") if k.strip()],
+                                  [k.strip() for k in bjoined.split(",") if k.strip()])
     return out
 
 
@@ -51,9 +58,9 @@ def keys_read(folder):
     return keys
 
 
-def keys_documented(page):
+def keys_documented(page, section="Keys"):
     text = open(page).read()
-    m = re.search(r"^## Keys\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    m = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % section, text, re.S | re.M)
     if not m:
         return None
     keys = set()
@@ -75,7 +82,8 @@ def check_keys():
     drivers = driver_structs()
     if len(drivers) < 7:
         fail("found only %d drivers in drivers/: %s" % (len(drivers), sorted(drivers)))
-    for name, (path, listed) in sorted(drivers.items()):
+    for name, (path, plain, bench) in sorted(drivers.items()):
+        listed = plain + bench
         if name in BUS_DRIVERS:
             print("ok: %s: %s" % (name, BUS_DRIVERS[name]))
             continue
@@ -93,11 +101,16 @@ def check_keys():
         if doc is None:
             fail("docs/drivers/%s.md: no '## Keys' section" % name)
             continue
-        if doc != set(listed):
+        bdoc = keys_documented(page, "Benchmark keys") or set()
+        if doc != set(plain):
             fail("docs/drivers/%s.md: keys not documented: %s; documented but not keys: %s" %
-                 (name, sorted(set(listed) - doc) or "-", sorted(doc - set(listed)) or "-"))
+                 (name, sorted(set(plain) - doc) or "-", sorted(doc - set(plain)) or "-"))
+        elif bdoc != set(bench):
+            fail("docs/drivers/%s.md: '## Benchmark keys' names %s, TIDE_BENCH_KEYS() %s" %
+                 (name, sorted(bdoc) or "-", sorted(bench) or "-"))
         else:
-            print("ok: %s: %d keys, read, listed and documented alike" % (name, len(listed)))
+            print("ok: %s: %d keys (%d benchmark), read, listed and documented alike" %
+                  (name, len(listed), len(bench)))
 
 
 def anchors(path):

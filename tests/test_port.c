@@ -743,6 +743,61 @@ static struct tide_mbuf *rel_empty(struct tide_pool *pool)
 	return m; /* no data: memif refuses to send it */
 }
 
+struct bench_log {
+	char text[1024];
+};
+
+static void bench_log_fn(enum tide_log_level level, const char *comp, const char *msg, void *u)
+{
+	struct bench_log *l = u;
+	size_t n = strlen(l->text);
+
+	(void)level;
+	snprintf(l->text + n, sizeof(l->text) - n, "%s: %s\n", comp, msg);
+}
+
+/*
+ * The benchmark-only keys (meson option bench_variants). With the option: a bad value is
+ * refused naming it. Without: any value, even a valid one, is refused naming the option. The
+ * spec is refused before its socket is touched (the directory does not exist).
+ */
+static void test_bench_keys(void **state)
+{
+	static const char *const specs[][2] = {
+		{"memif:socket=/nonexistent/m.sock,role=server,txfree_loop=", "txfree_loop"},
+		{"vhost:socket=/nonexistent/v.sock,txfree_loop=", "txfree_loop"},
+		{"vhost:socket=/nonexistent/v.sock,used_per_pkt=", "used_per_pkt"},
+	};
+	struct bench_log log;
+	struct tide_port *p;
+	char spec[160], want[160];
+
+	(void)state;
+	tide_log_set_handler(bench_log_fn, &log);
+	for (unsigned i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		for (unsigned v = 0; v < 2; v++) {
+			const char *val = v ? "2" : "yes";
+
+			if (TIDE_BENCH_VARIANTS && !v)
+				continue; /* valid: the tests of each driver run it */
+			snprintf(spec, sizeof(spec), "%s%s", specs[i][0], val);
+			if (TIDE_BENCH_VARIANTS)
+				snprintf(want, sizeof(want), "%s=%s: must be one of", specs[i][1], val);
+			else
+				snprintf(want, sizeof(want),
+					 "%s: a benchmark key, only in builds with -Dbench_variants=true",
+					 specs[i][1]);
+			log.text[0] = '\0';
+			p = NULL;
+			assert_int_equal(tide_port_open(spec, &p), -EINVAL);
+			assert_null(p);
+			if (strstr(log.text, want) == NULL)
+				fail_msg("%s: the log does not say \"%s\":\n%s", spec, want, log.text);
+		}
+	}
+	tide_log_set_handler(NULL, NULL);
+}
+
 /*
  * tx_released (tide/port.h) counts a buffer the Tx queue took and let go of whichever way:
  * here, packets the driver drops (simnic: a chain too long to linearize; memif: an empty
@@ -777,14 +832,16 @@ static void test_tx_released_paths(void **state)
 		fail_msg("cannot make a directory for the memif sockets");
 	}
 	/* memif copy mode: the server frees in its copy loop, the client after it. */
-	snprintf(spec, sizeof(spec), "memif:socket=%s/m.sock,role=server,id=5,txfree_loop=yes", rel_dir);
+	snprintf(spec, sizeof(spec), "memif:socket=%s/m.sock,role=server,id=5%s", rel_dir,
+		 TIDE_BENCH_VARIANTS ? ",txfree_loop=yes" : "");
 	snprintf(peer, sizeof(peer), "memif:socket=%s/m.sock,role=client,id=5", rel_dir);
 	rel_open(&e, spec, pool);
 	rel_open(&f, peer, pool);
 	rel_link(&e, &f);
 	rel_send(&e, pool, rel_empty(pool));
 	rel_send(&f, pool, rel_empty(pool));
-	rel_check(&e, "memif server, txfree_loop=yes, an empty packet dropped");
+	rel_check(&e, TIDE_BENCH_VARIANTS ? "memif server, txfree_loop=yes, an empty packet dropped"
+					  : "memif server, an empty packet dropped");
 	rel_check(&f, "memif client, an empty packet dropped");
 	/* memif zero-copy client. */
 	assert_int_equal(tide_pktpool_create("relz", 2048, 0, 0, &shm, &zpool), 0);
@@ -891,6 +948,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_link_events),
 		cmocka_unit_test(test_stats_reset_race),
 		cmocka_unit_test_teardown(test_tx_released_paths, rel_teardown),
+		cmocka_unit_test(test_bench_keys),
 	};
 	const struct CMUnitTest row_tests[] = {
 		cmocka_unit_test(test_conformance_bad_config),

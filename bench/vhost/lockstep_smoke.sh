@@ -5,14 +5,20 @@
 # split and packed, 64 and 1518 B, a few thousand packets each, without hugepages. It checks what the harness checks
 # (every burst moves 32 packets, payloads arrive in order and unchanged, the layout asked
 # for is negotiated, tide's pool is full at the end); timings are never looked at.
-# usage: lockstep_smoke.sh BUILD_DIR
+# The used_per_pkt row needs a build with the benchmark-only keys (TIDE_BENCH_VARIANTS=1,
+# meson option bench_variants); without them it is left out.
+# usage: [TIDE_BENCH_VARIANTS=0|1] lockstep_smoke.sh BUILD_DIR
 exe="$1/bench/vhost_lockstep"
 [ -x "$exe" ] || { echo "no $exe (built when libdpdk-dev is installed)" >&2; exit 77; }
 prefix="tidelssmoke$$"
 trap 'rm -rf "/var/run/dpdk/$prefix"' EXIT
 n=0
-for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "tide+tide:used_per_pkt=yes rx" \
-	"dpdk tx"; do
+variant="tide+tide:used_per_pkt=yes rx"
+if [ "${TIDE_BENCH_VARIANTS:-1}" != 1 ]; then
+	echo "left out: $variant (a build without -Dbench_variants=true)"
+	variant="tide+tide rx"
+fi
+for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "$variant" "dpdk tx"; do
 	set -- $run
 	be=$1 d=$2
 	size=64

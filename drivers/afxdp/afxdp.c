@@ -140,7 +140,7 @@ static int afxdp_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	struct txc_drv d = {
 		.slots_empty = true, /* the completion ring names the frames */
 		.count_mode = true,
-		.walk_empty = ap->txc_walk,
+		.walk_empty = TIDE_BENCH_VARIANTS && ap->txc_walk,
 		.advance = afxdp_tx_advance,
 	};
 	int rc;
@@ -586,7 +586,7 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_choice(kv, "mode", modes, 0, &mode) ||
 	    tide_kvargs_choice(kv, "zero_copy", zcs, 0, &zc) ||
 	    tide_kvargs_bool(kv, "need_wakeup", true, &wake) ||
-	    tide_kvargs_bool(kv, "txc_walk", false, &walk))
+	    tide_kvargs_bench(kv, "txc_walk", &walk))
 		return -EINVAL;
 	if (dev == NULL || dev[0] == '\0' || strlen(dev) >= IF_NAMESIZE) {
 		TIDE_LOG_ERR_("afxdp", "dev=IFNAME is required (an interface name of at most %d characters)",
@@ -671,7 +671,8 @@ static int afxdp_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 
 const struct tide_driver tide_driver_afxdp = {
 	.name = "afxdp",
-	.keys = "dev, queue, queues, mode, zero_copy, need_wakeup, frame, prog, busy_poll, busy_budget, txc_walk",
+	.keys = "dev, queue, queues, mode, zero_copy, need_wakeup, frame, prog, busy_poll, busy_budget"
+		TIDE_BENCH_KEYS("txc_walk"),
 	.open = afxdp_open,
 	.configure = afxdp_configure,
 	.rxq_setup = afxdp_rxq_setup,

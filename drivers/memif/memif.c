@@ -365,7 +365,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    parse_uint(kv, "ring_size", 1024, 2, 1u << MEMIF_LOG2_RING_SIZE_MAX, &rsize) ||
 	    parse_uint(kv, "buffer", MEMIF_BUFFER_SIZE_DEFAULT, 128, UINT16_MAX, &buf) ||
 	    tide_kvargs_bool(kv, "zero_copy", false, &zc) ||
-	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
+	    tide_kvargs_bench(kv, "txfree_loop", &loop) ||
 	    tide_kvargs_bool(kv, "abstract", false, &abstract) ||
 	    parse_uint(kv, "max_chain", MEMIF_CHAIN_DEFAULT, 1, MEMIF_MAX_CHAIN, &chain) ||
 	    parse_uint(kv, "handshake_timeout", MEMIF_HANDSHAKE_MS, 1, 3600000, &hs) ||
@@ -448,7 +448,8 @@ static unsigned memif_xstats(struct tide_port *p, const char **xnames, uint64_t 
 
 const struct tide_driver tide_driver_memif = {
 	.name = "memif",
-	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, txfree_loop, abstract, name, max_chain, handshake_timeout, quiesce, zc_quarantine",
+	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, abstract, name, max_chain, handshake_timeout, quiesce, zc_quarantine"
+		TIDE_BENCH_KEYS("txfree_loop"),
 	.open = memif_open,
 	.rxq_setup = memif_rxq_setup,
 	.txq_setup = memif_txq_setup,

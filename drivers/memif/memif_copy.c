@@ -645,5 +645,5 @@ tide_tx_burst_fn memif_copy_tx_fn(const struct memif_port *mp, enum memif_txfree
 		{tx_server_after, tx_server_loop},
 	};
 
-	return fns[mp->role == MEMIF_ROLE_SERVER][f];
+	return fns[mp->role == MEMIF_ROLE_SERVER][TIDE_BENCH_VARIANTS ? f : MEMIF_FREE_AFTER];
 }

@@ -174,8 +174,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "event_idx", true, &eidx) ||
 	    tide_kvargs_bool(kv, "in_order", true, &inord) ||
 	    tide_kvargs_bool(kv, "indirect", true, &indir) ||
-	    tide_kvargs_bool(kv, "txfree_loop", false, &loop) ||
-	    tide_kvargs_bool(kv, "used_per_pkt", false, &upp) ||
+	    tide_kvargs_bench(kv, "txfree_loop", &loop) ||
+	    tide_kvargs_bench(kv, "used_per_pkt", &upp) ||
 	    tide_kvargs_bool(kv, "packed", true, &packed) ||
 	    tide_kvargs_bool(kv, "unsealed_mem", false, &unsealed) ||
 	    tide_kvargs_bool(kv, "mtu", true, &fmtu))
@@ -239,7 +239,8 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 
 const struct tide_driver tide_driver_vhost = {
 	.name = "vhost",
-	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, txfree_loop, used_per_pkt, packed, unsealed_mem, mtu",
+	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, packed, unsealed_mem, mtu"
+		TIDE_BENCH_KEYS("txfree_loop, used_per_pkt"),
 	.open = vhost_open,
 	.rxq_setup = vhost_rxq_setup,
 	.txq_setup = vhost_txq_setup,

@@ -386,7 +386,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_m
 		vhost_leave(&q->busy);
 		return 0;
 	}
-	used_per_pkt = vq->used_per_pkt;
+	used_per_pkt = TIDE_BENCH_VARIANTS && vq->used_per_pkt;
 	/* At most @nb buffers: the layout checks each again. */
 	for (unsigned t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
@@ -435,7 +435,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf
 					   uint16_t n, void *c, const struct vhost_rx_layout *L)
 {
 	const struct vhost_vq *vq = &q->vq;
-	bool used_per_pkt = vq->used_per_pkt;
+	bool used_per_pkt = TIDE_BENCH_VARIANTS && vq->used_per_pkt;
 	bool batch = vq->in_order && !used_per_pkt; /* one used element for the burst */
 
 	return batch ? vhost_rx_burst_as(q, pkts, n, c, L, true)
@@ -483,7 +483,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 	room = txc_room_sync(t, n);
 	if (room < n)
 		n = (uint16_t)room;
-	used_per_pkt = vq->used_per_pkt;
+	used_per_pkt = TIDE_BENCH_VARIANTS && vq->used_per_pkt;
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		int rc = L->pkt(vq, c, m, &why);

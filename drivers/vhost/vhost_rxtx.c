@@ -75,5 +75,5 @@ static uint16_t tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 
 tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f)
 {
-	return f == VHOST_FREE_LOOP ? tx_loop : tx_after;
+	return TIDE_BENCH_VARIANTS && f == VHOST_FREE_LOOP ? tx_loop : tx_after;
 }

@@ -440,6 +440,8 @@ static void test_tx_only_port(void **state)
 static void test_tx_walk(void **state)
 {
 	(void)state;
+	if (!TIDE_BENCH_VARIANTS)
+		skip(); /* txc_walk: a build with -Dbench_variants=true */
 	tx_case(",txc_walk=yes", true);
 }
 
@@ -506,6 +508,8 @@ static void test_fwd_native(void **state)
 static void test_fwd_generic_walk(void **state)
 {
 	(void)state;
+	if (!TIDE_BENCH_VARIANTS)
+		skip(); /* txc_walk: a build with -Dbench_variants=true */
 	fwd_case(",mode=generic,txc_walk=yes");
 }
 
