@@ -34,276 +34,12 @@
 #include "e1000e.h"
 #include "wire_frame.h"
 
-static int tty = -1;
-static int failures;
+#define GUEST_NAME "pci_guest"
+#define GUEST_PACE 256
+#include "guest_lib.h"
+
 static char bdf[32];
 static unsigned count;
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void result(const char *name, bool ok, const char *fmt, ...)
-{
-	char why[512] = "";
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	printf("PCITEST %s %s%s%s\n", name, ok ? "ok" : "FAIL", why[0] ? " " : "", why);
-	fflush(stdout);
-	failures += !ok;
-}
-
-/* ---- the serial line to the wire ---- */
-
-static void ctl_send(const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	line[n++] = '\n';
-	if (write(tty, line, (size_t)n) != n)
-		printf("pci_guest: serial write: %s\n", strerror(errno));
-}
-
-static char rbuf[1024];
-static size_t rused;
-
-/* A reply line if one is complete (within @ms), else NULL. */
-static const char *ctl_reply(int ms)
-{
-	static char line[512];
-	double end = now() + ms / 1000.0;
-
-	for (;;) {
-		char *nl = memchr(rbuf, '\n', rused);
-		struct pollfd p = {.fd = tty, .events = POLLIN};
-		ssize_t n;
-
-		if (nl != NULL) {
-			size_t k = (size_t)(nl - rbuf);
-
-			memcpy(line, rbuf, k);
-			line[k] = '\0';
-			if (k && line[k - 1] == '\r')
-				line[k - 1] = '\0';
-			memmove(rbuf, nl + 1, rused - k - 1);
-			rused -= k + 1;
-			if (line[0] == '\0')
-				continue;
-			return line;
-		}
-		if (now() >= end)
-			return NULL;
-		if (poll(&p, 1, ms > 0 ? 1 : 0) <= 0)
-			continue;
-		n = read(tty, rbuf + rused, sizeof(rbuf) - rused - 1);
-		if (n > 0)
-			rused += (size_t)n;
-	}
-}
-
-static int tty_open(const char *path)
-{
-	struct termios t;
-	int fd = open(path, O_RDWR | O_NOCTTY);
-
-	if (fd < 0 || tcgetattr(fd, &t) < 0)
-		return -1;
-	cfmakeraw(&t);
-	tcsetattr(fd, TCSANOW, &t);
-	return fd;
-}
-
-/* ---- frames ---- */
-
-static struct tide_mbuf *frame_alloc(struct tide_pool *pool, uint32_t len, uint8_t tag,
-				     uint32_t seq)
-{
-	static uint8_t b[WIRE_MAX];
-	struct tide_mbuf *head = NULL;
-	uint32_t off = 0;
-	unsigned room = tide_pktpool_data_room(pool);
-
-	wire_fill(b, len, tag, seq, wire_host_mac, wire_guest_mac);
-	while (off < len) {
-		struct tide_mbuf *m = tide_mbuf_alloc(pool);
-		uint32_t k = len - off < room ? len - off : room;
-
-		if (m == NULL) {
-			tide_mbuf_free(head);
-			return NULL;
-		}
-		memcpy(tide_mbuf_append(m, (uint16_t)k), b + off, k);
-		if (head == NULL)
-			head = m;
-		else
-			tide_mbuf_chain(head, m);
-		off += k;
-	}
-	return head;
-}
-
-/* Check a received packet (any chain) against the pattern; 0 and its seq when intact. */
-static int frame_verify(const struct tide_mbuf *m, uint8_t tag, uint32_t len, uint32_t *seq)
-{
-	uint8_t hdr[WIRE_HDR];
-	uint32_t i = 0;
-
-	if (m->pkt_len != len || m->data_len < WIRE_HDR)
-		return -1;
-	memcpy(hdr, tide_mbuf_mtod(m, const uint8_t *), WIRE_HDR);
-	if (hdr[12] != 0x88 || hdr[13] != 0xb5 || hdr[18] != tag)
-		return -2;
-	*seq = hdr[22] | hdr[23] << 8 | hdr[24] << 16 | (uint32_t)hdr[25] << 24;
-	for (const struct tide_mbuf *s = m; s != NULL; s = s->next) {
-		const uint8_t *d = tide_mbuf_mtod(s, const uint8_t *);
-
-		for (uint32_t k = 0; k < s->data_len; k++, i++)
-			if (i >= WIRE_HDR && !wire_check_byte(hdr, i, d[k]))
-				return -3;
-	}
-	return i == len ? 0 : -4;
-}
-
-/* ---- the port ---- */
-
-struct ctx {
-	struct tide_port *p;
-	struct tide_pool *pool;
-	struct tide_rxq *rxq;
-	struct tide_txq *txq;
-	struct tide_pool *other; /* a pool mapped after setup: freed after close */
-};
-
-static int port_up(struct ctx *c, const char *spec)
-{
-	int rc = tide_port_open(spec, &c->p);
-
-	if (rc < 0)
-		return rc;
-	if ((rc = tide_port_configure(c->p, 1, 1)) < 0 ||
-	    (rc = tide_rxq_setup(c->p, 0, 1024, c->pool, NULL)) < 0 ||
-	    (rc = tide_txq_setup(c->p, 0, 512, NULL)) < 0 || (rc = tide_port_start(c->p)) < 0) {
-		tide_port_close(c->p);
-		c->p = NULL;
-		return rc;
-	}
-	c->rxq = tide_port_rxq(c->p, 0);
-	c->txq = tide_port_txq(c->p, 0);
-	return 0;
-}
-
-static bool link_wait(struct tide_port *p, int up, double secs)
-{
-	double end = now() + secs;
-	struct tide_link l;
-
-	do {
-		tide_port_poll_ctl(p);
-		if (tide_port_link_get(p, &l) == 0 && l.up == up)
-			return true;
-		usleep(20000);
-	} while (now() < end);
-	return false;
-}
-
-static bool pool_whole(struct tide_pool *pool)
-{
-	return tide_pool_avail(pool) == tide_pool_size(pool);
-}
-
-/* Receive @n frames of test @tag while the wire sends them. */
-static void test_rx(struct ctx *c, uint8_t tag, uint32_t len, unsigned n)
-{
-	struct tide_mbuf *pkts[32];
-	unsigned got = 0, bad = 0, order = 0;
-	uint32_t next = 0;
-	bool sent = false;
-	double end = now() + 60;
-	char name[32];
-
-	snprintf(name, sizeof(name), "rx_%u", len);
-	ctl_send("RX %u %u %u", tag, n, len);
-	while (got < n && now() < end) {
-		uint16_t k = tide_rx_burst(c->rxq, pkts, 32);
-
-		for (uint16_t i = 0; i < k; i++) {
-			uint32_t seq = 0;
-			int rc = frame_verify(pkts[i], tag, len, &seq);
-
-			if (rc != 0 && bad++ < 3)
-				printf("pci_guest: rx %u: frame %u bad (%d, len %u, %u segs)\n", len,
-				       got, rc, pkts[i]->pkt_len, pkts[i]->nb_segs);
-			if (rc == 0 && seq != next)
-				order++;
-			next = seq + 1;
-			got++;
-		}
-		tide_mbuf_free_bulk(pkts, k);
-		if (!sent && k == 0 && ctl_reply(0) != NULL)
-			sent = true;
-	}
-	if (!sent)
-		sent = ctl_reply(5000) != NULL;
-	result(name, got == n && bad == 0 && order == 0 && sent,
-	       "received %u of %u, bad %u, out of order %u", got, n, bad, order);
-}
-
-/*
- * Send @n frames of test @tag; the wire must have them all, intact and in order. In
- * windows of PACE frames, each sent once the wire has the one before: QEMU holds at most
- * a bounded queue of frames the host has not read yet and drops beyond it, so an unpaced
- * sender measures the host's reading, not the driver.
- */
-#define PACE 256
-
-static void test_tx(struct ctx *c, uint8_t tag, uint32_t len, unsigned n)
-{
-	unsigned sent = 0, rx = 0, bad = 1, order = 1;
-	unsigned long long bytes = 0;
-	double end = now() + 60;
-	const char *r = NULL;
-	char name[32];
-
-	snprintf(name, sizeof(name), "tx_%u", len);
-	while (sent < n && now() < end) {
-		struct tide_mbuf *m = frame_alloc(c->pool, len, tag, sent);
-
-		if (m == NULL) {
-			tide_txq_done_cleanup(c->txq, 0);
-			continue;
-		}
-		while (tide_tx_burst(c->txq, &m, 1) == 0 && now() < end)
-			;
-		sent++;
-		if (sent % PACE == 0 || sent == n) {
-			tide_txq_done_cleanup(c->txq, 0);
-			ctl_send("WAIT %u %u 10000", tag, sent - (sent % PACE == 0 ? PACE : 0));
-			r = ctl_reply(15000);
-		}
-	}
-	tide_txq_done_cleanup(c->txq, 0);
-	ctl_send("WAIT %u %u 10000", tag, n);
-	r = ctl_reply(15000);
-	if (r == NULL || sscanf(r, "STAT %*u rx=%u bad=%u order=%u bytes=%llu", &rx, &bad, &order,
-				&bytes) != 4)
-		rx = 0;
-	result(name, sent == n && rx == n && bad == 0 && order == 0 &&
-			     bytes == (unsigned long long)n * len,
-	       "sent %u, the wire has %u, bad %u, out of order %u, bytes %llu", sent, rx, bad, order,
-	       bytes);
-}
 
 /*
  * One burst as long as the Tx ring, on an empty ring (rs=every, so that every slot comes
@@ -567,7 +303,7 @@ static void test_rx_no_chain(struct tide_pool *pool)
 	int rc;
 
 	snprintf(spec, sizeof(spec), "pci:%s,rx_chain=no", bdf);
-	rc = port_up(&c, spec);
+	rc = port_up(&c, spec, 1024, 512);
 	if (rc == 0 && !link_wait(c.p, 1, 5))
 		rc = -ENOLINK;
 	if (rc < 0) {
@@ -614,7 +350,7 @@ static void run_main(void)
 	}
 	test_bad_config(c.pool);
 	snprintf(spec, sizeof(spec), "pci:%s", bdf);
-	rc = port_up(&c, spec);
+	rc = port_up(&c, spec, 1024, 512);
 	result("open", rc == 0, "%s: %d", spec, rc);
 	if (rc < 0)
 		return;
@@ -679,7 +415,7 @@ static void run_badmap(void)
 
 	snprintf(spec, sizeof(spec), "pci:%s", bdf);
 	if (tide_pktpool_create("badmap", 1024, 0, 2048, NULL, &c.pool) < 0 ||
-	    port_up(&c, spec) < 0) {
+	    port_up(&c, spec, 1024, 512) < 0) {
 		result("badmap", false, "cannot open");
 		return;
 	}

@@ -41,259 +41,12 @@
 
 #define QSIZE 256 /* QEMU's virtio-net queue size: the most the device takes */
 
-static int tty = -1;
-static int failures;
+#define GUEST_NAME "vpci_guest"
+#define GUEST_PACE 128 /* half the device's queue */
+#include "guest_lib.h"
+
 static char bdf[32];
 static unsigned count;
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void result(const char *name, bool ok, const char *fmt, ...)
-{
-	char why[512] = "";
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	printf("PCITEST %s %s%s%s\n", name, ok ? "ok" : "FAIL", why[0] ? " " : "", why);
-	fflush(stdout);
-	failures += !ok;
-}
-
-/* ---- the serial line to the wire: one command, one reply line ---- */
-
-static void ctl_send(const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	line[n++] = '\n';
-	if (write(tty, line, (size_t)n) != n)
-		printf("vpci_guest: serial write: %s\n", strerror(errno));
-}
-
-static const char *ctl_reply(int ms)
-{
-	static char buf[1024], line[512];
-	static size_t used;
-	double end = now() + ms / 1000.0;
-
-	for (;;) {
-		char *nl = memchr(buf, '\n', used);
-		struct pollfd p = {.fd = tty, .events = POLLIN};
-		ssize_t n;
-
-		if (nl != NULL) {
-			size_t k = (size_t)(nl - buf);
-
-			memcpy(line, buf, k);
-			line[k] = '\0';
-			if (k && line[k - 1] == '\r')
-				line[k - 1] = '\0';
-			memmove(buf, nl + 1, used - k - 1);
-			used -= k + 1;
-			if (line[0] == '\0')
-				continue;
-			return line;
-		}
-		if (now() >= end)
-			return NULL;
-		if (poll(&p, 1, ms > 0 ? 1 : 0) <= 0)
-			continue;
-		n = read(tty, buf + used, sizeof(buf) - used - 1);
-		if (n > 0)
-			used += (size_t)n;
-	}
-}
-
-/* STAT/WAIT reply of the wire: frames, bad, out of order, bytes (rx = 0 when none came). */
-static void stat_parse(const char *r, unsigned *rx, unsigned *bad, unsigned *order,
-		       unsigned long long *bytes)
-{
-	if (r == NULL || sscanf(r, "STAT %*u rx=%u bad=%u order=%u bytes=%llu", rx, bad, order,
-				bytes) != 4)
-		*rx = 0, *bad = *order = 1, *bytes = 0;
-}
-
-/* ---- frames ---- */
-
-static struct tide_mbuf *frame_alloc(struct tide_pool *pool, uint32_t len, uint8_t tag,
-				     uint32_t seq)
-{
-	static uint8_t b[WIRE_MAX];
-	struct tide_mbuf *head = NULL;
-	unsigned room = tide_pktpool_data_room(pool);
-
-	wire_fill(b, len, tag, seq, wire_host_mac, wire_guest_mac);
-	for (uint32_t off = 0; off < len;) {
-		struct tide_mbuf *m = tide_mbuf_alloc(pool);
-		uint32_t k = len - off < room ? len - off : room;
-
-		if (m == NULL) {
-			tide_mbuf_free(head);
-			return NULL;
-		}
-		memcpy(tide_mbuf_append(m, (uint16_t)k), b + off, k);
-		if (head == NULL)
-			head = m;
-		else
-			tide_mbuf_chain(head, m);
-		off += k;
-	}
-	return head;
-}
-
-/* 0 and the frame's seq when @m is an intact frame of test @tag, @len bytes. */
-static int frame_verify(const struct tide_mbuf *m, uint8_t tag, uint32_t len, uint32_t *seq)
-{
-	uint8_t hdr[WIRE_HDR];
-	uint32_t i = 0;
-
-	if (m->pkt_len != len || m->data_len < WIRE_HDR)
-		return -1;
-	memcpy(hdr, tide_mbuf_mtod(m, const uint8_t *), WIRE_HDR);
-	if (hdr[12] != 0x88 || hdr[13] != 0xb5 || hdr[18] != tag)
-		return -2;
-	*seq = hdr[22] | hdr[23] << 8 | hdr[24] << 16 | (uint32_t)hdr[25] << 24;
-	for (const struct tide_mbuf *s = m; s != NULL; s = s->next) {
-		const uint8_t *d = tide_mbuf_mtod(s, const uint8_t *);
-
-		for (uint32_t k = 0; k < s->data_len; k++, i++)
-			if (i >= WIRE_HDR && !wire_check_byte(hdr, i, d[k]))
-				return -3;
-	}
-	return i == len ? 0 : -4;
-}
-
-/* ---- the port ---- */
-
-struct ctx {
-	struct tide_port *p;
-	struct tide_pool *pool;
-	struct tide_rxq *rxq;
-	struct tide_txq *txq;
-};
-
-static int port_up(struct ctx *c, const char *spec)
-{
-	int rc = tide_port_open(spec, &c->p);
-
-	if (rc < 0)
-		return rc;
-	if ((rc = tide_port_configure(c->p, 1, 1)) < 0 ||
-	    (rc = tide_rxq_setup(c->p, 0, QSIZE, c->pool, NULL)) < 0 ||
-	    (rc = tide_txq_setup(c->p, 0, QSIZE, NULL)) < 0 || (rc = tide_port_start(c->p)) < 0) {
-		tide_port_close(c->p);
-		c->p = NULL;
-		return rc;
-	}
-	c->rxq = tide_port_rxq(c->p, 0);
-	c->txq = tide_port_txq(c->p, 0);
-	return 0;
-}
-
-static bool link_wait(struct tide_port *p, int up, double secs)
-{
-	double end = now() + secs;
-	struct tide_link l;
-
-	do {
-		tide_port_poll_ctl(p);
-		if (tide_port_link_get(p, &l) == 0 && l.up == up)
-			return true;
-		usleep(20000);
-	} while (now() < end);
-	return false;
-}
-
-static bool pool_whole(struct tide_pool *pool)
-{
-	return tide_pool_avail(pool) == tide_pool_size(pool);
-}
-
-static void test_rx(struct ctx *c, uint8_t tag, uint32_t len, unsigned n)
-{
-	struct tide_mbuf *pkts[32];
-	unsigned got = 0, bad = 0, order = 0;
-	uint32_t next = 0;
-	bool sent = false;
-	double end = now() + 60;
-	char name[32];
-
-	snprintf(name, sizeof(name), "rx_%u", len);
-	ctl_send("RX %u %u %u", tag, n, len);
-	while (got < n && now() < end) {
-		uint16_t k = tide_rx_burst(c->rxq, pkts, 32);
-
-		for (uint16_t i = 0; i < k; i++) {
-			uint32_t seq = 0;
-			int rc = frame_verify(pkts[i], tag, len, &seq);
-
-			if (rc != 0 && bad++ < 3)
-				printf("vpci_guest: rx %u: frame %u bad (%d, len %u, %u segs)\n", len,
-				       got, rc, pkts[i]->pkt_len, pkts[i]->nb_segs);
-			if (rc == 0 && seq != next)
-				order++;
-			next = seq + 1;
-			got++;
-		}
-		tide_mbuf_free_bulk(pkts, k);
-		if (!sent && k == 0 && ctl_reply(0) != NULL)
-			sent = true;
-	}
-	if (!sent)
-		sent = ctl_reply(5000) != NULL;
-	result(name, got == n && bad == 0 && order == 0 && sent,
-	       "received %u of %u, bad %u, out of order %u", got, n, bad, order);
-}
-
-/* Send @n frames of test @tag, in windows the wire acknowledges (QEMU queues only a few
- * frames the host has not read). */
-#define PACE 128
-
-static void test_tx(struct ctx *c, uint8_t tag, uint32_t len, unsigned n)
-{
-	unsigned sent = 0, rx, bad, order;
-	unsigned long long bytes;
-	double end = now() + 60;
-	char name[32];
-
-	snprintf(name, sizeof(name), "tx_%u", len);
-	while (sent < n && now() < end) {
-		struct tide_mbuf *m = frame_alloc(c->pool, len, tag, sent);
-
-		if (m == NULL) {
-			tide_txq_done_cleanup(c->txq, 0);
-			continue;
-		}
-		while (tide_tx_burst(c->txq, &m, 1) == 0 && now() < end)
-			;
-		sent++;
-		if (sent % PACE == 0 || sent == n) {
-			tide_txq_done_cleanup(c->txq, 0);
-			ctl_send("WAIT %u %u 10000", tag, sent - (sent % PACE == 0 ? PACE : 0));
-			(void)ctl_reply(15000);
-		}
-	}
-	tide_txq_done_cleanup(c->txq, 0);
-	ctl_send("WAIT %u %u 10000", tag, n);
-	stat_parse(ctl_reply(15000), &rx, &bad, &order, &bytes);
-	result(name, sent == n && rx == n && bad == 0 && order == 0 &&
-			     bytes == (unsigned long long)n * len,
-	       "sent %u, the wire has %u, bad %u, out of order %u, bytes %llu", sent, rx, bad, order,
-	       bytes);
-}
 
 /* A pool the device has not mapped: its packet is copied into the Rx pool, never handed
  * over as it is; it arrives intact. */
@@ -688,7 +441,7 @@ static void run(const char *mqbdf)
 	}
 	test_bad_config(c.pool);
 	snprintf(spec, sizeof(spec), "pci:%s", bdf);
-	rc = port_up(&c, spec);
+	rc = port_up(&c, spec, QSIZE, QSIZE);
 	result("open", rc == 0, "%s: %d", spec, rc);
 	if (rc < 0)
 		return;
@@ -733,7 +486,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(bdf, sizeof(bdf), "%s", argv[1]);
 	count = (unsigned)atoi(argv[3]);
-	tty = open(argv[2], O_RDWR | O_NOCTTY);
+	tty = tty_open(argv[2]);
 	if (tty < 0 || tcgetattr(tty, &t) < 0) {
 		printf("PCITEST tty FAIL %s: %s\n", argv[2], strerror(errno));
 		return 1;
