@@ -548,6 +548,30 @@ static unsigned frame_tcp4(uint8_t *f, unsigned payload, uint8_t flags)
 	return 14 + tot;
 }
 
+/* Ethernet, IPv6 and TCP with @flags (checksum 0), @payload bytes of pattern. */
+static unsigned frame_tcp6(uint8_t *f, unsigned payload, uint8_t flags)
+{
+	static const uint8_t eth[14] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd};
+	uint8_t *ip = f + 14, *tcp = ip + 40;
+
+	memcpy(f, eth, 14);
+	memset(ip, 0, 60);
+	ip[0] = 0x60;
+	ip[4] = (uint8_t)((20 + payload) >> 8);
+	ip[5] = (uint8_t)(20 + payload);
+	ip[6] = 6;
+	ip[7] = 64;
+	ip[8] = 0xfd, ip[23] = 1, ip[24] = 0xfd, ip[39] = 2;
+	tcp[0] = 0x30, tcp[1] = 0x39, tcp[3] = 0x50;
+	tcp[4] = 0x01;
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	tcp[14] = 0xff;
+	for (unsigned i = 0; i < payload; i++)
+		tcp[20 + i] = (uint8_t)(i * 7 + 3);
+	return 14 + 40 + 20 + payload;
+}
+
 /*
  * The backend receives a frame into the buffers posted at avail positions @pos..: header
  * @h (num_buffers set here) and @len bytes of @frame spread over as many buffers as it
@@ -751,6 +775,25 @@ static void expect_cksum_good(struct env *e, const uint8_t *f, unsigned len)
 
 #define REQ_TCP4 (TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_TCP_CKSUM)
 #define REQ_TSO4 (REQ_TCP4 | TIDE_MBUF_F_TX_TCP_SEG)
+#define REQ_TSO6 (TIDE_MBUF_F_TX_IPV6 | TIDE_MBUF_F_TX_TCP_CKSUM | TIDE_MBUF_F_TX_TCP_SEG)
+
+/* A TCP/IPv6 TSO packet of @payload bytes. */
+static struct tide_mbuf *tx_pkt6(struct env *e, unsigned payload, uint16_t mss)
+{
+	struct tide_mbuf *m = tide_mbuf_alloc(e->pool);
+	uint8_t *f;
+
+	assert_non_null(m);
+	f = (uint8_t *)tide_mbuf_append(m, (uint16_t)(74 + payload));
+	assert_non_null(f);
+	frame_tcp6(f, payload, 0x18);
+	m->ol_flags = REQ_TSO6;
+	m->l2_len = 14;
+	m->l3_len = 40;
+	m->l4_len = 20;
+	m->tso_segsz = mss;
+	return m;
+}
 
 /* A device that does checksums and TSO: the header says what to do; a bad request is
  * dropped and counted. */
@@ -758,7 +801,7 @@ static void test_tx_hdr_device(void **state)
 {
 	struct tide_port_stats st = {.sz = sizeof(st)};
 	const struct virtio_net_hdr_mrg *h;
-	struct tide_mbuf *m[4];
+	struct tide_mbuf *m[5];
 	const uint8_t *f;
 	unsigned len;
 	struct env e;
@@ -770,7 +813,14 @@ static void test_tx_hdr_device(void **state)
 	m[2] = tx_pkt(&e, 100, REQ_TCP4, 0);
 	m[2]->l3_len = 24; /* not the IP header's length: refused */
 	m[3] = tx_pkt(&e, 100, 0, 0);
-	assert_int_equal(tide_tx_burst(e.txq, m, 4), 4);
+	/* UDP segmentation (a UDP datagram): never negotiated, refused. */
+	m[4] = tx_pkt(&e, 1000, TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_UDP_CKSUM |
+					TIDE_MBUF_F_TX_UDP_SEG, 500);
+	tide_mbuf_mtod(m[4], uint8_t *)[23] = 17;
+	tide_mbuf_mtod(m[4], uint8_t *)[38] = 0x03; /* UDP length 1008 */
+	tide_mbuf_mtod(m[4], uint8_t *)[39] = 0xf0;
+	m[4]->l4_len = 8;
+	assert_int_equal(tide_tx_burst(e.txq, m, 5), 5);
 	assert_int_equal(e.b.avail[1]->idx, 3);
 	/* TSO: the frame whole, the device to cut it. */
 	h = tx_desc(&e, 0, &f, &len);
@@ -793,11 +843,11 @@ static void test_tx_hdr_device(void **state)
 	h = tx_desc(&e, 2, &f, &len);
 	assert_int_equal(len, 154);
 	assert_int_equal(h->flags | h->gso_type | h->csum_start | h->gso_size, 0);
-	assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 1);
+	assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 2);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_cksum"), 0);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
 	assert_int_equal(tide_port_stats_get(e.p, &st), 0);
-	assert_int_equal(st.txq[0].errors, 1);
+	assert_int_equal(st.txq[0].errors, 2);
 	assert_int_equal(st.txq[0].packets, 3);
 	env_done(&e);
 }
@@ -807,7 +857,7 @@ static void test_tx_hdr_device(void **state)
 static void test_tx_hdr_software(void **state)
 {
 	const struct virtio_net_hdr_mrg *h;
-	struct tide_mbuf *m[2];
+	struct tide_mbuf *m[4];
 	const uint8_t *f;
 	unsigned len;
 	struct env e;
@@ -816,7 +866,11 @@ static void test_tx_hdr_software(void **state)
 	env_up_ol(&e, 0, "", 0, TX_OL);
 	m[0] = tx_pkt(&e, 100, REQ_TCP4, 0);
 	m[1] = tx_pkt(&e, 1900 - 54, REQ_TSO4, 800);
-	assert_int_equal(tide_tx_burst(e.txq, m, 2), 2);
+	/* Bad requests: refused by the software checksum, and by the software cut. */
+	m[2] = tx_pkt(&e, 100, REQ_TCP4, 0);
+	m[2]->l3_len = 24;
+	m[3] = tx_pkt(&e, 1000, REQ_TSO4, 0);
+	assert_int_equal(tide_tx_burst(e.txq, m, 4), 4);
 	assert_int_equal(e.b.avail[1]->idx, 4);
 	for (unsigned id = 0; id < 4; id++) {
 		static const unsigned want[4] = {154, 854, 854, 300};
@@ -828,7 +882,7 @@ static void test_tx_hdr_software(void **state)
 	}
 	assert_int_equal(xstat(&e, "virtio_tx_sw_cksum"), 1);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
-	assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 0);
+	assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 2);
 	env_done(&e);
 }
 
@@ -852,6 +906,37 @@ static void test_tx_hdr_ecn(void **state)
 		assert_int_equal(len, 854);
 		assert_int_equal(h->gso_type, 0);
 		assert_int_equal(f[47] & 0x80, id == 0 ? 0x80 : 0);
+		expect_cksum_good(&e, f, len);
+	}
+	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
+	env_done(&e);
+}
+
+/* A device that segments IPv6 only: the IPv6 packet goes whole with its header, the IPv4
+ * one is cut in software. */
+static void test_tx_hdr_v6(void **state)
+{
+	const struct virtio_net_hdr_mrg *h;
+	struct tide_mbuf *m[2];
+	const uint8_t *f;
+	unsigned len;
+	struct env e;
+
+	(void)state;
+	env_up_ol(&e, F_CSUM | F_HOST_TSO6, "", 0, TX_OL);
+	m[0] = tx_pkt6(&e, 1600, 800);
+	m[1] = tx_pkt(&e, 1600, REQ_TSO4, 800);
+	assert_int_equal(tide_tx_burst(e.txq, m, 2), 2);
+	assert_int_equal(e.b.avail[1]->idx, 3);
+	h = tx_desc(&e, 0, &f, &len);
+	assert_int_equal(len, 74 + 1600);
+	assert_int_equal(h->gso_type, H_GSO_TCPV6);
+	assert_int_equal(h->gso_size, 800);
+	assert_int_equal(h->csum_start, 54);
+	for (unsigned id = 1; id < 3; id++) {
+		h = tx_desc(&e, id, &f, &len);
+		assert_int_equal(len, 854);
+		assert_int_equal(h->flags | h->gso_type, 0);
 		expect_cksum_good(&e, f, len);
 	}
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
@@ -920,7 +1005,7 @@ int main(void)
 		NR = sizeof(rxh_cases) / sizeof(rxh_cases[0]),
 		N0 = NU + NF + NR,
 	};
-	struct CMUnitTest tests[N0 + 7] = {
+	struct CMUnitTest tests[N0 + 8] = {
 	    [N0] = cmocka_unit_test(test_no_version_1),
 	    [N0 + 1] = cmocka_unit_test(test_bad_reply),
 	    [N0 + 2] = cmocka_unit_test(test_nack),
@@ -928,6 +1013,7 @@ int main(void)
 	    [N0 + 4] = cmocka_unit_test(test_tx_hdr_software),
 	    [N0 + 5] = cmocka_unit_test(test_tx_hdr_ecn),
 	    [N0 + 6] = cmocka_unit_test(test_tx_cut_room),
+	    [N0 + 7] = cmocka_unit_test(test_tx_hdr_v6),
 	};
 
 	for (unsigned i = 0; i < NU; i++)

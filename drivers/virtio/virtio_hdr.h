@@ -100,20 +100,22 @@ TIDE_ALWAYS_INLINE bool virtio_hdr_rx(struct virtio_rx_ol *o, const struct virti
 
 /*
  * Tx: whether TSO packet @m must be cut in software: the device does not segment its IP
- * version (HOST_TSO4 / HOST_TSO6), or its TCP header has CWR and the device has no
- * HOST_ECN. False for a packet without TIDE_MBUF_F_TX_TCP_SEG, and for one whose TCP
- * header is not in the first segment (virtio_hdr_tx() refuses it).
+ * version (HOST_TSO4 / HOST_TSO6), or the TCP flags byte (at l2_len + l3_len + 13) has
+ * CWR and the device has no HOST_ECN. False for a packet without TIDE_MBUF_F_TX_TCP_SEG.
+ * A packet whose lengths do not match it is refused later, by the cut or by
+ * virtio_hdr_tx().
  */
 TIDE_ALWAYS_INLINE bool virtio_hdr_tx_cut(const struct virtio_tx_ol *o, const struct tide_mbuf *m)
 {
-	uint32_t f = m->ol_flags, cwr_at = (uint32_t)m->l2_len + m->l3_len + 13;
+	uint32_t f = m->ol_flags;
+	uint8_t fl;
 
 	if (!(f & TIDE_MBUF_F_TX_TCP_SEG))
 		return false;
 	if (!(o->dev & ((f & TIDE_MBUF_F_TX_IPV6) ? VIRTIO_OL_TSO6 : VIRTIO_OL_TSO4)))
 		return true;
-	return !(o->dev & VIRTIO_OL_ECN) && cwr_at < m->data_len &&
-	       (tide_mbuf_mtod(m, const uint8_t *)[cwr_at] & 0x80);
+	return !(o->dev & VIRTIO_OL_ECN) &&
+	       tide_mbuf_read(m, (uint32_t)m->l2_len + m->l3_len + 13, 1, &fl) == 0 && (fl & 0x80);
 }
 
 /*
