@@ -30,6 +30,7 @@
 #include "virtio_ring.h"
 
 static char dir[64], sock[96];
+static unsigned ndesc = 256; /* each queue's ring */
 
 /* ---- log capture (the control thread logs the reason) ---- */
 
@@ -186,8 +187,8 @@ static void env_open_ol(struct env *e, uint64_t features, const char *keys, uint
 	snprintf(spec, sizeof(spec), "virtio:path=%s,role=client%s", sock, keys);
 	assert_int_equal(tide_port_open(spec, &e->p), 0);
 	assert_int_equal(tide_port_configure(e->p, 1, 1), 0);
-	assert_int_equal(tide_rxq_setup(e->p, 0, 256, e->pool, &rc), 0);
-	assert_int_equal(tide_txq_setup(e->p, 0, 256, &tc), 0);
+	assert_int_equal(tide_rxq_setup(e->p, 0, ndesc, e->pool, &rc), 0);
+	assert_int_equal(tide_txq_setup(e->p, 0, ndesc, &tc), 0);
 	e->rxq = tide_port_rxq(e->p, 0);
 	e->txq = tide_port_txq(e->p, 0);
 	assert_int_equal(tide_port_start(e->p), 0);
@@ -225,7 +226,7 @@ static void env_up_ol(struct env *e, uint64_t features, const char *keys, uint64
 	} while (!l.up);
 	/* The first Rx burst posts the receive buffers. */
 	assert_int_equal(tide_rx_burst(e->rxq, (struct tide_mbuf *[1]){NULL}, 0), 0);
-	assert_int_equal(__atomic_load_n(&e->b.avail[0]->idx, __ATOMIC_ACQUIRE), 256);
+	assert_int_equal(__atomic_load_n(&e->b.avail[0]->idx, __ATOMIC_ACQUIRE), ndesc);
 }
 
 static void send4(struct env *e)
@@ -490,6 +491,9 @@ static const struct feat_case feat_cases[] = {
      TX_OL, "", 0},
     /* ECN without the segmentation of either IP version: not taken. */
     {"ol_features_ecn", F_MRG | F_CSUM | F_HOST_ECN, 0, TX_OL, "", F_CSUM},
+    {"ol_features_guest_ecn", F_MRG | F_GUEST_CSUM | F_GUEST_ECN, RX_OL, 0, "", F_GUEST_CSUM},
+    /* A device without mergeable buffers: no Rx GSO. */
+    {"ol_features_dev_no_mrg", F_OL_ALL, RX_OL, 0, "", F_GUEST_CSUM},
 };
 
 static void test_features(void **state)
@@ -912,6 +916,28 @@ static void test_tx_hdr_ecn(void **state)
 	env_done(&e);
 }
 
+/* A packet that needs more pieces than any ring room allows (VIRTIO_CUT_MAX, or the
+ * ring): refused and counted, not left waiting for room that never comes. */
+static void test_tx_cut_too_many(void **state)
+{
+	const unsigned rings[2] = {256, 64};
+	struct tide_mbuf *m;
+	struct env e;
+
+	(void)state;
+	for (unsigned r = 0; r < 2; r++) {
+		ndesc = rings[r];
+		env_up_ol(&e, 0, "", 0, TX_OL);
+		m = tx_pkt(&e, 1500, REQ_TSO4, r == 0 ? 10 : 20); /* 150, 75 pieces */
+		assert_int_equal(tide_tx_burst(e.txq, &m, 1), 1);
+		assert_int_equal(e.b.avail[1]->idx, 0);
+		assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 1);
+		assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
+		env_done(&e);
+	}
+	ndesc = 256;
+}
+
 /* A device that segments IPv6 only: the IPv6 packet goes whole with its header, the IPv4
  * one is cut in software. */
 static void test_tx_hdr_v6(void **state)
@@ -966,13 +992,16 @@ static void test_tx_cut_room(void **state)
 	assert_int_equal(tide_tx_burst(e.txq, &big, 1), 0);
 	assert_int_equal(e.b.avail[1]->idx, 254);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
-	/* The device uses the first 8: now there is room. */
-	for (uint16_t i = 0; i < 8; i++)
-		used_put(e.b.used[1], e.b.num[1], i, i, 0);
-	used_publish(e.b.used[1], 8);
-	assert_int_equal(tide_tx_burst(e.txq, &big, 1), 1);
+	/* The device uses one: room for the three pieces exactly, and the packet after them
+	 * stays the caller's. */
+	used_put(e.b.used[1], e.b.num[1], 0, 0, 0);
+	used_publish(e.b.used[1], 1);
+	m[0] = big;
+	m[1] = tx_pkt(&e, 10, 0, 0);
+	assert_int_equal(tide_tx_burst(e.txq, m, 2), 1);
 	assert_int_equal(e.b.avail[1]->idx, 257);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
+	tide_mbuf_free(m[1]);
 	env_done(&e);
 }
 
@@ -1005,7 +1034,7 @@ int main(void)
 		NR = sizeof(rxh_cases) / sizeof(rxh_cases[0]),
 		N0 = NU + NF + NR,
 	};
-	struct CMUnitTest tests[N0 + 8] = {
+	struct CMUnitTest tests[N0 + 9] = {
 	    [N0] = cmocka_unit_test(test_no_version_1),
 	    [N0 + 1] = cmocka_unit_test(test_bad_reply),
 	    [N0 + 2] = cmocka_unit_test(test_nack),
@@ -1014,6 +1043,7 @@ int main(void)
 	    [N0 + 5] = cmocka_unit_test(test_tx_hdr_ecn),
 	    [N0 + 6] = cmocka_unit_test(test_tx_cut_room),
 	    [N0 + 7] = cmocka_unit_test(test_tx_hdr_v6),
+	    [N0 + 8] = cmocka_unit_test(test_tx_cut_too_many),
 	};
 
 	for (unsigned i = 0; i < NU; i++)

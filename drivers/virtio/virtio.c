@@ -391,7 +391,7 @@ static void rx_wait_posted(struct virtio_port *vp, uint32_t gen)
  * software). Rx: the device sends partial checksums and GSO packets to every Rx queue
  * alike, so GUEST_CSUM only when every Rx queue enabled an Rx checksum offload or
  * TIDE_OFFLOAD_RX_TCP_LRO, and GUEST_TSO4/6 with GUEST_ECN only when every one enabled
- * LRO and mergeable buffers are on (a large packet spans several receive buffers).
+ * LRO (and mergeable buffers are negotiated: a large packet spans several receive buffers).
  */
 static uint64_t offload_features(const struct virtio_port *vp)
 {
@@ -410,7 +410,7 @@ static uint64_t offload_features(const struct virtio_port *vp)
 		     VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN);
 	if (rx & (TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM | TIDE_OFFLOAD_RX_TCP_LRO))
 		f |= VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM);
-	if ((rx & TIDE_OFFLOAD_RX_TCP_LRO) && vp->mrg)
+	if (rx & TIDE_OFFLOAD_RX_TCP_LRO) /* dropped without MRG_RXBUF: offload_deps() */
 		f |= VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) |
 		     VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN);
 	return f;
