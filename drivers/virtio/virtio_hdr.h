@@ -33,14 +33,14 @@
 
 /* The virtio-net offload features (virtio 1.x, 5.1.3). */
 #ifndef VIRTIO_NET_F_CSUM
-#define VIRTIO_NET_F_CSUM	  0  /* the device completes partial checksums (our Tx) */
-#define VIRTIO_NET_F_GUEST_CSUM	  1  /* we take partial checksums (our Rx) */
-#define VIRTIO_NET_F_GUEST_TSO4	  7  /* we take TCPv4 GSO packets */
-#define VIRTIO_NET_F_GUEST_TSO6	  8
-#define VIRTIO_NET_F_GUEST_ECN	  9  /* ... with the ECN bit */
-#define VIRTIO_NET_F_HOST_TSO4	  11 /* the device segments TCPv4 */
-#define VIRTIO_NET_F_HOST_TSO6	  12
-#define VIRTIO_NET_F_HOST_ECN	  13 /* ... with the ECN bit */
+#define VIRTIO_NET_F_CSUM	0 /* the device completes partial checksums (our Tx) */
+#define VIRTIO_NET_F_GUEST_CSUM 1 /* we take partial checksums (our Rx) */
+#define VIRTIO_NET_F_GUEST_TSO4 7 /* we take TCPv4 GSO packets */
+#define VIRTIO_NET_F_GUEST_TSO6 8
+#define VIRTIO_NET_F_GUEST_ECN	9  /* ... with the ECN bit */
+#define VIRTIO_NET_F_HOST_TSO4	11 /* the device segments TCPv4 */
+#define VIRTIO_NET_F_HOST_TSO6	12
+#define VIRTIO_NET_F_HOST_ECN	13 /* ... with the ECN bit */
 #endif
 
 /* What the device does for a Tx queue (struct virtio_tx_ol.dev). */
@@ -50,8 +50,8 @@
 #define VIRTIO_OL_ECN  0x8u /* VIRTIO_NET_F_HOST_ECN */
 
 /* The Tx requests of an mbuf (tide/mbuf.h). */
-#define VIRTIO_TX_REQ                                                                   \
-	(TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_L4_MASK | TIDE_MBUF_F_TX_TCP_SEG | \
+#define VIRTIO_TX_REQ                                                                              \
+	(TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_L4_MASK | TIDE_MBUF_F_TX_TCP_SEG |               \
 	 TIDE_MBUF_F_TX_UDP_SEG)
 
 struct virtio_rx_ol {

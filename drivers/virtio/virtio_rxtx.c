@@ -473,7 +473,7 @@ TIDE_ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_
  * there), and every segment from a pool the device reaches. Returns whether it did.
  */
 TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_desc *d,
-			uint32_t slot)
+				    uint32_t slot)
 {
 	struct vring_desc *t = &q->ind[(size_t)slot * VIRTIO_TX_SEGS];
 	const struct tide_mbuf *s;
@@ -644,8 +644,9 @@ TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf 
 
 			d = &desc[(tail + sent) & b.mask];
 			if (m->nb_segs > 1 && tx_indirect(q, m, d, (tail + sent) & b.mask)) {
-				if (ol && virtio_hdr_tx(&q->ol, m, tide_mbuf_mtod(m, uint8_t *) -
-								       VIRTIO_HDR_LEN) < 0) {
+				if (ol && virtio_hdr_tx(&q->ol, m,
+							tide_mbuf_mtod(m, uint8_t *) -
+							    VIRTIO_HDR_LEN) < 0) {
 					tide_mbuf_free(m); /* counted as refused, and as an error */
 					dropped++;
 					continue;
