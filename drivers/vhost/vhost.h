@@ -315,8 +315,8 @@ unsigned vhost_tx_advance_ool(struct txc *t);
  * @h to received packet @m; 0, or -1 when it was refused (counted by reason: the caller
  * drops the packet). vhost_tx_ol_prep(): what to do with packet @m, which carries Tx
  * requests: 0: send it with header *@h; k > 0: it was cut into the k packets in @segs
- * (the guest takes no TSO; @m keeps one more reference on every segment, which the caller
- * drops with tide_mbuf_free() once the outputs are sent, or to give @m back unchanged);
+ * (the guest takes no TSO; @m is left whole and unchanged, still the caller's: the caller
+ * frees it once the outputs are sent, or gives it back);
  * -1: drop it (counted).
  */
 #define VHOST_GSO_MAX_SEGS 128

@@ -520,8 +520,9 @@ TIDE_ALWAYS_INLINE int vhost_tx_ol(struct vhost_txq *q, void *c, struct tide_mbu
 			break;
 		*bytes += segs[j]->pkt_len;
 	}
-	tide_mbuf_free_bulk(segs, (unsigned)k); /* copied, or not sent */
-	tide_mbuf_free(m); /* the reference vhost_tx_ol_prep() added: @m is the caller's again */
+	/* Copied, or not sent. tide_offload_segment() dropped the reference vhost_tx_ol_prep()
+	 * added: @m has the caller's alone. */
+	tide_mbuf_free_bulk(segs, (unsigned)k);
 	if (j == 0 && rc != VHOST_TX_OK)
 		return rc; /* nothing went out: wait, drop or fault as for any packet */
 	if (rc == VHOST_TX_FAULT)
