@@ -792,6 +792,75 @@ static void tx_checks(struct fe *f, bool goff)
 	}
 }
 
+/* A TSO packet with CWR to a guest with TSO: the header says ECN when the guest negotiated
+ * it; without, the packet is segmented here (the guest could not take the ECN bit). */
+static void ecn_checks(void)
+{
+	for (int ecn = 0; ecn < 2; ecn++) {
+		struct fe f;
+		struct virtio_net_hdr_mrg h;
+		struct tide_mbuf *m;
+		struct pkt k;
+		uint64_t g0 = xstat("vhost_tx_sw_gso");
+
+		packed = false;
+		mrg = true;
+		grx_nd = 1;
+		connect_fe(&f, base_feats() | F_GUEST_CSUM | F_GUEST_TSO4 | F_GUEST_TSO6 |
+				       (ecn ? F_GUEST_ECN : 0));
+		grx_post(&f, ecn ? 5 : 7, 1);
+		m = tso_pkt(pool, false, 10000, 1448, &k);
+		tide_mbuf_mtod(m, uint8_t *)[k.l2 + k.l3 + 13] |= 0x80; /* CWR */
+		FE_CHECK(tx1(m) == 1);
+		if (ecn) {
+			FE_CHECK(grx_pkt(&f, &h, B) == (int)k.len);
+			FE_CHECK(h.gso_type == (VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_ECN));
+			FE_CHECK(xstat("vhost_tx_sw_gso") == g0);
+		} else {
+			FE_CHECK(xstat("vhost_tx_sw_gso") == g0 + 1);
+			for (int i = 0; i < 7; i++) {
+				FE_CHECK(grx_pkt(&f, &h, B) > 0);
+				FE_CHECK(h.gso_type == VIRTIO_NET_HDR_GSO_NONE && h.flags == 0);
+				check_cksums(B, k.l2 + k.l3 + k.l4 + (i < 6 ? 1448u : 10000u - 6 * 1448));
+				FE_CHECK(!!(B[k.l2 + k.l3 + 13] & 0x80) == (i == 0)); /* CWR first */
+			}
+		}
+		FE_CHECK(grx_pkt(&f, &h, B) == -1);
+		disconnect_fe(&f);
+	}
+	printf("ok   CWR: ECN in the header for a guest with GUEST_ECN, segmented without\n");
+}
+
+/* A guest receive buffer the device may not write, met by the first segment of a packet cut
+ * in software: a violation; the packet stays the caller's, whole; nothing leaks. */
+static void seg_fault_check(void)
+{
+	struct fe f;
+	struct tide_vhost_info vi;
+	struct tide_mbuf *m;
+	struct pkt k;
+	uint64_t v0;
+
+	packed = false;
+	mrg = true;
+	grx_nd = 1;
+	connect_fe(&f, base_feats());
+	vinfo(&vi);
+	v0 = vi.violations;
+	grx_post(&f, 7, 1);
+	f.vq[0].desc[0].flags = 0; /* read-only */
+	m = tso_pkt(pool, false, 10000, 1448, &k);
+	FE_CHECK(tx1(m) == 0);
+	FE_CHECK(m->pkt_len == k.len && tide_mbuf_refcnt_read(m) == 1);
+	FE_CHECK(tide_mbuf_read(m, 0, k.len, B) == 0 && memcmp(A, B, k.len) == 0);
+	tide_mbuf_free(m);
+	WAIT_FOR((vinfo(&vi), vi.violations == v0 + 1 && !vi.connected), "the violation");
+	FE_CHECK(strstr(vi.reason, "device-readable descriptor in a receive chain") != NULL);
+	fe_fini(&f);
+	FE_CHECK(tide_pool_in_use(pool) == 0);
+	printf("ok   software segmentation into a read-only guest buffer: violation, packet kept\n");
+}
+
 /* ---- main ---- */
 
 static void remove_socket(void)
@@ -830,6 +899,8 @@ int main(void)
 			}
 		}
 	}
+	ecn_checks();
+	seg_fault_check();
 	tide_port_close(P);
 	FE_CHECK(tide_pool_in_use(pool) == 0);
 	tide_pool_free(pool);
