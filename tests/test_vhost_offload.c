@@ -44,6 +44,7 @@ static char path[108];
 static bool packed, mrg;
 static unsigned gtx_slot; /* the next guest Tx buffer slot */
 static unsigned grx_nd = 1;  /* descriptors per guest receive buffer */
+static uint32_t grx_len = FE_BUF; /* bytes per guest receive descriptor */
 static uint8_t A[70000], B[70000];
 
 static void poll_ctl(void)
@@ -303,7 +304,7 @@ static void grx_post(struct fe *f, unsigned nb, unsigned nd)
 
 		for (unsigned i = 0; i < nd; i++) {
 			addr[i] = fe_gpa(f, fe_buf(f, 0, j0 + i));
-			dl[i] = FE_BUF;
+			dl[i] = grx_len;
 		}
 		if (packed) {
 			fe_pk_post(f, 0, addr, dl, nd, (uint16_t)j0, VRING_DESC_F_WRITE);
@@ -313,7 +314,7 @@ static void grx_post(struct fe *f, unsigned nb, unsigned nd)
 			struct vring_desc *d = &q->desc[j0 + i];
 
 			d->addr = addr[i];
-			d->len = FE_BUF;
+			d->len = grx_len;
 			d->flags = (uint16_t)(VRING_DESC_F_WRITE | (i + 1 < nd ? VRING_DESC_F_NEXT : 0));
 			d->next = (uint16_t)(j0 + i + 1);
 		}
@@ -784,6 +785,24 @@ static void tx_checks(struct fe *f, bool goff)
 			FE_CHECK(grx_pkt(f, &h, B) > 0);
 		FE_CHECK(grx_pkt(f, &h, B) == -1);
 		FE_CHECK(tide_pool_in_use(pool) == 0);
+		/* Without mergeable buffers, a first segment larger than the guest's buffer:
+		 * dropped and counted as any packet too large for it, no segment counted. */
+		if (!mrg) {
+			grx_len = 1024;
+			grx_post(f, 1, 1);
+			grx_len = FE_BUF;
+			e0 = errors(true);
+			p0 = xstat("vhost_tx_gso_partial");
+			g0 = xstat("vhost_tx_sw_gso");
+			m = tso_pkt(pool, false, 10000, 1448, &k);
+			FE_CHECK(tx1(m) == 1);
+			FE_CHECK(errors(true) == e0 + 1 && xstat("vhost_tx_gso_partial") == p0 &&
+				 xstat("vhost_tx_sw_gso") == g0);
+			FE_CHECK(tide_pool_in_use(pool) == 0);
+			k = build(A, false, true, 100, 1, false); /* takes the small buffer */
+			FE_CHECK(tx1(to_mbuf(pool, A, k.len)) == 1);
+			FE_CHECK(grx_pkt(f, &h, B) == (int)k.len);
+		}
 		/* No buffer at all: the packet stays the caller's, untouched. */
 		m = tso_pkt(pool, true, 10000, 1448, &k);
 		FE_CHECK(tx1(m) == 0);

@@ -254,6 +254,11 @@ void fwd_tx_flush(struct fwd_lcore *lc);
  */
 void fwd_tx_flush_ol(struct fwd_lcore *lc);
 
+/* A round of @lc that received nothing, with software segmentation on: the egress queues
+ * that took segments complete what they sent (tide_txq_done_cleanup()), so that frames a
+ * device left queued (AF_XDP: a refused kick) go out without waiting for the next burst. */
+void fwd_ol_idle(struct fwd_lcore *lc);
+
 /* The Rx and Tx offloads to enable on port @p's queues: what it offers and forwarding uses. */
 uint64_t fwd_rx_offloads(const struct fwd_ctx *ctx, unsigned p);
 uint64_t fwd_tx_offloads(const struct fwd_ctx *ctx, unsigned p);

@@ -184,6 +184,8 @@ static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *l
 	unsigned idle = 0, got = 0;
 
 	while (!__atomic_load_n(&ctx->stop, __ATOMIC_RELAXED)) {
+		const bool was_idle = !got;
+
 		if (intr) {
 			idle = got ? 0 : idle + 1;
 			got = 0;
@@ -194,6 +196,11 @@ static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *l
 		}
 		if (lc->nstreams == 0)
 			tide_pause(); /* an lcore left without streams by the mapping */
+		if (ol) {
+			if (was_idle)
+				fwd_ol_idle(lc);
+			got = 0;
+		}
 		for (unsigned i = 0; i < lc->nstreams; i++) {
 			const struct fwd_stream *s = &lc->streams[i];
 			int n = poll_stream(lc, s, pkts, burst, no_rx, budgeted, ol);

@@ -47,12 +47,27 @@ static uint32_t missing(const struct tide_mbuf *m, uint64_t en)
 	return miss;
 }
 
-/* Send @n packets of @pkts on @port's queue; what it refused is freed and counted. */
+/*
+ * Send @n packets of @pkts on @port's queue; what it refused is freed and counted. A
+ * software segmentation turns one received packet into up to ~45, more than an egress ring
+ * sized for bursts takes at once: the queue is given FWD_OL_TX_RETRY more calls in a row
+ * without progress before the rest is dropped (each call completes what the device sent;
+ * AF_XDP kicks the kernel in it). Dropping instead cost a guest's TCP stream its
+ * retransmission timeouts: 32 MiB through AF_XDP took 28 s instead of 2.
+ */
+#define FWD_OL_TX_RETRY 64
+
 static void send(struct fwd_lcore *lc, uint16_t port, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct tide_txq *q = lc->txq[port];
-	uint16_t k = tide_likely(q != NULL) ? tide_tx_burst(q, pkts, n) : 0;
+	uint16_t k = 0;
 
+	for (unsigned idle = 0; tide_likely(q != NULL) && k < n && idle <= FWD_OL_TX_RETRY;) {
+		uint16_t s = tide_tx_burst(q, pkts + k, (uint16_t)(n - k));
+
+		k = (uint16_t)(k + s);
+		idle = s ? 0 : idle + 1;
+	}
 	if (k < n) {
 		tide_mbuf_free_bulk(pkts + k, (unsigned)(n - k));
 		fwd_stat_add(&lc->ctr[port].drops[q ? FWD_DROP_TX_FULL : FWD_DROP_NO_TXQ],
@@ -113,6 +128,13 @@ static void flush_port(struct fwd_lcore *lc, uint16_t port, struct fwd_txbuf *b)
 	if (o != 0)
 		send(lc, port, b->pkts, o);
 	b->n = 0;
+}
+
+void fwd_ol_idle(struct fwd_lcore *lc)
+{
+	for (unsigned p = 0; p < lc->ctx->nports; p++)
+		if (lc->txq[p] != NULL && lc->ctx->tx_ol[p] == 0)
+			tide_txq_done_cleanup(lc->txq[p], 0);
 }
 
 void fwd_tx_flush_ol(struct fwd_lcore *lc)
