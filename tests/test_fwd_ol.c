@@ -252,7 +252,8 @@ static void tshark_check(unsigned expect)
 		lines++;
 		if (strchr(line, '0') != NULL || strchr(line, '2') != NULL ||
 		    strchr(line, '1') == NULL) {
-			fprintf(stderr, "FAIL: tshark: packet %u: checksum status \"%s\"\n", lines, line);
+			fprintf(stderr, "FAIL: tshark: packet %u: checksum status \"%s\"\n", lines,
+				line);
 			exit(1);
 		}
 	}
@@ -344,7 +345,8 @@ int main(void)
 				FE_CHECK(lens[i] <= hdr + (v6 ? 1440u : 1448u));
 				FE_CHECK(seq == base_seq + *pos);
 				for (uint32_t k = 0; k < lens[i] - hdr; k++)
-					FE_CHECK(frames[i][hdr + k] == (uint8_t)(base_seq + (*pos + k) * 7));
+					FE_CHECK(frames[i][hdr + k] ==
+						 (uint8_t)(base_seq + (*pos + k) * 7));
 				*pos += lens[i] - hdr;
 			}
 		}

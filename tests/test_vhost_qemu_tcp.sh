@@ -221,6 +221,14 @@ done
 	{ echo "FAIL: guest send"; fail=1; }
 [ "$(grep -ac "VHT TCP-RECV bytes=$((mib << 20)) bad=0 " "$dir/console.log")" = 2 ] ||
 	{ echo "FAIL: namespace -> guest streams"; fail=1; }
+# Time: the offload path must not be the slow one (a stream stalled in retransmission
+# back-off took 28-44 s where the other NIC took 1-2 s).
+s1=$(grep -a "VHT TCP-SEND" "$dir/console.log" | sed -n 1p | sed 's/.*secs=//')
+s2=$(grep -a "VHT TCP-SEND" "$dir/console.log" | sed -n 2p | sed 's/.*secs=//')
+if [ -n "$s1" ] && [ -n "$s2" ] && python3 -c "import sys; sys.exit(not float(sys.argv[1]) > 3 * float(sys.argv[2]) + 5)" "$s1" "$s2"; then
+	echo "FAIL: NIC 1's stream (offloads) took $s1 s, NIC 2's $s2 s"
+	fail=1
+fi
 gso=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["ports"]; print(p[1]["sw_gso"], p[1]["sw_cksum"], p[3]["sw_gso"], p[3]["sw_cksum"], sum(x["drops"]["offload"] for x in p))' "$dir/fwd.json" 2>/dev/null)
 echo "tide-fwd: AF_XDP port 1 sw_gso/sw_cksum, port 3 sw_gso/sw_cksum, offload drops: $gso"
 read -r g1 c1 g3 c3 od <<<"$gso"

@@ -161,10 +161,11 @@ struct vhost_vq {
 	bool indirect;
 	bool used_per_pkt;     /* publish used->idx after every packet (benchmark) */
 	bool in_order;	       /* VIRTIO_F_IN_ORDER: the guest Tx vring completes by count */
-	/* Offloads (docs/drivers/vhost.md, "Offloads"). Rx: the guest's headers are applied
-	 * (VIRTIO_NET_F_CSUM negotiated). Tx: the packets' requests are honoured (the queue
-	 * enabled Tx offloads), through the header where the guest takes them (@gfeat),
-	 * in software where it does not. */
+	/* Offloads (docs/drivers/vhost.md, "Offloads"). @ol, Rx only: the guest's headers
+	 * are applied (VIRTIO_NET_F_CSUM negotiated; read by the offload burst, which port
+	 * start chose when the feature was offered). A Tx queue that enabled offloads has the
+	 * offload burst: the packets' requests go into the header where the guest takes them
+	 * (@gfeat), are done in software where it does not. */
 	bool ol;
 	uint8_t gfeat;	       /* VHOST_G_*: what the guest's receive headers may carry */
 	uint32_t max_frame;    /* Rx: longest frame taken (VHOST_MAX_PKT or _GSO_PKT) */

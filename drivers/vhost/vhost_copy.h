@@ -581,7 +581,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 			if (rc == VHOST_TX_GONE) { /* segmented, sent and freed */
 				gone++;
 			} else {
-				/* Too large for the guest's buffers, or refused: dropped, counted. */
+				/* Too large for the guest's buffers, or refused: counted. */
 				tide_mbuf_free(m);
 				dropped++;
 			}

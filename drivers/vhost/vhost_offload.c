@@ -58,7 +58,8 @@ int vhost_tx_ol_prep(struct vhost_txq *q, struct tide_mbuf *m, struct virtio_net
 		return -1;
 	}
 	if (f & TIDE_MBUF_F_TX_TCP_SEG) {
-		unsigned need = VHOST_G_CSUM | ((f & TIDE_MBUF_F_TX_IPV6) ? VHOST_G_TSO6 : VHOST_G_TSO4);
+		unsigned need =
+		    VHOST_G_CSUM | ((f & TIDE_MBUF_F_TX_IPV6) ? VHOST_G_TSO6 : VHOST_G_TSO4);
 
 		if ((g & need) != need)
 			return sw_segment(q, m, segs);

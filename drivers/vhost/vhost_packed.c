@@ -415,7 +415,8 @@ TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m,
 		m->data_len = k;
 		m->pkt_len = k;
 	} else {
-		struct pk_end e = pk_rx_slow(q, r->pos, r->pass_flags != 0, d, m, ol ? h : NULL, why);
+		struct pk_end e =
+			pk_rx_slow(q, r->pos, r->pass_flags != 0, d, m, ol ? h : NULL, why);
 
 		rc = e.rc;
 		r->end = e.pos;
@@ -574,7 +575,8 @@ struct pk_txr {
  * read into @d. Out of line; the position goes in and out by value. */
 static struct pk_txr pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst_used,
 				const struct tide_mbuf *m, const struct virtio_net_hdr_mrg *hdr,
-				uint16_t pos, bool wrap, const char **why, struct vring_packed_desc d)
+				uint16_t pos, bool wrap, const char **why,
+				struct vring_packed_desc d)
 {
 	struct pk_txr r = {.rc = VHOST_TX_FAULT};
 	struct pk_txw tw;
@@ -683,7 +685,8 @@ uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint
 	struct pk_burst_used burst_used;
 	struct pk_txc c = {.burst_used = &burst_used};
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx, false);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx,
+			      false);
 }
 
 uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
@@ -691,7 +694,8 @@ uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint1
 	struct pk_burst_used burst_used;
 	struct pk_txc c = {.burst_used = &burst_used};
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx, false);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx,
+			      false);
 }
 
 uint16_t vhost_packed_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
@@ -699,7 +703,8 @@ uint16_t vhost_packed_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, u
 	struct pk_burst_used burst_used;
 	struct pk_txc c = {.burst_used = &burst_used};
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx, true);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx,
+			      true);
 }
 
 uint16_t vhost_packed_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
@@ -707,5 +712,6 @@ uint16_t vhost_packed_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, ui
 	struct pk_burst_used burst_used;
 	struct pk_txc c = {.burst_used = &burst_used};
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx, true);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx,
+			      true);
 }

@@ -444,8 +444,8 @@ TIDE_ALWAYS_INLINE void tx_finish(struct vhost_vq *vq, void *c)
 }
 
 /* A packet with Tx requests (vhost_tx_ol()): out of line, off the burst's loop. */
-static __attribute__((noinline)) int tx_ol(struct vhost_txq *q, void *c, struct tide_mbuf *m, uint64_t *bytes,
-			       const char **why)
+static __attribute__((noinline)) int tx_ol(struct vhost_txq *q, void *c, struct tide_mbuf *m,
+					   uint64_t *bytes, const char **why)
 {
 	return vhost_tx_ol(q, c, m, bytes, why, tx_pkt);
 }
@@ -462,21 +462,24 @@ uint16_t vhost_split_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint1
 {
 	struct split_txc c;
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx, false);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx,
+			      false);
 }
 
 uint16_t vhost_split_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct split_txc c;
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx, false);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx,
+			      false);
 }
 
 uint16_t vhost_split_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct split_txc c;
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx, true);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx,
+			      true);
 }
 
 uint16_t vhost_split_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)

@@ -198,12 +198,15 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 				       ? VHOST_MAX_GSO_PKT
 				       : VHOST_MAX_PKT;
 	} else {
-		/* tide's Tx: the packets' requests, when the queue enabled offloads. */
-		q->ol = q->ol_en != 0;
-		q->gfeat = (uint8_t)(((vp->features & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)) ? VHOST_G_CSUM : 0) |
-				     ((vp->features & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4)) ? VHOST_G_TSO4 : 0) |
-				     ((vp->features & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6)) ? VHOST_G_TSO6 : 0) |
-				     ((vp->features & VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN)) ? VHOST_G_ECN : 0));
+		/* tide's Tx: what the guest takes of the packets' requests. */
+		uint64_t f = vp->features;
+
+		q->ol = false;
+		q->gfeat =
+		    (uint8_t)(((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)) ? VHOST_G_CSUM : 0) |
+			      ((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4)) ? VHOST_G_TSO4 : 0) |
+			      ((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6)) ? VHOST_G_TSO6 : 0) |
+			      ((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN)) ? VHOST_G_ECN : 0));
 	}
 	q->callfd = vr->callfd;
 	q->mem.n = vp->nmap;
