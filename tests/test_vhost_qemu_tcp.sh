@@ -223,8 +223,8 @@ done
 	{ echo "FAIL: namespace -> guest streams"; fail=1; }
 # Time: the offload path must not be the slow one (a stream stalled in retransmission
 # back-off took 28-44 s where the other NIC took 1-2 s).
-s1=$(grep -a "VHT TCP-SEND" "$dir/console.log" | sed -n 1p | sed 's/.*secs=//')
-s2=$(grep -a "VHT TCP-SEND" "$dir/console.log" | sed -n 2p | sed 's/.*secs=//')
+s1=$(grep -a "VHT TCP-SEND" "$dir/console.log" | sed -n 1p | sed 's/.*secs=//' | tr -d '\r')
+s2=$(grep -a "VHT TCP-SEND" "$dir/console.log" | sed -n 2p | sed 's/.*secs=//' | tr -d '\r')
 if [ -n "$s1" ] && [ -n "$s2" ] && python3 -c "import sys; sys.exit(not float(sys.argv[1]) > 3 * float(sys.argv[2]) + 5)" "$s1" "$s2"; then
 	echo "FAIL: NIC 1's stream (offloads) took $s1 s, NIC 2's $s2 s"
 	fail=1
