@@ -109,7 +109,7 @@ static void flush_port(struct fwd_lcore *lc, uint16_t port, struct fwd_txbuf *b)
 				send(lc, port, b->pkts, o);
 				o = 0;
 			}
-			if (o + k > i + 1) {
+			if (k > i + 1) {
 				/* More outputs than slots left behind: send them at once. */
 				send(lc, port, segs, (uint16_t)k);
 				continue;
