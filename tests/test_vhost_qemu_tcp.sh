@@ -35,6 +35,9 @@ t_start=$SECONDS
 dir=$(mktemp -d /tmp/tide-vhost-qemu-tcp-XXXXXX)
 pids=()
 cleanup() {
+	# TERM first: timeout(1) passes it on to QEMU (a KILL would leave QEMU running).
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	sleep 0.5
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$dir"
