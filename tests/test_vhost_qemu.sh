@@ -22,12 +22,12 @@
 #
 # Exit 77 (skip) when QEMU, busybox, a static libc or the kernel cannot be had.
 #
-# usage: test_vhost_qemu.sh TIDE_FWD CACHE_DIR GUEST_TOOL_SOURCE
+# usage: test_vhost_qemu.sh TIDE_FWD CACHE_DIR GUEST_TOOL_SOURCE LIB (tests/vhost_qemu_lib.sh)
 #   VHOST_QEMU_PACKED=1: the guest's NIC with packed virtqueues (virtio-net-pci packed=on);
 #   the guest must then report VIRTIO_F_RING_PACKED (feature bit 34) negotiated. Not in
 #   `make test` (a second guest run would take about 2 minutes more).
 set -u
-fwd=$1 cache=$2 tool_src=$3
+fwd=$1 cache=$2 tool_src=$3 lib=$4
 count=${VHOST_QEMU_COUNT:-2000}
 frame_size=8000 frame_count=20
 packed=${VHOST_QEMU_PACKED:-0}
@@ -37,6 +37,7 @@ command -v busybox >/dev/null || skip "busybox not installed"
 command -v python3 >/dev/null || skip "python3 not installed"
 [ -n "${TDX_NS:-}" ] || skip "needs netns-env (root, veth)"
 "$fwd" --help 2>&1 | grep -q . || skip "no tide-fwd"
+. "$lib"
 
 dir=$(mktemp -d /tmp/tide-vhost-qemu-XXXXXX)
 pids=()
@@ -56,47 +57,13 @@ wait_for() {
 	done
 }
 
-# ---- the guest kernel (cached) ----
-kdir=$cache/vhost-guest-kernel
-if ! ls "$kdir"/root/boot/vmlinuz-* >/dev/null 2>&1; then
-	mkdir -p "$kdir"
-	pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
-	[ -n "$pkg" ] || skip "no linux-image-cloud-amd64 in the apt lists (apt-get update?)"
-	(cd "$kdir" && apt-get download -q "$pkg" >/dev/null 2>&1) || skip "cannot download $pkg"
-	dpkg -x "$kdir"/"$pkg"_*.deb "$kdir/root" || skip "cannot unpack $pkg"
-	rm -f "$kdir"/*.deb
-fi
-kernel=$(ls "$kdir"/root/boot/vmlinuz-* | head -1)
-kmod=$(ls -d "$kdir"/root/lib/modules/* | head -1)
-
-# ---- the initramfs: busybox, the UDP tool, the virtio-net modules, /init ----
+# ---- the guest kernel (cached) and the initramfs: busybox, the UDP tool, the modules ----
+vq_kernel "$cache"
+vq_initramfs "$dir" "$tool_src"
 irfs=$dir/irfs
-mkdir -p "$irfs"/bin "$irfs"/proc "$irfs"/sys "$irfs"/dev "$irfs"/lib/modules
-cp "$(command -v busybox)" "$irfs/bin/busybox"
-file -L "$irfs/bin/busybox" 2>/dev/null | grep -q dynamic && skip "busybox is not static (busybox-static)"
-for a in $(busybox --list); do [ -e "$irfs/bin/$a" ] || ln -s busybox "$irfs/bin/$a"; done
-${CC:-cc} -O2 -static -o "$irfs/bin/vhost_guest_udp" "$tool_src" 2>"$dir/cc.log" ||
-	skip "cannot build a static guest tool: $(head -1 "$dir/cc.log")"
-for m in net/core/failover drivers/net/net_failover drivers/virtio/virtio_ring \
-	drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
-	drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/net/virtio_net; do
-	f=$(ls "$kmod/kernel/$m.ko"* 2>/dev/null | head -1)
-	[ -n "$f" ] || continue # built into this kernel
-	case $f in
-	*.xz) xz -dc "$f" >"$irfs/lib/modules/$(basename "$m").ko" ;;
-	*) cp "$f" "$irfs/lib/modules/" ;;
-	esac
-done
 cat >"$irfs/init" <<EOF
 #!/bin/sh
-export PATH=/bin
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-for m in failover net_failover virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_net; do
-	[ -e /lib/modules/\$m.ko ] && insmod /lib/modules/\$m.ko
-done
-i=0; while [ ! -e /sys/class/net/eth1 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
-# The NICs by their MAC addresses, not by probe order.
-nic() { for d in /sys/class/net/eth*; do [ "\$(cat \$d/address)" = \$1 ] && echo \${d##*/}; done; }
+$VQ_INIT_MODULES
 main=\$(nic 52:54:00:00:00:02) big=\$(nic 52:54:00:00:00:03)
 echo 8388608 >/proc/sys/net/core/rmem_max
 echo 1 >/proc/sys/net/ipv6/conf/\$big/disable_ipv6 2>/dev/null # nothing but the test's frames there
@@ -113,8 +80,7 @@ echo "VHT UDP-MIB \$(grep Udp: /proc/net/snmp | tail -1)"
 echo "VHT DONE"
 poweroff -f
 EOF
-chmod +x "$irfs/init"
-(cd "$irfs" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$dir/initrd.gz")
+vq_pack "$dir"
 
 # ---- the namespace end ----
 in_ns ip addr add 10.0.0.1/24 dev "$TDX_A_PEER"
