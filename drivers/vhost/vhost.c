@@ -205,7 +205,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->txfree_loop = loop;
 	vp->used_per_pkt = upp;
 	vp->unsealed_mem = unsealed;
-	vp->lfd = vp->cfd = vp->wakefd = -1;
+	vp->lfd = vp->cfd = vp->wakefd = vp->bfd = -1;
 	vp->rx.fds.max = VHOST_USER_MAX_FDS;
 	pthread_mutex_init(&vp->lock, NULL);
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
@@ -217,10 +217,12 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		      (indir ? VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) : 0) |
 		      (queues > 1 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) |
 		      (packed ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0) |
-		      (fmtu ? VIRTIO_BIT(VIRTIO_NET_F_MTU) : 0);
+		      (fmtu ? VIRTIO_BIT(VIRTIO_NET_F_MTU) : 0) |
+		      VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM); /* taken with VHOST_IOTLB_PROTO only */
 	vp->proto_offered = VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) |
 			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
-			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU) |
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_BACKEND_REQ);
 	tide_port_frame_limit(p, VHOST_MAX_PKT);
 	vp->mtu = p->info.mtu;
 	p->info.max_rxq = vp->queues;
@@ -261,16 +263,18 @@ const struct tide_driver tide_driver_vhost = {
 static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
 			     unsigned max)
 {
-	static const char *const n[] = {"connects", "disconnects", "violations", "call_errors"};
+	static const char *const n[] = {"connects", "disconnects", "violations", "call_errors",
+					"iotlb_misses"};
 	struct tide_vhost_info vi = {.sz = sizeof(vi)};
-	uint64_t v[4];
+	uint64_t v[5];
 
 	tide_vhost_info_get(p, &vi);
 	v[0] = vi.connects;
 	v[1] = vi.disconnects;
 	v[2] = vi.violations;
 	v[3] = vi.call_errors;
-	return tide_xstats_put(n, v, 4, xnames, values, max);
+	v[4] = __atomic_load_n(&vport(p)->iotlb_misses, __ATOMIC_RELAXED);
+	return tide_xstats_put(n, v, 5, xnames, values, max);
 }
 
 /* ---- tide/vhost.h ---- */
