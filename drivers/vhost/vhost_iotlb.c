@@ -218,8 +218,13 @@ int vhost_msg_iotlb(struct vhost_port *vp, const struct vhost_msg *m)
 		return -1;
 	}
 	if ((why = iotlb_check(vp, t)) != NULL) {
+		char kind[16];
+
+		snprintf(kind, sizeof(kind), "type %u", t->type);
 		vhost_disconnect(vp, KIND_CTL, "IOTLB_MSG %s 0x%llx+0x%llx: %s",
-				 t->type == VHOST_USER_IOTLB_INVALIDATE ? "invalidate" : "update",
+				 t->type == VHOST_USER_IOTLB_UPDATE	  ? "update"
+				 : t->type == VHOST_USER_IOTLB_INVALIDATE ? "invalidate"
+									  : kind,
 				 (unsigned long long)t->iova, (unsigned long long)t->size, why);
 		return -1;
 	}
