@@ -146,7 +146,7 @@ struct hs {
 };
 
 static const struct hs hs_good = {
-    .feats = VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM),
+    .feats = VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) | VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC),
     .proto = VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) | VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
 	     VIRTIO_BIT(VHOST_USER_PROTOCOL_F_BACKEND_REQ)};
 
@@ -367,6 +367,37 @@ static void good_connection(void)
 	check_frame(pk[0], 3, 80);
 	tide_mbuf_free(pk[0]);
 
+	/* An indirect table without an entry: a miss at the table, then the packet. */
+	{
+		uint64_t tbl = 3u << 20, buf = tbl + 4096;
+		struct fe_vq *q = &f.vq[1];
+		struct vring_desc *ind = (struct vring_desc *)(f.mem + tbl);
+		unsigned j = q->avail_idx % FE_NUM;
+
+		tx_post_at(&f, buf, 4, 90); /* then made indirect, before any burst sees it */
+		ind[0] = q->desc[j];
+		q->desc[j] = (struct vring_desc){
+		    .addr = iova(tbl), .len = sizeof(*ind), .flags = VRING_DESC_F_INDIRECT};
+		misses(&t);
+		FE_CHECK(tide_rx_burst(rq, pk, 8) == 0);
+		poll_ctl();
+		FE_CHECK(misses(&t) == 1 && t.iova == iova(tbl) && t.perm == RO);
+		map(&f, tbl, 8192, RO);
+		FE_CHECK(tide_rx_burst(rq, pk, 8) == 1);
+		check_frame(pk[0], 4, 90);
+		tide_mbuf_free(pk[0]);
+		/* An invalidation that starts in a hole and ends inside that entry removes it. */
+		iotlb_ok(&f, VHOST_USER_IOTLB_INVALIDATE, iova(tbl) - 4096, 8192, 0, 0);
+		tx_post_at(&f, buf, 5, 70);
+		FE_CHECK(tide_rx_burst(rq, pk, 8) == 0);
+		poll_ctl();
+		FE_CHECK(misses(&t) == 1 && t.iova == iova(buf));
+		map(&f, tbl, 8192, RO);
+		FE_CHECK(tide_rx_burst(rq, pk, 8) == 1);
+		check_frame(pk[0], 5, 70);
+		tide_mbuf_free(pk[0]);
+	}
+
 	/* An invalidation of a range never mapped: acknowledged, nothing changes. */
 	d0 = vi.disconnects;
 	iotlb_ok(&f, VHOST_USER_IOTLB_INVALIDATE, iova(3u << 20), 4096, 0, 0);
@@ -390,6 +421,29 @@ static void good_connection(void)
 	__atomic_store_n(held_busy, 0, __ATOMIC_RELEASE);
 	FE_CHECK(fe_reply(&f, &r, 8) == 0 && r == 0);
 	printf("ok   invalidation acknowledged only after the burst inside the queue left\n");
+
+	/* The cache is bounded: VHOST_IOTLB_MAX + 2 more pages and the oldest entries went,
+	 * the rings' among them (their vrings wait for the frontend again). */
+	for (unsigned k = 0; k < VHOST_IOTLB_MAX + 2; k++)
+		map(&f, (2u << 20) + (uint64_t)k * 4096, 4096, RO);
+	vinfo(&vi);
+	FE_CHECK(vi.vrings_running == 0 && !vi.connected);
+	FE_CHECK(misses(&t) >= 1 && t.iova < iova(RINGS));
+	map(&f, 0, RINGS, RW);
+	WAIT_FOR((vinfo(&vi), vi.connected), "link up after the rings came back");
+	misses(&t);
+	tx_post_at(&f, (2u << 20) + (VHOST_IOTLB_MAX + 1) * 4096u, 6, 64); /* the newest */
+	FE_CHECK(tide_rx_burst(rq, pk, 8) == 1);
+	check_frame(pk[0], 6, 64);
+	tide_mbuf_free(pk[0]);
+	tx_post_at(&f, (2u << 20) + 4096, 7, 64); /* evicted */
+	FE_CHECK(tide_rx_burst(rq, pk, 8) == 0);
+	poll_ctl();
+	FE_CHECK(misses(&t) == 1 && t.iova == iova((2u << 20) + 4096));
+	map(&f, (2u << 20) + 4096, 4096, RO);
+	FE_CHECK(tide_rx_burst(rq, pk, 8) == 1);
+	check_frame(pk[0], 7, 64);
+	tide_mbuf_free(pk[0]);
 
 	misses(&t);
 	vinfo(&vi);
@@ -557,7 +611,49 @@ static void c_buf_perm(struct fe *f)
 	tide_mbuf_free(m);
 }
 
+static void c_ring_wrap(struct fe *f)
+{
+	struct vhost_user_vring_addr a = {.index = 1, .desc = UINT64_MAX - 100,
+				    .used = iova(f->vq[1].used_off), .avail = iova(f->vq[1].avail_off)};
+
+	up(f);
+	fe_send(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
+}
+
+/* A new memory table without the memory of the rings' entries. */
+static void c_mem_ring_gone(struct fe *f)
+{
+	struct vhost_user_mem_region r = fe_region(f);
+
+	up(f);
+	r.uva += 1ull << 30;
+	fe_mem_table(f, &r, 1, &f->memfd, 1);
+}
+
+/* A new memory table without the memory of a buffer's entry: the miss finds it held. */
+static void c_mem_buf_gone(struct fe *f)
+{
+	struct vhost_user_mem_region r = fe_region(f);
+
+	up(f);
+	map(f, 3u << 20, 4096, RO);
+	r.size = 2u << 20;
+	fe_mem_table(f, &r, 1, &f->memfd, 1);
+	poll_ctl(); /* the new table is in use when this returns */
+	tx_post_at(f, 3u << 20, 1, 60);
+	{
+		struct tide_mbuf *pk[4];
+
+		FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), pk, 4) == 0);
+	}
+}
+
 static const struct hcase cases[] = {
+    {"ring address that wraps", "ring wraps around the IOVA space", c_ring_wrap},
+    {"memory table without the rings' memory", "ring IOVA maps memory outside the memory table",
+     c_mem_ring_gone},
+    {"memory table without a buffer's memory",
+     "vring 1: IOVA 0x7f0000300000 maps memory outside the memory table", c_mem_buf_gone},
     {"update of size 0", "size 0", c_size0},
     {"update whose IOVA range wraps", "IOVA range wraps around", c_wrap},
     {"update whose frontend range wraps", "frontend address range wraps around", c_uaddr_wrap},

@@ -154,7 +154,7 @@ void vhost_iotlb_fill(const struct vhost_port *vp, struct vhost_mtab *m, unsigne
 		const struct vhost_iotlb_ent *e = &vp->iotlb[i];
 		uint8_t *h;
 
-		if ((e->perm & perm) != perm)
+		if ((e->perm & perm) != perm) /* without the access: a miss, then a fault */
 			continue;
 		h = vhost_uva_to_host(vp, e->uaddr, e->size);
 		if (h == NULL)
@@ -239,14 +239,14 @@ int vhost_msg_iotlb(struct vhost_port *vp, const struct vhost_msg *m)
 			if (!any)
 				return 0;
 		}
-		vhost_vring_stop_all(vp, was);
+		vhost_vring_stop_all(vp, was); /* before the ack: no burst uses what goes */
 		remove_range(vp, t->iova, t->size);
 		TIDE_LOG_DEBUG_(vp->port->name, "IOTLB invalidate 0x%llx+0x%llx: %u entries",
 				(unsigned long long)t->iova, (unsigned long long)t->size,
 				vp->niotlb);
 		return vhost_vring_start_all(vp, NULL);
 	}
-	vhost_vring_stop_all(vp, was);
+	vhost_vring_stop_all(vp, was); /* the queues take the new table at their start */
 	remove_range(vp, t->iova, t->size);
 	if (vp->niotlb == VHOST_IOTLB_MAX) {
 		/* Full: the oldest goes (the frontend answers a miss again if it is needed). */
