@@ -217,12 +217,12 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		      (indir ? VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) : 0) |
 		      (queues > 1 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) |
 		      (packed ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0) |
-		      (fmtu ? VIRTIO_BIT(VIRTIO_NET_F_MTU) : 0) |
-		      VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM); /* taken with VHOST_IOTLB_PROTO only */
+		      VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) | /* taken with VHOST_IOTLB_PROTO only */
+		      (fmtu ? VIRTIO_BIT(VIRTIO_NET_F_MTU) : 0);
 	vp->proto_offered = VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) |
 			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
-			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU) |
-			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_BACKEND_REQ);
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_BACKEND_REQ) |
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
 	tide_port_frame_limit(p, VHOST_MAX_PKT);
 	vp->mtu = p->info.mtu;
 	p->info.max_rxq = vp->queues;

@@ -362,7 +362,7 @@ static inline void vhost_fault(struct vhost_fault_slot *s, uint64_t *errors, con
  * what it has and the same buffer is tried again once the frontend answered. Anything else
  * is a fault (vhost_fault()).
  */
-static inline void vhost_fail(struct vhost_fault_slot *s, uint64_t *errors, struct vhost_mtab *m,
+static inline void vhost_fail(struct vhost_fault_slot *fs, uint64_t *errors, struct vhost_mtab *m,
 			      const char *why)
 {
 	if (m->iotlb && why == vhost_why_nomap) {
@@ -370,11 +370,11 @@ static inline void vhost_fail(struct vhost_fault_slot *s, uint64_t *errors, stru
 			__atomic_store_n(&m->miss_iova, m->miss_at, __ATOMIC_RELAXED);
 			/* Release: pairs with the control thread's acquire (vhost_iotlb_service()). */
 			__atomic_store_n(&m->miss_state, 1, __ATOMIC_RELEASE);
-			vhost_wake(s->wakefd);
+			vhost_wake(fs->wakefd);
 		}
 		return;
 	}
-	vhost_fault(s, errors, why);
+	vhost_fault(fs, errors, why);
 }
 
 #endif
