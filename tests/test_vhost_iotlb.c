@@ -648,7 +648,29 @@ static void c_mem_buf_gone(struct fe *f)
 	}
 }
 
+/* A new memory table that holds the rings but cuts their entry short: the entry leaves the
+ * queues' tables, and a buffer in it is a fault. The table's guest physical addresses are
+ * the very numbers of the IOVAs: a queue must never translate an IOVA as one. */
+static void c_mem_cut_entry(struct fe *f)
+{
+	struct vhost_user_mem_region r = fe_region(f);
+	struct tide_vhost_info vi;
+	struct tide_mbuf *pk[4];
+
+	handshake(f, &hs_good);
+	map(f, 0, 0x10000, RW);
+	WAIT_FOR((vinfo(&vi), vi.connected), "link up");
+	r.size = RINGS;
+	r.gpa = iova(0);
+	fe_mem_table(f, &r, 1, &f->memfd, 1);
+	poll_ctl();
+	tx_post_at(f, 0x7000, 1, 60); /* past vring 1's used ring */
+	FE_CHECK(tide_rx_burst(tide_port_rxq(P, 0), pk, 4) == 0);
+}
+
 static const struct hcase cases[] = {
+    {"memory table that cuts an entry short",
+     "vring 1: IOVA 0x7f0000007000 maps memory outside the memory table", c_mem_cut_entry},
     {"ring address that wraps", "ring wraps around the IOVA space", c_ring_wrap},
     {"memory table without the rings' memory", "ring IOVA maps memory outside the memory table",
      c_mem_ring_gone},

@@ -149,7 +149,10 @@ void vhost_iotlb_fill(const struct vhost_port *vp, struct vhost_mtab *m, unsigne
 {
 	unsigned n = 0;
 
-	memset(&m->r[0], 0, sizeof(m->r[0])); /* @last is 0: an empty table misses */
+	/* @last is 0: an empty table (its entries' memory no longer wholly in the memory table)
+	 * must miss, not match the memory table's region the vring start left in r[0] (guest
+	 * physical addresses are not IOVAs). */
+	memset(&m->r[0], 0, sizeof(m->r[0]));
 	for (unsigned i = 0; i < vp->niotlb; i++) {
 		const struct vhost_iotlb_ent *e = &vp->iotlb[i];
 		uint8_t *h;
