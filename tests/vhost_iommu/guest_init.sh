@@ -3,7 +3,8 @@
 #
 # /init of the vhost IOMMU suite's guest (tests/vhost_iommu/run.sh builds the initramfs
 # around it): binds the virtio-net-pci function (its backend: tide's vhost port on the host)
-# to vfio-pci and runs iotlb_guest on it; then the guest's IOMMU faults. Results are
+# to vfio-pci and runs iotlb_guest on it, then DPDK's net_virtio on it as the reference;
+# then the guest's IOMMU faults. Results are
 # "VIOTLB ..." lines on the console; the host checks them.
 export PATH=/bin:/sbin:/usr/bin
 mount -t proc proc /proc
@@ -31,8 +32,30 @@ for d in /sys/bus/pci/devices/*; do
 done
 drv=$(readlink /sys/bus/pci/devices/$BDF/driver)
 echo "VIOTLB bind $([ "${drv##*/}" = vfio-pci ] && echo ok || echo FAIL) $BDF driver=${drv##*/}"
+echo "VIOTLB time tide-start $(cut -d' ' -f1 /proc/uptime)"
 iotlb_guest $BDF $COUNT
 echo "VIOTLB guest_exit rc=$?"
+# The reference: DPDK's net_virtio on the same device, io forwarding in a loop with one
+# burst sent first (--tx-first): the burst goes round through the host's macswap until
+# testpmd stops; every frame it received it sent again, none dropped.
+if command -v dpdk-testpmd >/dev/null; then
+	dpdk-testpmd --lcores 0@0,1@0 -a $BDF --file-prefix g --huge-dir /dev/hugepages -- \
+		--forward-mode=io --port-topology=loop --nb-cores=1 --total-num-mbufs=8192 \
+		--rxd=256 --txd=256 --tx-first --stats-period 1 </dev/null >/run/tp.log 2>&1 &
+	tp=$!
+	echo "VIOTLB time testpmd-start $(cut -d' ' -f1 /proc/uptime)"
+	for _ in $(seq 300); do grep -aq "packet forwarding - ports=" /run/tp.log && break; sleep 0.1; done
+	echo "VIOTLB time testpmd-fwd $(cut -d' ' -f1 /proc/uptime)"
+	sleep 3
+	kill -INT $tp
+	wait $tp
+	echo "VIOTLB testpmd_exit rc=$?"
+	echo "VIOTLB time testpmd-end $(cut -d' ' -f1 /proc/uptime)"
+	grep -a -A3 "Forward statistics for port 0" /run/tp.log | tail -3 | tr -s ' ' | sed 's/^/VIOTLB testpmd: /'
+	grep -aiE "cause|fail" /run/tp.log | head -5 | sed 's/^/VIOTLB testpmd-log: /'
+else
+	echo "VIOTLB testpmd none"
+fi
 echo "VIOTLB dmar $(dmesg | grep -c DMAR:.*fault)"
 echo "VIOTLB guest-done"
 poweroff -f
