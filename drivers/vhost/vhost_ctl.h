@@ -60,6 +60,8 @@ void *vhost_iotlb_ring(struct vhost_port *vp, uint64_t iova, uint64_t len, unsig
 		       const char **why);
 void vhost_iotlb_fill(const struct vhost_port *vp, struct vhost_mtab *m, unsigned perm);
 int vhost_iotlb_service(struct vhost_port *vp);
+/* Misses for the guest receive buffers the vring of @q has available (at its start). */
+void vhost_iotlb_ahead(struct vhost_port *vp, const struct vhost_vq *q);
 /* Forget every entry and close the backend's channel (a disconnect). */
 void vhost_iotlb_reset(struct vhost_port *vp);
 

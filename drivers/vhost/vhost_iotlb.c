@@ -173,6 +173,43 @@ void vhost_iotlb_fill(const struct vhost_port *vp, struct vhost_mtab *m, unsigne
 	m->miss_state = 0;
 }
 
+/*
+ * Ask ahead for the guest's receive buffers (split vring @q of our Tx queue, quiescent, at
+ * its start): a Tx burst that misses returns the packets to the application, which may
+ * drop them (tide-fwd does, as testpmd does), so the buffers the guest has made available
+ * are asked for before a packet needs them: one miss per 4 KiB page without an entry, at
+ * most VHOST_IOTLB_AHEAD. The ring is only read here: a bad entry is skipped (the burst
+ * checks it when it takes it).
+ */
+#define VHOST_IOTLB_AHEAD 8
+
+void vhost_iotlb_ahead(struct vhost_port *vp, const struct vhost_vq *q)
+{
+	uint64_t asked[VHOST_IOTLB_AHEAD];
+	unsigned n = 0;
+	uint16_t i = q->last_avail, a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
+
+	if (q->packed || (uint16_t)(a - i) > q->num)
+		return;
+	for (; i != a && n < VHOST_IOTLB_AHEAD; i++) {
+		uint16_t head = __atomic_load_n(&q->avail->ring[i & q->mask], __ATOMIC_RELAXED);
+		struct vring_desc d;
+		bool dup = false;
+
+		if (head >= q->num)
+			return;
+		memcpy(&d, &q->desc[head], sizeof(d));
+		if ((d.flags & VRING_DESC_F_INDIRECT) || find(vp, d.addr) != NULL)
+			continue;
+		for (unsigned k = 0; k < n && !dup; k++)
+			dup = asked[k] == (d.addr & ~4095ull);
+		if (dup)
+			continue;
+		asked[n++] = d.addr & ~4095ull;
+		send_miss(vp, d.addr, VHOST_USER_ACCESS_WO);
+	}
+}
+
 /* Remove the entries that overlap [iova, iova + size) (size - 1 does not wrap). */
 static unsigned remove_range(struct vhost_port *vp, uint64_t iova, uint64_t size)
 {
@@ -239,8 +276,13 @@ int vhost_msg_iotlb(struct vhost_port *vp, const struct vhost_msg *m)
 
 			for (unsigned i = 0; i < vp->niotlb && !any; i++)
 				any = vp->iotlb[i].iova - t->iova < t->size;
-			if (!any)
+			if (!any) {
+				TIDE_LOG_DEBUG_(vp->port->name,
+						"IOTLB invalidate 0x%llx+0x%llx: nothing held",
+						(unsigned long long)t->iova,
+						(unsigned long long)t->size);
 				return 0;
+			}
 		}
 		vhost_vring_stop_all(vp, was); /* before the ack: no burst uses what goes */
 		remove_range(vp, t->iova, t->size);
@@ -248,6 +290,15 @@ int vhost_msg_iotlb(struct vhost_port *vp, const struct vhost_msg *m)
 				(unsigned long long)t->iova, (unsigned long long)t->size,
 				vp->niotlb);
 		return vhost_vring_start_all(vp, NULL);
+	}
+	for (unsigned i = 0; i < vp->niotlb; i++) {
+		const struct vhost_iotlb_ent *e = &vp->iotlb[i];
+
+		/* The answer to a miss asked twice (a burst's and the vring start's): nothing
+		 * changes, no vring stops. */
+		if (e->iova == t->iova && e->size == t->size && e->uaddr == t->uaddr &&
+		    e->perm == t->perm)
+			return 0;
 	}
 	vhost_vring_stop_all(vp, was); /* the queues take the new table at their start */
 	remove_range(vp, t->iova, t->size);

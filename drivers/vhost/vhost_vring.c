@@ -229,8 +229,11 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 	}
 	/* With the IOTLB, buffers are IOVAs: the entries with the access this queue's buffers
 	 * need (it reads the guest's Tx buffers, writes its Rx buffers). */
-	if (vhost_iotlb_on(vp))
+	if (vhost_iotlb_on(vp)) {
 		vhost_iotlb_fill(vp, &q->mem, v % 2 ? VHOST_USER_ACCESS_RO : VHOST_USER_ACCESS_WO);
+		if (v % 2 == 0)
+			vhost_iotlb_ahead(vp, q);
+	}
 	/* We poll: ask the driver not to kick (with event index, avail_event is left alone,
 	 * so it kicks at most once per index wrap; packed: the device event area). */
 	if (q->packed)

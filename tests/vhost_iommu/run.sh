@@ -40,10 +40,11 @@ pids+=($fwdpid)
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || { echo "FAIL: no vhost socket"; cat "$dir/fwd.log"; exit 1; }
 start=$SECONDS
+[ -n "${VIOTLB_DEVOPTS:-}${VIOTLB_QEMU:-}" ] && echo "device options: ${VIOTLB_DEVOPTS:-}; QEMU options: ${VIOTLB_QEMU:-}"
 guest_qemu 120 "hugepages=64 no_timer_check viotlbcount=$count" \
 	-object memory-backend-memfd,id=mem,size=512M,share=on -numa node,memdev=mem \
 	-chardev socket,id=c0,path="$sock" -netdev vhost-user,id=n0,chardev=c0 \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,vectors=0
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,vectors=0${VIOTLB_DEVOPTS:-} ${VIOTLB_QEMU:-}
 guest_wait
 kill -INT $fwdpid
 wait $fwdpid
@@ -54,7 +55,7 @@ grep -a "VIOTLB" "$dir/console.log"
 failed=0
 [ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
 [ $frc -eq 0 ] || fail "tide-fwd exit status $frc (buffers not returned or Tx errors)"
-for name in bind link pool; do
+for name in bind link warm_up pool; do
 	grep -aq "^VIOTLB $name ok" "$dir/console.log" || fail "no 'VIOTLB $name ok'"
 done
 for size in 60 1514; do
@@ -94,9 +95,12 @@ dmar=$(grep -a "^VIOTLB dmar " "$dir/console.log" | grep -o "[0-9]*$")
 [ "${dmar:-x}" = 0 ] || fail "'${dmar:-none}' DMAR fault lines in the guest"
 echo "IOMMU faults: QEMU $vtd, guest DMAR ${dmar:-?}; host: IOTLB misses ${misses:-?}," \
 	"updates $(grep -ac "IOTLB update 0x" "$dir/fwd.log")," \
-	"invalidations $(grep -ac "IOTLB invalidate 0x" "$dir/fwd.log")"
-grep -a "IOTLB update 0x" "$dir/fwd.log" | head -8 | sed 's/^/host: /'
+	"invalidations $(grep -ac "IOTLB invalidate 0x" "$dir/fwd.log") ($(grep -ac "IOTLB invalidate 0x.*nothing held" "$dir/fwd.log") of ranges not held)"
+grep -a "IOTLB update 0x\|IOTLB invalidate 0x" "$dir/fwd.log" | head -30 | sed "s/^/host: /"
 if [ $failed -ne 0 ]; then
+	rm -rf "$cache/last-failure" && mkdir -p "$cache/last-failure" &&
+		cp "$dir/fwd.log" "$dir/console.log" "$dir/qemu.out" "$cache/last-failure/" &&
+		echo "logs kept in $cache/last-failure"
 	echo "--- QEMU stderr"; head -c 3000 "$dir/qemu.out"
 	echo "--- console"; tail -n 40 "$dir/console.log"
 	echo "--- tide-fwd"; grep -av "DEBUG" "$dir/fwd.log" | tail -n 30
