@@ -463,6 +463,19 @@ static void good_connection(void)
 	check_frame(pk[0], 7, 64);
 	tide_mbuf_free(pk[0]);
 
+	/* RESET_OWNER (a device reset) forgets every entry: set up again, the rings wait for
+	 * their update as at first. */
+	fe_send(&f, VHOST_USER_RESET_OWNER, NULL, 0, NULL, 0);
+	fe_send(&f, VHOST_USER_SET_OWNER, NULL, 0, NULL, 0);
+	fe_send_u64(&f, VHOST_USER_SET_FEATURES, f.features);
+	vring_iova(&f, 0);
+	vring_iova(&f, 1);
+	poll_ctl();
+	FE_CHECK(misses(&t) >= 1 && t.iova < iova(RINGS));
+	vinfo(&vi);
+	FE_CHECK(vi.connected == 0 && vi.vrings_running == 0);
+	map(&f, 0, RINGS, RW);
+	WAIT_FOR((vinfo(&vi), vi.connected), "link up after the reset");
 	misses(&t);
 	vinfo(&vi);
 	d0 = vi.disconnects;

@@ -115,6 +115,7 @@ int vhost_msg_reset_owner(struct vhost_port *vp, const struct vhost_msg *m)
 {
 	(void)m;
 	vhost_vrings_reset(vp);
+	vp->niotlb = 0; /* a reset device: the guest's IOMMU mappings are gone with it */
 	vp->features = 0;
 	vp->owner = false;
 	return 0;
