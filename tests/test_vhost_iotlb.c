@@ -119,7 +119,7 @@ static void map(struct fe *f, uint64_t off, uint64_t len, uint8_t perm)
 	iotlb_ok(f, VHOST_USER_IOTLB_UPDATE, iova(off), len, fe_uva(f, off), perm);
 }
 
-/* The misses the backend sent so far: how many, the last one in *@t. */
+/* The misses the backend sent so far: how many, the first one in *@t. */
 static unsigned misses(struct vhost_user_iotlb *t)
 {
 	struct {
@@ -131,8 +131,8 @@ static unsigned misses(struct vhost_user_iotlb *t)
 	while (recv(bch, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m)) {
 		FE_CHECK(m.h.request == VHOST_USER_BACKEND_IOTLB_MSG &&
 			 m.h.size == sizeof(m.t) && m.t.type == VHOST_USER_IOTLB_MISS);
-		*t = m.t;
-		n++;
+		if (n++ == 0)
+			*t = m.t;
 	}
 	return n;
 }
@@ -149,6 +149,20 @@ static bool saw_miss(uint64_t io, uint8_t perm)
 	while (recv(bch, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m))
 		seen |= m.t.iova == io && m.t.perm == perm && m.t.type == VHOST_USER_IOTLB_MISS;
 	return seen;
+}
+
+/* Drain the misses sent so far: how many were in [@lo, @hi)? */
+static unsigned misses_in(uint64_t lo, uint64_t hi)
+{
+	struct {
+		struct vhost_user_msg_hdr h;
+		struct vhost_user_iotlb t;
+	} __attribute__((packed)) m;
+	unsigned n = 0;
+
+	while (recv(bch, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m))
+		n += m.t.iova >= lo && m.t.iova < hi;
+	return n;
 }
 
 /* How the handshake goes. */
@@ -308,6 +322,7 @@ static void good_connection(void)
 	struct tide_mbuf *pk[8];
 	struct fe f;
 	uint64_t m0, d0, r;
+	unsigned n;
 
 	fe_init(&f);
 	handshake(&f, &hs_good);
@@ -346,9 +361,13 @@ static void good_connection(void)
 		pk[s] = mkpkt(10 + s, 60 + s);
 	FE_CHECK(tide_tx_burst(tq, pk, 3) == 0);
 	poll_ctl();
+	/* The burst's miss, then the other available buffers asked for ahead (one a page,
+	 * at most 8), once: */
+	n = misses(&t);
+	FE_CHECK(n >= 2 && n <= 9 && t.iova == iova(BUFS(0)) && t.perm == WO);
 	FE_CHECK(tide_tx_burst(tq, pk, 3) == 0);
 	poll_ctl();
-	FE_CHECK(misses(&t) == 1 && t.iova == iova(BUFS(0)) && t.perm == WO);
+	FE_CHECK(misses(&t) == 0);
 	map(&f, BUFS(0), BUFS_LEN, WO);
 	FE_CHECK(tide_tx_burst(tq, pk, 3) == 3);
 	FE_CHECK(f.vq[0].used->idx == 3);
@@ -446,7 +465,7 @@ static void good_connection(void)
 		map(&f, (2u << 20) + (uint64_t)k * 4096, 4096, RO);
 	vinfo(&vi);
 	FE_CHECK(vi.vrings_running == 0 && !vi.connected);
-	FE_CHECK(misses(&t) >= 1 && t.iova < iova(RINGS));
+	FE_CHECK(misses_in(iova(0), iova(RINGS)) >= 1);
 	map(&f, 0, RINGS, RW);
 	WAIT_FOR((vinfo(&vi), vi.connected), "link up after the rings came back");
 	misses(&t);
@@ -471,7 +490,7 @@ static void good_connection(void)
 	vring_iova(&f, 0);
 	vring_iova(&f, 1);
 	poll_ctl();
-	FE_CHECK(misses(&t) >= 1 && t.iova < iova(RINGS));
+	FE_CHECK(misses_in(iova(0), iova(RINGS)) >= 1);
 	vinfo(&vi);
 	FE_CHECK(vi.connected == 0 && vi.vrings_running == 0);
 	map(&f, 0, RINGS, RW);

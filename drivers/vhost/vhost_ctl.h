@@ -60,8 +60,9 @@ void *vhost_iotlb_ring(struct vhost_port *vp, uint64_t iova, uint64_t len, unsig
 		       const char **why);
 void vhost_iotlb_fill(const struct vhost_port *vp, struct vhost_mtab *m, unsigned perm);
 int vhost_iotlb_service(struct vhost_port *vp);
-/* Misses for the guest receive buffers the vring of @q has available (at its start). */
-void vhost_iotlb_ahead(struct vhost_port *vp, const struct vhost_vq *q);
+/* Misses for the guest receive buffers the vring of @q has available (at its start, and
+ * when its burst missed; @skip: an IOVA asked for already, 0 for none). */
+void vhost_iotlb_ahead(struct vhost_port *vp, const struct vhost_vq *q, uint64_t skip);
 /* Forget every entry and close the backend's channel (a disconnect). */
 void vhost_iotlb_reset(struct vhost_port *vp);
 

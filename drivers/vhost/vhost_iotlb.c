@@ -174,24 +174,28 @@ void vhost_iotlb_fill(const struct vhost_port *vp, struct vhost_mtab *m, unsigne
 }
 
 /*
- * Ask ahead for the guest's receive buffers (split vring @q of our Tx queue, quiescent, at
- * its start): a Tx burst that misses returns the packets to the application, which may
- * drop them (tide-fwd does, as testpmd does), so the buffers the guest has made available
- * are asked for before a packet needs them: one miss per 4 KiB page without an entry, at
- * most VHOST_IOTLB_AHEAD. The ring is only read here: a bad entry is skipped (the burst
- * checks it when it takes it).
+ * Ask ahead for the guest's receive buffers (split vring @q of our Tx queue, at its start
+ * or when its burst missed): a Tx burst that misses returns the packets to the
+ * application, which may drop them (tide-fwd does, as testpmd does), so the buffers the
+ * guest has made available are asked for before a packet needs them: one miss per 4 KiB
+ * page without an entry (@skip: one asked already), at most VHOST_IOTLB_AHEAD. From the
+ * used index in guest memory (the burst may run: last_avail is its own), over the entries
+ * the guest made available (acquire: their descriptors are written), which it does not
+ * touch until they are used. Only read here: a bad entry ends the look (the burst checks
+ * it when it takes it).
  */
 #define VHOST_IOTLB_AHEAD 8
 
-void vhost_iotlb_ahead(struct vhost_port *vp, const struct vhost_vq *q)
+void vhost_iotlb_ahead(struct vhost_port *vp, const struct vhost_vq *q, uint64_t skip)
 {
-	uint64_t asked[VHOST_IOTLB_AHEAD];
-	unsigned n = 0;
-	uint16_t i = q->last_avail, a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
+	uint64_t asked[VHOST_IOTLB_AHEAD + 1] = {skip & ~4095ull};
+	unsigned n = 1;
+	uint16_t i = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE),
+		 a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
 
 	if (q->packed || (uint16_t)(a - i) > q->num)
 		return;
-	for (; i != a && n < VHOST_IOTLB_AHEAD; i++) {
+	for (; i != a && n <= VHOST_IOTLB_AHEAD; i++) {
 		uint16_t head = __atomic_load_n(&q->avail->ring[i & q->mask], __ATOMIC_RELAXED);
 		struct vring_desc d;
 		bool dup = false;
@@ -375,6 +379,8 @@ int vhost_iotlb_service(struct vhost_port *vp)
 		}
 		send_miss(vp, iova, perm);
 		__atomic_store_n(&q->mem.miss_state, 2, __ATOMIC_RELAXED);
+		if (v % 2 == 0)
+			vhost_iotlb_ahead(vp, q, iova);
 	}
 	return 0;
 }

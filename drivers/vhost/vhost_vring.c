@@ -232,7 +232,7 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 	if (vhost_iotlb_on(vp)) {
 		vhost_iotlb_fill(vp, &q->mem, v % 2 ? VHOST_USER_ACCESS_RO : VHOST_USER_ACCESS_WO);
 		if (v % 2 == 0)
-			vhost_iotlb_ahead(vp, q);
+			vhost_iotlb_ahead(vp, q, 0);
 	}
 	/* We poll: ask the driver not to kick (with event index, avail_event is left alone,
 	 * so it kicks at most once per index wrap; packed: the device event area). */

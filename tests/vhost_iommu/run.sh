@@ -84,6 +84,12 @@ else
 		echo "dpdk-testpmd (net_virtio): received $rx, sent $txp, none dropped"
 	fi
 fi
+feats=$(grep -a "SET_FEATURES size" "$dir/fwd.log" | tail -1 | grep -o "0x[0-9a-f]*$")
+if [ -z "$feats" ] || [ $(((feats >> 33) & 1)) -ne 1 ]; then
+	fail "VIRTIO_F_ACCESS_PLATFORM not negotiated (features '$feats')"
+fi
+misses=$(grep -a "iotlb_misses" "$dir/fwd.log" | grep -o "[0-9]*$" | tail -1)
+[ "${misses:-0}" -gt 0 ] || fail "no IOTLB miss counted on the host ('${misses:-}')"
 vtd=$(grep -ac vtd_ "$dir/qemu.out")
 dmar=$(grep -a "^VIOTLB dmar " "$dir/console.log" | grep -o "[0-9]*$")
 [ "$vtd" = 0 ] || fail "$vtd vtd_ lines in QEMU's stderr"
