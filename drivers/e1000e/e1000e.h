@@ -43,7 +43,6 @@ struct e1000e_txq {
 	bool offload;
 	bool ctx_valid;       /* false until the first context after start */
 	uint64_t ctx_setup;   /* the context descriptor's first 8 bytes (IPCSS .. TUCSE) */
-	uint32_t ctx_cmd;     /* its TUCMD */
 	uint64_t contexts;    /* context descriptors written */
 	struct e1000e_port *ep;
 };

@@ -215,10 +215,11 @@ static int tx_offload(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, u
 		goto refuse;
 	}
 	if (((f & TIDE_MBUF_F_TX_IPV4) != 0) + v6 != 1 || ((f & TIDE_MBUF_F_TX_IP_CKSUM) && v6) ||
-	    l4 == TIDE_MBUF_F_TX_L4_MASK || offload_l3_check(m, v6, &proto, &l4len) < 0) {
+	    offload_l3_check(m, v6, &proto, &l4len) < 0) {
 		tx_refuse_request(q, m, "does not match the packet's headers");
 		goto refuse;
 	}
+	/* Both L4 bits (no such request) leave field 0 too. */
 	if (l4 == TIDE_MBUF_F_TX_TCP_CKSUM)
 		field = proto == OFFLOAD_IPPROTO_TCP && l4len >= 20 ? 16 : 0;
 	else if (l4 == TIDE_MBUF_F_TX_UDP_CKSUM)
@@ -250,7 +251,8 @@ static int tx_offload(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, u
 		cmd |= l4 == TIDE_MBUF_F_TX_TCP_CKSUM ? E1000E_TXD_TUCMD_TCP : 0;
 		ext.upper |= E1000E_TXD_POPTS_TXSM;
 	}
-	ctx = !q->ctx_valid || q->ctx_setup != setup || q->ctx_cmd != cmd;
+	/* TUCMD follows from the setup (IPv4: IP fields set; TCP: TUCSO 16 past TUCSS). */
+	ctx = !q->ctx_valid || q->ctx_setup != setup;
 	if (room < ctx + 1u)
 		return -1;
 	/* The headers change only once the packet is sure to go (or refused by tx_slow,
@@ -273,7 +275,6 @@ static int tx_offload(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, u
 		d->upper = 0;
 		txc_burst_hole(b, idx);
 		q->ctx_setup = setup;
-		q->ctx_cmd = cmd;
 		q->ctx_valid = true;
 		q->contexts++;
 	}
