@@ -290,6 +290,8 @@ static void test_e1000e_rx_csum(void **state)
 	}
 }
 
+#define NREFUSE 7
+
 /* What the 82574 does with a packet's checksums, from the datasheet: the context's ranges
  * summed, complemented and stored (IXSM: IPCSS..IPCSE at IPCSO; TXSM: TUCSS..end, or
  * TUCSE, at TUCSO), nothing else added. */
@@ -342,7 +344,7 @@ static void test_e1000e_tx_offload(void **state)
 	static uint8_t want[sizeof(t) / sizeof(t[0])][600];
 	struct e1000e_txq *q = tide_zalloc_aligned(sizeof(*q));
 	struct txc_drv d = {.advance = e1000e_tx_advance_ool};
-	struct tide_mbuf *m[sizeof(t) / sizeof(t[0]) + 2];
+	struct tide_mbuf *m[sizeof(t) / sizeof(t[0]) + NREFUSE];
 	const unsigned n = sizeof(t) / sizeof(t[0]);
 	volatile uint32_t tdt = 0;
 	struct tide_pool *pool;
@@ -392,25 +394,46 @@ static void test_e1000e_tx_offload(void **state)
 		m[i]->l2_len = 14;
 		m[i]->l3_len = (uint16_t)csum_l3_len(k);
 	}
-	/* Refused: TCP asked of a UDP frame; segmentation. */
-	for (unsigned i = n; i < n + 2; i++) {
+	/* Refused, each for one reason: TCP asked of a UDP frame; both L4 bits; segmentation;
+	 * the IPv4 checksum of an IPv6 frame; an l3_len the IPv4 header disagrees with (the
+	 * header checksum alone asked); no IP version flag; the TCP checksum field beyond the
+	 * first segment. */
+	for (unsigned i = n; i < n + NREFUSE; i++) {
+		static const uint32_t seqs[NREFUSE] = {0, 1, 0, 2, 4, 0, 1};
+		static const uint32_t fl[NREFUSE] = {
+			TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_CKSUM,
+			TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_L4_MASK,
+			TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_UDP_CKSUM | TIDE_MBUF_F_TX_TCP_SEG,
+			TIDE_MBUF_F_TX_IPV6 | TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_UDP_CKSUM,
+			TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_IP_CKSUM,
+			TIDE_MBUF_F_TX_UDP_CKSUM,
+			TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_CKSUM};
+		uint8_t b[300];
+		uint32_t first = i == n + 6 ? 14 + 20 + 10 : 300;
+
 		m[i] = tide_mbuf_alloc(pool);
 		assert_non_null(m[i]);
-		csum_fill((uint8_t *)tide_mbuf_append(m[i], 300), 300, 9, 0,
-			  (const uint8_t *)"\2\0\0\0\0\2", (const uint8_t *)"\2\0\0\0\0\1", 0);
-		m[i]->ol_flags = TIDE_MBUF_F_TX_IPV4 | (i == n ? TIDE_MBUF_F_TX_TCP_CKSUM
-							      : TIDE_MBUF_F_TX_UDP_CKSUM |
-									TIDE_MBUF_F_TX_TCP_SEG);
+		csum_fill(b, 300, 9, seqs[i - n], (const uint8_t *)"\2\0\0\0\0\2",
+			  (const uint8_t *)"\2\0\0\0\0\1", 0);
+		memcpy(tide_mbuf_append(m[i], (uint16_t)first), b, first);
+		if (first < 300) {
+			struct tide_mbuf *t2 = tide_mbuf_alloc(pool);
+
+			assert_non_null(t2);
+			memcpy(tide_mbuf_append(t2, (uint16_t)(300 - first)), b + first, 300 - first);
+			assert_int_equal(tide_mbuf_chain(m[i], t2), 0);
+		}
+		m[i]->ol_flags = fl[i - n];
 		m[i]->l2_len = 14;
-		m[i]->l3_len = 20;
+		m[i]->l3_len = (uint16_t)(i == n + 3 ? 40 : i == n + 4 ? 24 : 20);
 		m[i]->tso_segsz = 100;
 	}
 	logbuf[0] = '\0';
 	tide_log_set_handler(capture, NULL);
-	sent = tx(&q->pub, m, (uint16_t)(n + 2));
+	sent = tx(&q->pub, m, (uint16_t)(n + NREFUSE));
 	tide_log_set_handler(NULL, NULL);
-	assert_int_equal(sent, n + 2);
-	assert_int_equal(q->pub.stats.errors, 2);
+	assert_int_equal(sent, n + NREFUSE);
+	assert_int_equal(q->pub.stats.errors, NREFUSE);
 	assert_int_equal(q->pub.stats.packets, n);
 	assert_non_null(strstr(logbuf, "offload request"));
 
@@ -468,11 +491,39 @@ static void test_e1000e_tx_offload(void **state)
 	assert_int_equal(q->txc.tail, slot);
 	assert_int_equal(q->contexts, 5);
 
+	/* Headers past the context's 8-bit offsets (an L2 header of 230 bytes): the
+	 * checksums are filled in software and the packet goes on a legacy descriptor. */
+	{
+		struct tide_mbuf *lm = tide_mbuf_alloc(pool);
+		uint8_t *f, tag;
+		uint32_t seq;
+
+		assert_non_null(lm);
+		f = (uint8_t *)tide_mbuf_append(lm, 516);
+		memset(f, 0x77, 216);
+		csum_fill(f + 216, 300, 9, 0, (const uint8_t *)"\2\0\0\0\0\2",
+			  (const uint8_t *)"\2\0\0\0\0\1", 0);
+		memset(f + 216 + 24, 0, 2);
+		memset(f + 216 + 34 + 6, 0, 2);
+		lm->ol_flags = TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_IP_CKSUM |
+			       TIDE_MBUF_F_TX_UDP_CKSUM;
+		lm->l2_len = 230;
+		lm->l3_len = 20;
+		assert_int_equal(tx(&q->pub, &lm, 1), 1);
+		assert_int_equal(q->txc.tail, slot + 1);
+		assert_int_equal(q->ring[slot].lower & ~E1000E_TXD_CMD_RS,
+				 516 | E1000E_TXD_CMD_EOP | E1000E_TXD_CMD_IFCS);
+		assert_int_equal(q->ring[slot].upper, 0);
+		assert_int_equal(csum_check(f + 216, 300, &tag, &seq), 0);
+		assert_int_equal(q->contexts, 5);
+		slot++;
+	}
+
 	/* Completion releases the buffers and counts only them. */
 	for (uint32_t i = 0; i < slot; i++)
 		q->ring[i].upper |= E1000E_TXD_STAT_DD;
 	assert_int_equal(txc_release_all(&q->txc), slot);
-	assert_int_equal(q->txc.released, n);
+	assert_int_equal(q->txc.released, n + 1);
 	assert_pool_full(pool);
 	txc_fini(&q->txc);
 	free(q->ring);
