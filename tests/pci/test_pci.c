@@ -338,7 +338,10 @@ static void test_e1000e_tx_offload(void **state)
 		{4, TIDE_MBUF_F_TX_IP_CKSUM, 1, 14 | 24 << 8 | 33 << 16, E1000E_TXD_TUCMD_IP},
 		{2, TIDE_MBUF_F_TX_UDP_CKSUM, 1, (uint64_t)(54 | 60 << 8) << 32, 0},
 	};
-	struct tide_txq_conf conf = {.sz = sizeof(conf), .offloads = TIDE_OFFLOAD_TX_UDP_CKSUM};
+	/* The fast-free contract asserted: the context slots must still not reach the pool. */
+	struct tide_txq_conf conf = {.sz = sizeof(conf), .offloads = TIDE_OFFLOAD_TX_UDP_CKSUM,
+				     .txfree = TIDE_TXFREE_FAST, .flags = TIDE_TXQ_F_FAST_FREE};
+	static struct tide_mbuf stale;
 	static struct e1000e_port ep;
 	static struct tide_port port = {.name = "e1000e-test"};
 	static uint8_t want[sizeof(t) / sizeof(t[0])][600];
@@ -371,6 +374,10 @@ static void test_e1000e_tx_offload(void **state)
 	q->dma_len = UINTPTR_MAX;
 	q->dma_page = (uintptr_t)1 << 62;
 	q->offload = true;
+	q->fast_asserted = true;
+	/* Slots as a ring that wrapped leaves them: pointers to buffers long released. */
+	for (unsigned i = 0; i < 64; i++)
+		q->txc.sw[i] = &stale;
 
 	for (unsigned i = 0; i < n; i++) {
 		enum csum_kind k = csum_kind(t[i].seq);
