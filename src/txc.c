@@ -226,12 +226,13 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 			    m->next != NULL)
 				goto normal;
 		}
+		/* These unsafe slots turned out safe: they leave the range with the move. */
+		t->unsafe_left -= t->unsafe_left < n ? t->unsafe_left : n;
 	}
 	memcpy(dst, src, first * sizeof(*dst));
 	if (n > first)
 		memcpy(dst + first, t->sw, (n - first) * sizeof(*dst));
 	t->clean += n;
-	t->unsafe_left -= t->unsafe_left < n ? t->unsafe_left : n;
 	txc_count_released(t, n);
 	txc_count_recycled(t, n);
 	return n;
