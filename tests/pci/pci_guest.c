@@ -585,9 +585,12 @@ static void offload_rx(struct ctx *c, const char *name, uint8_t tag, unsigned n,
 	       wrong);
 }
 
+/* What the 82574 checks on Rx (no LRO). */
+#define RX_CKSUMS (TIDE_OFFLOAD_RX_IPV4_CKSUM | TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM)
+
 static void test_offload(struct tide_pool *pool, unsigned n)
 {
-	struct tide_rxq_conf rc = {.sz = sizeof(rc), .offloads = TIDE_OFFLOAD_RX_ALL};
+	struct tide_rxq_conf rc = {.sz = sizeof(rc), .offloads = RX_CKSUMS};
 	struct tide_txq_conf tc = {.sz = sizeof(tc),
 				   .offloads = TIDE_OFFLOAD_TX_IPV4_CKSUM | TIDE_OFFLOAD_TX_TCP_CKSUM |
 					       TIDE_OFFLOAD_TX_UDP_CKSUM};
@@ -617,7 +620,7 @@ static void test_offload(struct tide_pool *pool, unsigned n)
 	r3 = tide_port_start(c.p);
 	c.rxq = tide_port_rxq(c.p, 0);
 	c.txq = tide_port_txq(c.p, 0);
-	result("offload_capa", info.rx_offload_capa == TIDE_OFFLOAD_RX_ALL &&
+	result("offload_capa", info.rx_offload_capa == RX_CKSUMS &&
 				       info.tx_offload_capa == tc.offloads && tso == -ENOTSUP &&
 				       r1 == 0 && r2 == 0 && r3 == 0 && link_wait(c.p, 1, 5),
 	       "rx 0x%llx tx 0x%llx; TSO asked: %d; setup %d %d, start %d",
@@ -677,7 +680,7 @@ static void test_offload(struct tide_pool *pool, unsigned n)
 	/* rx_chain=no: frames over one buffer are dropped; the status of the others stays
 	 * with their own packets. */
 	snprintf(spec, sizeof(spec), "pci:%s,rx_chain=no", bdf);
-	rc.offloads = TIDE_OFFLOAD_RX_ALL;
+	rc.offloads = RX_CKSUMS;
 	r1 = tide_port_open(spec, &c.p);
 	if (r1 == 0) {
 		tide_port_configure(c.p, 1, 1);
