@@ -49,7 +49,8 @@ failed=0
 grep -a "^VKTEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
 for name in insmod open link intr udp_tx_64 udp_rx_64 udp_tx_1400 udp_rx_1400 udp_tx_8000 udp_rx_8000 \
 	ping_64 ping_1400 ping_8000 restart restart_after close existing_rx existing_tx intr_event_idx existing \
-	multiqueue_rx multiqueue_tx multiqueue_one_pair multiqueue multiqueue_close exit port_conformance; do
+	multiqueue_rx multiqueue_tx multiqueue_one_pair multiqueue multiqueue_close tcp_echo tcp_echo_close \
+	exit port_conformance; do
 	grep -aq "^VKTEST $name ok" "$dir/console.log" || fail "no 'VKTEST $name ok'"
 done
 if command -v dpdk-testpmd >/dev/null; then
