@@ -471,6 +471,10 @@ static void run_cfg(const struct cfg *c)
 	assert_int_equal(st.rxq[0].errors + st.txq[0].errors, 0);
 	assert_int_equal(H.got, V.sent);
 	assert_int_equal(V.got, H.sent);
+	assert_int_equal(tide_vhost_info_get(H.p, &vi), 0);
+	assert_int_equal(vi.connects, 1);
+	assert_int_equal(vi.disconnects, 0);
+	assert_int_equal(vi.violations, 0);
 	assert_int_equal(xstat(V.p, "virtio_faults"), 0);
 	assert_int_equal(xstat(V.p, "virtio_connects"), 1);
 	assert_int_equal(xstat(V.p, "virtio_tx_offload_refused"), 0);
