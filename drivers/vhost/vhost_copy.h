@@ -531,6 +531,9 @@ TIDE_ALWAYS_INLINE int vhost_tx_ol(struct vhost_txq *q, void *c, struct tide_mbu
 	if (j < k)
 		tide_stat_add(&q->ols.gso_partial, (uint64_t)(k - j));
 	tide_stat_add(&q->ols.sw_gso, 1);
+	/* opackets counts frames on the wire: the burst counts @m once, its other segments here. */
+	if (j > 1)
+		tide_stat_add(&q->pub.stats.packets, (uint64_t)(j - 1));
 	tide_mbuf_free(m);
 	return VHOST_TX_GONE;
 }

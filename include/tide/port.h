@@ -339,7 +339,8 @@ TIDE_EXPORT int tide_rxq_intr_disable(struct tide_port *p, unsigned qid);
 struct tide_port_stats {
 	size_t sz;              /* sizeof(struct tide_port_stats), set by the caller */
 	uint64_t ipackets, ibytes, ierrors, rx_nombuf, rx_missed;
-	uint64_t opackets, obytes, oerrors;
+	uint64_t opackets, obytes, oerrors; /* frames that went to the peer: a packet a driver
+					      cut in software counts once per segment */
 	uint64_t tx_hangs;      /* device hangs detected (RS gap above the device limit) */
 	/*
 	 * tx_released: buffers the Tx bursts took (counted in their return value) that the
