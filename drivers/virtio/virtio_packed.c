@@ -91,8 +91,8 @@ TIDE_ALWAYS_INLINE uint64_t pk_kick(struct virtio_vq *vq, uint32_t old, uint32_t
 		return 0;
 	if (flags == VRING_PACKED_EVENT_F_DESC && vq->event_idx &&
 	    !vring_packed_need_event(virtio_load16(&ev->off_wrap), (uint16_t)(old & vq->mask),
-				     pk_wrap(old, num), (uint16_t)(now & vq->mask), pk_wrap(now, num),
-				     num))
+				     pk_wrap(old, num), (uint16_t)(now & vq->mask),
+				     pk_wrap(now, num), num))
 		return 0;
 	if (vq->notify != NULL) {
 		*vq->notify = vq->notify_val; /* PCI: after the fence */
@@ -358,8 +358,8 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 		/* In order: one element may stand for a run; the run ends at its id. */
 		while (pos != tail) {
 			const struct vring_packed_desc *e = &ring[pos & vq->mask];
-			enum pk_state st = pk_state(__atomic_load_n(&e->flags, __ATOMIC_ACQUIRE), pos,
-						    num);
+			uint16_t flags = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
+			enum pk_state st = pk_state(flags, pos, num);
 			uint32_t id, k;
 
 			if (st == PK_AVAIL)

@@ -60,8 +60,8 @@ TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint1
 		return 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (vq->event_idx)
-		kick = vring_need_event(virtio_load16((const uint16_t *)&vq->used->ring[vq->num]), now,
-					old);
+		kick = vring_need_event(virtio_load16((const uint16_t *)&vq->used->ring[vq->num]),
+					now, old);
 	else
 		kick = !(virtio_load16(&vq->used->flags) & VRING_USED_F_NO_NOTIFY);
 	if (!kick)
