@@ -465,6 +465,24 @@ static void test_packed(void **state)
 	expect_fault(&e, c->reason, c->rx);
 }
 
+/* packed=yes and a backend that does not offer VIRTIO_F_RING_PACKED: split virtqueues (the
+ * avail index of a split ring moved: env_up checks it), with the reason logged. */
+static void test_packed_not_offered(void **state)
+{
+	struct env e;
+
+	(void)state;
+	env_up(&e, 0, ",packed=yes");
+	if (!logged("packed=yes: the device does not offer VIRTIO_F_RING_PACKED"))
+		fail_msg("no fallback line in the log:\n%s", logbuf);
+	close(e.b.cfd);
+	assert_int_equal(tide_port_stop(e.p), 0);
+	tide_port_close(e.p);
+	tide_pool_cache_flush(e.pool);
+	assert_pool_full(e.pool);
+	tide_pool_free(e.pool);
+}
+
 /* Serve the handshake until the frontend closes the connection; then the reason, the
  * link, and every buffer back after stop. */
 static void expect_refused(struct env *e, const char *reason, uint64_t ctl_errors)
@@ -554,10 +572,11 @@ int main(void)
 {
 	enum { NU = sizeof(used_cases) / sizeof(used_cases[0]) };
 	enum { NP = sizeof(packed_cases) / sizeof(packed_cases[0]) };
-	struct CMUnitTest tests[NU + NP + 3] = {
+	struct CMUnitTest tests[NU + NP + 4] = {
 	    [NU + NP] = cmocka_unit_test(test_no_version_1),
 	    [NU + NP + 1] = cmocka_unit_test(test_bad_reply),
 	    [NU + NP + 2] = cmocka_unit_test(test_nack),
+	    [NU + NP + 3] = cmocka_unit_test(test_packed_not_offered),
 	};
 
 	for (unsigned i = 0; i < NU; i++)

@@ -349,51 +349,19 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 	struct virtio_vq *vq = &q->vq;
 	const struct vring_packed_desc *ring = pk_ring(vq);
 	uint16_t pos = q->last_used, tail = (uint16_t)t->tail;
-	uint32_t num = vq->num, inflight, c = 0;
+	uint32_t num = vq->num, inflight = t->tail - t->done, c = 0;
+	bool in_order = vq->in_order;
 	const char *why;
 
-	if (vq->in_order) {
-		uint32_t done = 0;
-
-		/* In order: one element may stand for a run; the run ends at its id. */
-		while (pos != tail) {
-			const struct vring_packed_desc *e = &ring[pos & vq->mask];
-			uint16_t flags = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
-			enum pk_state st = pk_state(flags, pos, num);
-			uint32_t id, k;
-
-			if (st == PK_AVAIL)
-				break;
-			if (tide_unlikely(st == PK_BAD)) {
-				why = "used flags with the wrong wrap counter";
-				goto fault;
-			}
-			id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
-			if (tide_unlikely(id >= num)) {
-				why = "used id beyond the queue size";
-				goto fault;
-			}
-			k = ((id - pos) & vq->mask) + 1u;
-			if (tide_unlikely(k > (uint16_t)(tail - pos))) {
-				why = "used id of a buffer not in flight";
-				goto fault;
-			}
-			pos = (uint16_t)(pos + k);
-			done += k;
-		}
-		q->last_used = pos;
-		txc_advance_count(t, done);
-		return done;
-	}
-	inflight = t->tail - t->done;
 	while (pos != tail) {
 		const struct vring_packed_desc *e = &ring[pos & vq->mask];
-		enum pk_state st = pk_state(__atomic_load_n(&e->flags, __ATOMIC_ACQUIRE), pos, num);
-		uint32_t id;
+		uint16_t flags = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE); /* [used] */
+		enum pk_state st = pk_state(flags, pos, num);
+		uint32_t id, k;
 
 		if (st == PK_AVAIL)
 			break;
-		if (tide_unlikely(st == PK_BAD)) {
+		if (tide_unlikely(st != PK_USED)) {
 			why = "used flags with the wrong wrap counter";
 			goto fault;
 		}
@@ -401,6 +369,18 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 		if (tide_unlikely(id >= num)) {
 			why = "used id beyond the queue size";
 			goto fault;
+		}
+		if (in_order) {
+			/* One element may stand for a run: the run ends at its id (slot ==
+			 * position), the next used position follows it. */
+			k = ((id - pos) & vq->mask) + 1u;
+			if (tide_unlikely(k > (uint16_t)(tail - pos))) {
+				why = "used id of a buffer not in flight";
+				goto fault;
+			}
+			pos = (uint16_t)(pos + k);
+			c += k;
+			continue;
 		}
 		if (tide_unlikely(((id - t->done) & t->mask) >= inflight || q->done[id])) {
 			why = "used id of a buffer not in flight";
@@ -410,9 +390,12 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 		pos++;
 	}
 	q->last_used = pos;
-	while (c < inflight && q->done[(t->done + c) & t->mask]) {
-		q->done[(t->done + c) & t->mask] = 0;
-		c++;
+	if (!in_order) {
+		/* Per id: the engine advances over the run of marked slots. */
+		while (c < inflight && q->done[(t->done + c) & t->mask]) {
+			q->done[(t->done + c) & t->mask] = 0;
+			c++;
+		}
 	}
 	txc_advance_count(t, c);
 	return c;
