@@ -88,12 +88,14 @@ TIDE_ALWAYS_INLINE bool virtio_tx_direct(const struct virtio_txq *q,
  * the feature, at most VIRTIO_TX_SEGS segments, refcnt 1 and headroom on the first (the
  * header is written there), and every segment from a pool the device reaches.
  */
-static inline bool virtio_tx_ind_ok(const struct virtio_txq *q, const struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE bool virtio_tx_ind_ok(const struct virtio_txq *q, const struct tide_mbuf *m)
 {
+	const struct tide_mbuf *s;
+
 	if (!q->vq.indirect || m->nb_segs > VIRTIO_TX_SEGS || tide_mbuf_refcnt_read(m) != 1 ||
 	    m->data_off < VIRTIO_HDR_LEN)
 		return false;
-	for (const struct tide_mbuf *s = m; s != NULL; s = s->next) {
+	for (s = m; s != NULL; s = s->next) {
 		unsigned j = 0;
 
 		while (j < q->npools && s->pool != q->pools[j])
