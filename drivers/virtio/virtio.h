@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * virtio driver: tide as a virtio-net frontend (the driver side of a virtio device). One
- * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c) over
+ * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c; packed
+ * rings when VIRTIO_F_RING_PACKED is asked for and offered: virtio_packed.c) over
  * a transport that reaches the device (struct virtio_transport): vhost-user
  * (virtio_user.c: a backend process on a UNIX socket), vhost-kernel (virtio_kernel.c:
  * /dev/vhost-net and a tap device) or virtio-pci (virtio_pci.c: a modern virtio-net PCI
