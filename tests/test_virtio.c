@@ -578,8 +578,9 @@ static void test_pool_not_shared(void **state)
 	tide_pool_free(pool);
 }
 
-/* virtio-pci refuses packed=yes at open, before it touches the device (its control queue
- * is a split ring); a build without the PCI layer refuses pci= itself. */
+/* virtio-pci refuses packed=yes at open (-EINVAL), before it touches the device (its
+ * control queue is a split ring); a build without the PCI layer refuses pci= itself
+ * (-ENOTSUP). */
 static void test_packed_pci_refused(void **state)
 {
 	struct tide_port *p = NULL;
@@ -590,11 +591,11 @@ static void test_packed_pci_refused(void **state)
 	tide_log_set_handler(capture, NULL);
 	rc = tide_port_open("virtio:pci=0000:00:1f.7,packed=yes", &p);
 	tide_log_set_handler(NULL, NULL);
-	assert_int_equal(rc, -ENOTSUP);
 	assert_null(p);
-	if (strstr(logged, "packed=yes is not supported on the virtio-pci transport") == NULL &&
-	    strstr(logged, "no PCI layer") == NULL)
-		fail_msg("log: %s", logged);
+	if (!(rc == -EINVAL &&
+	      strstr(logged, "packed=yes is not supported on the virtio-pci transport") != NULL) &&
+	    !(rc == -ENOTSUP && strstr(logged, "no PCI layer") != NULL))
+		fail_msg("rc %d, log: %s", rc, logged);
 }
 
 int main(void)

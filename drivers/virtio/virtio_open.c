@@ -86,7 +86,7 @@ int virtio_pci_open(struct tide_kvargs *kv, const char *bdf, struct tide_port **
 		 * VIRTIO_F_RING_PACKED lays out every queue packed. */
 		TIDE_LOG_ERR_("virtio", "pci=%s: packed=yes is not supported on the virtio-pci transport (its control queue is split only)",
 			      bdf);
-		return -ENOTSUP;
+		return -EINVAL;
 	}
 	snprintf(pname, sizeof(pname), "virtio:%s", bdf);
 	rc = port_make(&k, pname, &p);
