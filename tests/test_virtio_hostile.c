@@ -31,6 +31,8 @@
 
 static char dir[64], sock[96];
 static unsigned ndesc = 256; /* each queue's ring */
+/* The offload cases' ring layout: packed virtqueues (packed=yes, offered) when set. */
+static bool packed;
 
 /* ---- log capture (the control thread logs the reason) ---- */
 
@@ -213,7 +215,14 @@ static void env_up_ol(struct env *e, uint64_t features, const char *keys, uint64
 		      uint64_t txol)
 {
 	struct tide_link l;
+	char pkeys[128];
 	double end;
+
+	if (packed) {
+		snprintf(pkeys, sizeof(pkeys), "%s,packed=yes", keys);
+		keys = pkeys;
+		features |= VIRTIO_BIT(VIRTIO_F_RING_PACKED);
+	}
 
 	env_open_ol(e, features | VIRTIO_BIT(VIRTIO_F_VERSION_1), keys, rxol, txol);
 	while (!e->b.kicked[0] || !e->b.kicked[1])
@@ -712,16 +721,26 @@ static unsigned frame_tcp6(uint8_t *f, unsigned payload, uint8_t flags)
  * @h (num_buffers set here) and @len bytes of @frame spread over as many buffers as it
  * takes, each used entry written; then used->idx published. Returns the buffers used.
  */
+/* The packed-ring flags of a used element at free-running position @pos of ring @num. */
+static uint16_t pk_used_flags(uint32_t pos, unsigned num)
+{
+	return (pos & num) ? 0 : PK_USED;
+}
+
+/* Rx: frame @frame of @len bytes with header @h written into the posted buffers from
+ * position @pos on (the header's num_buffers set), and used; returns the buffers used. */
 static unsigned rx_inject(struct env *e, uint16_t pos, const struct virtio_net_hdr_mrg *h,
 			  const uint8_t *frame, unsigned len)
 {
-	unsigned k = 0, off = 0;
+	struct vring_packed_desc *ring = (struct vring_packed_desc *)(void *)e->b.desc[0];
+	unsigned k = 0, off = 0, num = e->b.num[0];
 	uint8_t *first = NULL;
 
 	do {
-		uint16_t id = e->b.avail[0]->ring[(uint16_t)(pos + k) & (e->b.num[0] - 1)];
-		uint8_t *buf = (uint8_t *)(uintptr_t)e->b.desc[0][id].addr;
-		unsigned room = e->b.desc[0][id].len - (k ? 0 : 12);
+		uint16_t at = (uint16_t)(pos + k) & (num - 1);
+		uint16_t id = packed ? ring[at].id : e->b.avail[0]->ring[at];
+		uint8_t *buf = (uint8_t *)(uintptr_t)(packed ? ring[at].addr : e->b.desc[0][id].addr);
+		unsigned room = (packed ? ring[at].len : e->b.desc[0][id].len) - (k ? 0 : 12);
 		unsigned n = len - off < room ? len - off : room;
 
 		if (k == 0) {
@@ -730,12 +749,24 @@ static unsigned rx_inject(struct env *e, uint16_t pos, const struct virtio_net_h
 			buf += 12;
 		}
 		memcpy(buf, frame + off, n);
-		used_put(e->b.used[0], e->b.num[0], (uint16_t)(pos + k), id, n + (k ? 0 : 12));
+		if (packed) {
+			ring[at].id = id;
+			ring[at].len = n + (k ? 0 : 12);
+		} else {
+			used_put(e->b.used[0], num, (uint16_t)(pos + k), id, n + (k ? 0 : 12));
+		}
 		off += n;
 		k++;
 	} while (off < len);
 	((struct virtio_net_hdr_mrg *)(void *)first)->num_buffers = (uint16_t)k;
-	used_publish(e->b.used[0], (uint16_t)(pos + k));
+	if (!packed) {
+		used_publish(e->b.used[0], (uint16_t)(pos + k));
+		return k;
+	}
+	/* The flags, the first element's last (as a device publishes). */
+	for (unsigned j = k; j-- > 0;)
+		__atomic_store_n(&ring[(uint16_t)(pos + j) & (num - 1)].flags,
+				 pk_used_flags(pos + j, num), __ATOMIC_RELEASE);
 	return k;
 }
 
@@ -868,12 +899,51 @@ static void test_rx_hdr(void **state)
 static const struct virtio_net_hdr_mrg *tx_desc(struct env *e, unsigned id, const uint8_t **frame,
 						unsigned *len)
 {
+	const struct vring_packed_desc *pd = (const struct vring_packed_desc *)(void *)e->b.desc[1];
 	const struct vring_desc *d = &e->b.desc[1][id];
+	uint64_t addr = packed ? pd[id].addr : d->addr;
 
-	assert_int_equal(d->flags & VRING_DESC_F_INDIRECT, 0);
-	*frame = (const uint8_t *)(uintptr_t)d->addr + 12;
-	*len = d->len - 12;
-	return (const struct virtio_net_hdr_mrg *)(uintptr_t)d->addr;
+	assert_int_equal((packed ? pd[id].flags : d->flags) & VRING_DESC_F_INDIRECT, 0);
+	if (packed)
+		assert_int_equal(pd[id].id, id);
+	*frame = (const uint8_t *)(uintptr_t)addr + 12;
+	*len = (packed ? pd[id].len : d->len) - 12;
+	return (const struct virtio_net_hdr_mrg *)(uintptr_t)addr;
+}
+
+/* Tx: exactly @n buffers made available so far (split: the avail index; packed: positions
+ * [n - num, n) hold their pass's available flags, position n does not). */
+static void expect_tx_avail(struct env *e, unsigned n)
+{
+	const struct vring_packed_desc *pd = (const struct vring_packed_desc *)(void *)e->b.desc[1];
+	unsigned num = e->b.num[1];
+
+	if (!packed) {
+		assert_int_equal(e->b.avail[1]->idx, n);
+		return;
+	}
+	for (unsigned p = n > num ? n - num : 0; p <= n; p++) {
+		uint16_t fl = pd[p & (num - 1)].flags & PK_USED;
+		uint16_t av = (p & num) ? VRING_PACKED_DESC_F_USED : VRING_PACKED_DESC_F_AVAIL;
+
+		if ((fl == av) != (p < n))
+			fail_msg("packed Tx position %u: flags 0x%x, want %u made available", p, fl, n);
+	}
+}
+
+/* Tx: the device uses the buffer at position 0 (id 0). */
+static void tx_use_first(struct env *e)
+{
+	struct vring_packed_desc *pd = (struct vring_packed_desc *)(void *)e->b.desc[1];
+
+	if (!packed) {
+		used_put(e->b.used[1], e->b.num[1], 0, 0, 0);
+		used_publish(e->b.used[1], 1);
+		return;
+	}
+	pd[0].id = 0;
+	pd[0].len = 0;
+	__atomic_store_n(&pd[0].flags, PK_USED, __ATOMIC_RELEASE);
 }
 
 /* A TCP/IPv4 packet of @payload bytes with Tx requests @req (TIDE_MBUF_F_TX_*). */
@@ -956,7 +1026,7 @@ static void test_tx_hdr_device(void **state)
 	tide_mbuf_mtod(m[4], uint8_t *)[39] = 0xf0;
 	m[4]->l4_len = 8;
 	assert_int_equal(tide_tx_burst(e.txq, m, 5), 5);
-	assert_int_equal(e.b.avail[1]->idx, 3);
+	expect_tx_avail(&e, 3);
 	/* TSO: the frame whole, the device to cut it. */
 	h = tx_desc(&e, 0, &f, &len);
 	assert_int_equal(len, 1900);
@@ -1006,7 +1076,7 @@ static void test_tx_hdr_software(void **state)
 	m[2]->l3_len = 24;
 	m[3] = tx_pkt(&e, 1000, REQ_TSO4, 0);
 	assert_int_equal(tide_tx_burst(e.txq, m, 4), 4);
-	assert_int_equal(e.b.avail[1]->idx, 4);
+	expect_tx_avail(&e, 4);
 	for (unsigned id = 0; id < 4; id++) {
 		static const unsigned want[4] = {154, 854, 854, 300};
 
@@ -1035,7 +1105,7 @@ static void test_tx_hdr_ecn(void **state)
 	m = tx_pkt(&e, 1600, REQ_TSO4, 800);
 	tide_mbuf_mtod(m, uint8_t *)[47] |= 0x80; /* CWR */
 	assert_int_equal(tide_tx_burst(e.txq, &m, 1), 1);
-	assert_int_equal(e.b.avail[1]->idx, 2);
+	expect_tx_avail(&e, 2);
 	for (unsigned id = 0; id < 2; id++) {
 		h = tx_desc(&e, id, &f, &len);
 		assert_int_equal(len, 854);
@@ -1061,7 +1131,7 @@ static void test_tx_cut_too_many(void **state)
 		env_up_ol(&e, 0, "", 0, TX_OL);
 		m = tx_pkt(&e, 1500, REQ_TSO4, r == 0 ? 10 : 20); /* 150, 75 pieces */
 		assert_int_equal(tide_tx_burst(e.txq, &m, 1), 1);
-		assert_int_equal(e.b.avail[1]->idx, 0);
+		expect_tx_avail(&e, 0);
 		assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 1);
 		assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
 		env_done(&e);
@@ -1084,7 +1154,7 @@ static void test_tx_hdr_v6(void **state)
 	m[0] = tx_pkt6(&e, 1600, 800);
 	m[1] = tx_pkt(&e, 1600, REQ_TSO4, 800);
 	assert_int_equal(tide_tx_burst(e.txq, m, 2), 2);
-	assert_int_equal(e.b.avail[1]->idx, 3);
+	expect_tx_avail(&e, 3);
 	h = tx_desc(&e, 0, &f, &len);
 	assert_int_equal(len, 74 + 1600);
 	assert_int_equal(h->gso_type, H_GSO_TCPV6);
@@ -1121,16 +1191,15 @@ static void test_tx_cut_room(void **state)
 	}
 	big = tx_pkt(&e, 1500, REQ_TSO4, 500); /* 3 pieces */
 	assert_int_equal(tide_tx_burst(e.txq, &big, 1), 0);
-	assert_int_equal(e.b.avail[1]->idx, 254);
+	expect_tx_avail(&e, 254);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
 	/* The device uses one: room for the three pieces exactly, and the packet after them
 	 * stays the caller's. */
-	used_put(e.b.used[1], e.b.num[1], 0, 0, 0);
-	used_publish(e.b.used[1], 1);
+	tx_use_first(&e);
 	m[0] = big;
 	m[1] = tx_pkt(&e, 10, 0, 0);
 	assert_int_equal(tide_tx_burst(e.txq, m, 2), 1);
-	assert_int_equal(e.b.avail[1]->idx, 257);
+	expect_tx_avail(&e, 257);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
 	tide_mbuf_free(m[1]);
 	env_done(&e);
@@ -1157,26 +1226,43 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The offload cases again over packed virtqueues: packed set around each. */
+static int packed_on(void **state)
+{
+	(void)state;
+	packed = true;
+	return 0;
+}
+
+static int packed_off(void **state)
+{
+	(void)state;
+	packed = false;
+	return 0;
+}
+
 int main(void)
 {
+	static const struct CMUnitTest tx_ol[] = {
+	    cmocka_unit_test(test_tx_hdr_device),   cmocka_unit_test(test_tx_hdr_software),
+	    cmocka_unit_test(test_tx_hdr_ecn),	    cmocka_unit_test(test_tx_cut_room),
+	    cmocka_unit_test(test_tx_hdr_v6),	    cmocka_unit_test(test_tx_cut_too_many),
+	};
 	enum {
 		NU = sizeof(used_cases) / sizeof(used_cases[0]),
 		NF = sizeof(feat_cases) / sizeof(feat_cases[0]),
 		NR = sizeof(rxh_cases) / sizeof(rxh_cases[0]),
 		NP = sizeof(packed_cases) / sizeof(packed_cases[0]),
-		N0 = NU + NF + NR + NP,
+		NT = sizeof(tx_ol) / sizeof(tx_ol[0]),
+		N0 = NU + NF + NP,
+		NOL = NR + NT, /* the offload cases, split then packed */
 	};
-	struct CMUnitTest tests[N0 + 10] = {
-	    [N0] = cmocka_unit_test(test_no_version_1),
-	    [N0 + 1] = cmocka_unit_test(test_bad_reply),
-	    [N0 + 2] = cmocka_unit_test(test_nack),
-	    [N0 + 3] = cmocka_unit_test(test_tx_hdr_device),
-	    [N0 + 4] = cmocka_unit_test(test_tx_hdr_software),
-	    [N0 + 5] = cmocka_unit_test(test_tx_hdr_ecn),
-	    [N0 + 6] = cmocka_unit_test(test_tx_cut_room),
-	    [N0 + 7] = cmocka_unit_test(test_tx_hdr_v6),
-	    [N0 + 8] = cmocka_unit_test(test_tx_cut_too_many),
-	    [N0 + 9] = cmocka_unit_test(test_packed_not_offered),
+	static char names[NOL][64];
+	struct CMUnitTest tests[N0 + 2 * NOL + 4] = {
+	    [N0 + 2 * NOL] = cmocka_unit_test(test_no_version_1),
+	    [N0 + 2 * NOL + 1] = cmocka_unit_test(test_bad_reply),
+	    [N0 + 2 * NOL + 2] = cmocka_unit_test(test_nack),
+	    [N0 + 2 * NOL + 3] = cmocka_unit_test(test_packed_not_offered),
 	};
 
 	for (unsigned i = 0; i < NU; i++)
@@ -1187,14 +1273,25 @@ int main(void)
 		tests[NU + i] = (struct CMUnitTest){.name = feat_cases[i].name,
 						    .test_func = test_features,
 						    .initial_state = (void *)&feat_cases[i]};
-	for (unsigned i = 0; i < NR; i++)
-		tests[NU + NF + i] = (struct CMUnitTest){.name = rxh_cases[i].name,
-							 .test_func = test_rx_hdr,
-							 .initial_state = (void *)&rxh_cases[i]};
 	for (unsigned i = 0; i < NP; i++)
-		tests[NU + NF + NR + i] = (struct CMUnitTest){.name = packed_cases[i].name,
-							      .test_func = test_packed,
-							      .initial_state = (void *)&packed_cases[i]};
+		tests[NU + NF + i] = (struct CMUnitTest){.name = packed_cases[i].name,
+							 .test_func = test_packed,
+							 .initial_state = (void *)&packed_cases[i]};
+	for (unsigned i = 0; i < NOL; i++) {
+		struct CMUnitTest *t = &tests[N0 + i], *tp = &tests[N0 + NOL + i];
+
+		if (i < NR)
+			*t = (struct CMUnitTest){.name = rxh_cases[i].name,
+						 .test_func = test_rx_hdr,
+						 .initial_state = (void *)&rxh_cases[i]};
+		else
+			*t = tx_ol[i - NR];
+		*tp = *t;
+		snprintf(names[i], sizeof(names[i]), "%s_packed", t->name);
+		tp->name = names[i];
+		tp->setup_func = packed_on;
+		tp->teardown_func = packed_off;
+	}
 	if (tide_thread_register() < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);

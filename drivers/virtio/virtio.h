@@ -303,6 +303,11 @@ uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_
 			  uint32_t live);
 uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
 			  uint32_t live);
+/* ... and the instances with offloads (virtio_hdr.h), entered from the split ones'. */
+uint16_t virtio_packed_rx_ol(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
+			     uint32_t live);
+uint16_t virtio_packed_tx_ol(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
+			     uint32_t live);
 /* tide_recycle()'s post and the out-of-line completion check, on a running packed queue. */
 void virtio_packed_rx_post(struct virtio_rxq *q, uint32_t first, unsigned n, bool doorbell);
 unsigned virtio_packed_tx_advance(struct txc *t);

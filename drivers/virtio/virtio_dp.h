@@ -2,10 +2,14 @@
 /*
  * virtio frontend: what the data paths of both virtqueue layouts share (virtio_rxtx.c:
  * split, virtio_packed.c: packed): the Rx buffer of a used id, a chain cut short, the
- * tests for a Tx packet the device can read in place and its bounce copy. Internal, inline.
+ * tests for a Tx packet the device can read in place, its bounce copy and the software
+ * cut of a TSO packet. Internal, inline.
  */
 #ifndef TIDE_VIRTIO_DP_H
 #define TIDE_VIRTIO_DP_H
+
+#include <errno.h>
+#include <string.h>
 
 #include "inline.h"
 #include "virtio.h"
@@ -128,6 +132,43 @@ TIDE_ALWAYS_INLINE struct tide_mbuf *virtio_tx_bounce(struct virtio_txq *q, stru
 	tide_mbuf_free(m);
 	tide_stat_add(&q->bounced, 1);
 	return c;
+}
+
+/* Most pieces one TSO packet is cut into in software. */
+#define VIRTIO_CUT_MAX 128
+
+/*
+ * TSO packet @m cut in software (the device does not segment it, or it cannot be placed
+ * whole) into mbufs of the bounce pool, which the device reaches: at most @room pieces,
+ * each with its checksums filled and a zero header written before its data, into @out
+ * (VIRTIO_CUT_MAX). The caller places one piece per descriptor, in its ring's layout.
+ * Returns the number of pieces (@m consumed; counted in sw_tso); -1 when they need more
+ * than @room but could fit the ring (@m untouched: the burst ends there); or 0 when @m
+ * cannot be cut (freed and counted in @dropped; a request the cut refuses also in
+ * refused) or needs more pieces than the ring or VIRTIO_CUT_MAX allow (the same).
+ */
+static inline int virtio_tx_cut(struct virtio_txq *q, struct tide_mbuf *m, unsigned room,
+				struct tide_mbuf **out, uint64_t *dropped)
+{
+	unsigned most = q->txc.size < VIRTIO_CUT_MAX ? q->txc.size : VIRTIO_CUT_MAX;
+	int k = -ENOBUFS;
+
+	if (q->bounce != NULL) {
+		k = tide_offload_segment(m, q->bounce, out, room < most ? room : most);
+		if (k == -ENOSPC && room < most)
+			return -1;
+	}
+	if (k < 0) {
+		if (k != -ENOBUFS)
+			tide_stat_add(&q->ol.refused, 1);
+		tide_mbuf_free(m);
+		(*dropped)++;
+		return 0;
+	}
+	for (int j = 0; j < k; j++)
+		memset(tide_mbuf_mtod(out[j], uint8_t *) - VIRTIO_HDR_LEN, 0, VIRTIO_HDR_LEN);
+	tide_stat_add(&q->ol.sw_tso, 1);
+	return k;
 }
 
 #endif

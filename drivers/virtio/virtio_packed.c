@@ -161,18 +161,31 @@ void virtio_packed_rx_post(struct virtio_rxq *q, uint32_t first, unsigned n, boo
 		pk_rx_doorbell(q, first + n);
 }
 
-/* The header's one read on Rx: the number of buffers of a mergeable packet. */
-TIDE_ALWAYS_INLINE uint16_t pk_rx_hdr_nbuf(const struct tide_mbuf *m, uint32_t hdr_off)
+/*
+ * The header's reads on Rx, of the first buffer of a packet (@m, its header at @hdr_off).
+ * With offloads (@ol) the whole header is copied once into @h (virtio_hdr_rx_copy())
+ * before anything else reads it; pk_rx_hdr_nbuf() then gives num_buffers of a mergeable
+ * packet from the copy, or without offloads from its one read of the buffer.
+ */
+TIDE_ALWAYS_INLINE const uint8_t *pk_rx_hdr(const struct tide_mbuf *m, uint32_t hdr_off)
 {
-	const struct virtio_net_hdr_mrg *h =
-		(const struct virtio_net_hdr_mrg *)(const void *)((const uint8_t *)m->buf_addr +
-								  hdr_off);
-
-	return __atomic_load_n(&h->num_buffers, __ATOMIC_RELAXED);
+	return (const uint8_t *)m->buf_addr + hdr_off;
 }
 
-uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
-			  uint32_t live)
+TIDE_ALWAYS_INLINE uint16_t pk_rx_hdr_nbuf(const struct tide_mbuf *m, uint32_t hdr_off,
+					   const struct virtio_net_hdr_mrg *h, const bool ol)
+{
+	if (ol)
+		return h->num_buffers;
+	return __atomic_load_n(&((const struct virtio_net_hdr_mrg *)(const void *)pk_rx_hdr(
+					  m, hdr_off))->num_buffers,
+			       __ATOMIC_RELAXED);
+}
+
+/* The Rx burst; @ol (a constant in each instance) as in the split ring's: each packet's
+ * header is copied once and applied (virtio_hdr.h), and a refused one drops the packet. */
+TIDE_ALWAYS_INLINE uint16_t pk_rx_burst(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
+					uint32_t live, const bool ol)
 {
 	struct virtio_vq *vq = &q->vq;
 	struct rxr *r = &q->rxr;
@@ -207,6 +220,7 @@ uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_
 		/* [used] acquire */
 		uint16_t flags = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
 		enum pk_state st = pk_state(flags, pos, num);
+		struct virtio_net_hdr_mrg h;
 		struct tide_mbuf *m, *last;
 		uint32_t id, len;
 		uint16_t nbuf = 1;
@@ -229,8 +243,10 @@ uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_
 			why = "used length outside the posted buffer";
 			goto fault;
 		}
+		if (ol)
+			virtio_hdr_rx_copy(&h, pk_rx_hdr(m, hdr_off));
 		if (mrg) {
-			nbuf = pk_rx_hdr_nbuf(m, hdr_off);
+			nbuf = pk_rx_hdr_nbuf(m, hdr_off, &h, ol);
 			if (tide_unlikely(nbuf == 0 || nbuf > posted - used)) {
 				why = "num_buffers of 0 or beyond the posted buffers";
 				goto fault;
@@ -278,6 +294,11 @@ uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_
 			dropped++;
 			continue;
 		}
+		if (ol && tide_unlikely(!virtio_hdr_rx(&q->ol, &h, m))) {
+			tide_mbuf_free(m); /* counted by reason, and as an error */
+			dropped++;
+			continue;
+		}
 		bytes += m->pkt_len;
 		pkts[i++] = m;
 	}
@@ -301,6 +322,18 @@ fault:
 out:
 	quiesce_leave(&q->busy);
 	return i;
+}
+
+uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
+			  uint32_t live)
+{
+	return pk_rx_burst(q, pkts, n, live, false);
+}
+
+uint16_t virtio_packed_rx_ol(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
+			     uint32_t live)
+{
+	return pk_rx_burst(q, pkts, n, live, true);
 }
 
 /*
@@ -409,16 +442,28 @@ unsigned virtio_packed_tx_advance(struct txc *t)
 	return pk_tx_advance(t);
 }
 
-/* The header's one write on Tx (all zero: no offloads). */
-TIDE_ALWAYS_INLINE void pk_tx_hdr(uint8_t *hdr)
+/*
+ * The header's one write on Tx, at @hdr before @m's data: all zero without offloads (@ol
+ * false); with them virtio_hdr_tx()'s (the requests, or done in software). Returns 0, or
+ * -EINVAL: a request refused (counted; the caller drops @m, whose descriptor it has not
+ * made available).
+ */
+TIDE_ALWAYS_INLINE int pk_tx_hdr(struct virtio_txq *q, struct tide_mbuf *m, uint8_t *hdr,
+				 const bool ol)
 {
-	memset(hdr, 0, VIRTIO_HDR_LEN);
+	if (!ol) {
+		memset(hdr, 0, VIRTIO_HDR_LEN);
+		return 0;
+	}
+	return virtio_hdr_tx(&q->ol, m, hdr);
 }
 
 /* A chain in place through the slot's indirect table of packed descriptors (their flags:
- * device-readable; the order is the chain's). Returns whether it did. */
-static bool pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m,
-			   struct vring_packed_desc *d, uint32_t slot, uint16_t flags)
+ * device-readable; the order is the chain's). Returns 1 when it did, 0 when the chain
+ * cannot go in place, -1 when its header was refused (@m untouched, nothing made
+ * available). */
+static int pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_packed_desc *d,
+			  uint32_t slot, uint16_t flags, bool ol)
 {
 	struct vring_packed_desc *t =
 		(struct vring_packed_desc *)(void *)&q->ind[(size_t)slot * VIRTIO_TX_SEGS];
@@ -427,9 +472,10 @@ static bool pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m,
 	uint8_t *hdr;
 
 	if (!virtio_tx_ind_ok(q, m))
-		return false;
+		return 0;
 	hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-	pk_tx_hdr(hdr);
+	if (pk_tx_hdr(q, m, hdr, ol) < 0)
+		return -1;
 	for (s = m; s != NULL; s = s->next, k++) {
 		t[k].addr = (uint64_t)(uintptr_t)(k ? tide_mbuf_mtod(s, uint8_t *) : hdr);
 		t[k].len = (uint32_t)s->data_len + (k ? 0 : VIRTIO_HDR_LEN);
@@ -441,11 +487,54 @@ static bool pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m,
 	d->id = (uint16_t)slot;
 	/* [avail] release */
 	__atomic_store_n(&d->flags, (uint16_t)(flags | VRING_DESC_F_INDIRECT), __ATOMIC_RELEASE);
-	return true;
+	return 1;
 }
 
-uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
-			  uint32_t live)
+/* virtio_tx_bounce() out of line: the packed burst's loop keeps its registers. */
+static struct tide_mbuf *pk_tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
+{
+	return virtio_tx_bounce(q, m);
+}
+
+/* One buffer at free-running ring position @pos: header and frame together at @hdr. */
+TIDE_ALWAYS_INLINE void pk_tx_place(struct vring_packed_desc *ring, uint32_t mask, uint32_t num,
+				    uint32_t pos, const uint8_t *hdr, uint32_t len)
+{
+	struct vring_packed_desc *d = &ring[pos & mask];
+
+	d->addr = (uint64_t)(uintptr_t)hdr;
+	d->len = len;
+	d->id = (uint16_t)(pos & mask);
+	/* [avail] release */
+	__atomic_store_n(&d->flags, vring_packed_avail_flags(pk_wrap(pos, num)), __ATOMIC_RELEASE);
+}
+
+/* virtio_tx_cut() in the packed burst: the pieces placed from ring position @at, one
+ * buffer each with a zero header; 0 when @m was dropped (counted in @dropped), or -1 when
+ * there is no room (@m and the rest of the burst stay the caller's). */
+static int pk_tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b,
+			  uint32_t at, unsigned room, uint64_t *bytes, uint64_t *dropped)
+{
+	struct tide_mbuf *out[VIRTIO_CUT_MAX];
+	int k = virtio_tx_cut(q, m, room, out, dropped);
+
+	for (int j = 0; j < k; j++) {
+		struct tide_mbuf *s = out[j];
+
+		pk_tx_place(pk_ring(&q->vq), b->mask, q->vq.num, at + (uint32_t)j,
+			    tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN,
+			    (uint32_t)s->data_len + VIRTIO_HDR_LEN);
+		*bytes += s->data_len;
+		txc_burst_fill(b, at + (uint32_t)j, s);
+	}
+	return k;
+}
+
+/* The Tx burst; @ol (a constant in each instance) as in the split ring's: each packet's
+ * requests become its header, or are done in software where the device lacks them (a TSO
+ * packet cut, its pieces one buffer each), and a bad request drops the packet. */
+TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
+					uint32_t live, const bool ol)
 {
 	struct txc *t = &q->txc;
 	const struct tide_pool *pool0;
@@ -473,23 +562,48 @@ uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_
 	pool0 = q->pools[0];
 	tail = t->tail;
 	txc_burst_begin(t, &b);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && (!ol || sent < room); i++) {
 		struct tide_mbuf *m = pkts[i];
 		uint32_t slot = (tail + sent) & b.mask;
 		uint16_t flags = vring_packed_avail_flags(pk_wrap(tail + sent, num));
 		struct vring_packed_desc *d = &ring[slot];
 		uint8_t *hdr;
 
-		if (tide_unlikely(!virtio_tx_direct(q, pool0, m))) {
-			struct tide_mbuf *c;
+		if (ol && tide_unlikely(virtio_hdr_tx_cut(&q->ol, m))) {
+			int k = pk_tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes,
+					       &dropped);
 
-			if (m->nb_segs > 1 && pk_tx_indirect(q, m, d, slot, flags)) {
+			if (k < 0)
+				break; /* no room: this packet and the rest stay the caller's */
+			sent += (uint32_t)k;
+			continue;
+		}
+		if (tide_unlikely(!virtio_tx_direct(q, pool0, m))) {
+			int r = m->nb_segs > 1 ? pk_tx_indirect(q, m, d, slot, flags, ol) : 0;
+
+			if (r < 0) {
+				tide_mbuf_free(m); /* counted as refused, and as an error */
+				dropped++;
+				continue;
+			}
+			if (r > 0) {
 				bytes += m->pkt_len;
 				txc_burst_fill(&b, tail + sent, m);
 				sent++;
 				continue;
 			}
-			c = virtio_tx_bounce(q, m);
+			struct tide_mbuf *c = pk_tx_bounce(q, m);
+
+			if (ol && c == NULL && (m->ol_flags & TIDE_MBUF_F_TX_TCP_SEG)) {
+				/* It cannot be placed whole: cut here instead. */
+				int k = pk_tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes,
+						       &dropped);
+
+				if (k < 0)
+					break;
+				sent += (uint32_t)k;
+				continue;
+			}
 			if (c == NULL) {
 				tide_mbuf_free(m); /* taken, counted as an error */
 				dropped++;
@@ -498,7 +612,11 @@ uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_
 			m = c;
 		}
 		hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-		pk_tx_hdr(hdr);
+		if (tide_unlikely(pk_tx_hdr(q, m, hdr, ol) < 0)) {
+			tide_mbuf_free(m); /* counted as refused, and as an error */
+			dropped++;
+			continue;
+		}
 		d->addr = (uint64_t)(uintptr_t)hdr;
 		d->len = (uint32_t)m->data_len + VIRTIO_HDR_LEN;
 		d->id = (uint16_t)slot;
@@ -519,4 +637,16 @@ uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_
 	tide_stat_burst(&q->pub.stats, sent, bytes);
 	quiesce_leave(&q->busy);
 	return i;
+}
+
+uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
+			  uint32_t live)
+{
+	return pk_tx_burst(q, pkts, n, live, false);
+}
+
+uint16_t virtio_packed_tx_ol(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
+			     uint32_t live)
+{
+	return pk_tx_burst(q, pkts, n, live, true);
 }

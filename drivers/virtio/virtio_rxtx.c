@@ -183,6 +183,8 @@ TIDE_ALWAYS_INLINE uint16_t rx_burst_gen(struct tide_rxq *pub, struct tide_mbuf 
 	bool mrg;
 
 	if (tide_unlikely(live != q->seen)) {
+		if (ol && (live & VIRTIO_LIVE_PACKED))
+			return virtio_packed_rx_ol(q, pkts, n, live);
 		if (live & VIRTIO_LIVE_PACKED)
 			return virtio_packed_rx(q, pkts, n, live);
 		if (!rxq_resync(q, live))
@@ -434,64 +436,25 @@ TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, s
 	return true;
 }
 
-/* Most pieces one TSO packet is cut into in software. */
-#define VIRTIO_CUT_MAX 128
-
-/*
- * TSO packet @m cut in software (the device does not segment it, or it cannot be placed
- * whole) into mbufs of the bounce pool, which the device reaches, placed from ring
- * position @at with zero headers (every checksum filled), at most @room of them. Returns
- * the pieces placed (@m consumed), -ENOSPC when they need more room than @room but could
- * fit the ring (@m untouched: the burst ends there), or another -errno (@m untouched, the
- * caller drops it; a request the cut refuses is counted in refused).
- */
-static int tx_cut(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
-		  unsigned room, uint64_t *bytes)
+/* virtio_tx_cut() in the split burst: the pieces placed from ring position @at, one
+ * descriptor each with a zero header; 0 when @m was dropped (counted in @dropped), or -1
+ * when there is no room (@m and the rest of the burst stay the caller's). */
+static int tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
+		       unsigned room, uint64_t *bytes, uint64_t *dropped)
 {
 	struct tide_mbuf *out[VIRTIO_CUT_MAX];
-	unsigned most = q->txc.size < VIRTIO_CUT_MAX ? q->txc.size : VIRTIO_CUT_MAX;
-	int k;
+	int k = virtio_tx_cut(q, m, room, out, dropped);
 
-	if (q->bounce == NULL)
-		return -ENOBUFS;
-	k = tide_offload_segment(m, q->bounce, out, room < most ? room : most);
-	if (k == -ENOSPC && room < most)
-		return -ENOSPC;
-	if (k < 0) {
-		if (k != -ENOBUFS)
-			tide_stat_add(&q->ol.refused, 1);
-		return k == -ENOSPC ? -E2BIG : k;
-	}
 	for (int j = 0; j < k; j++) {
 		struct tide_mbuf *s = out[j];
-		uint8_t *hdr = tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN;
 		struct vring_desc *d = &q->vq.desc[(at + (uint32_t)j) & b->mask];
 
-		memset(hdr, 0, VIRTIO_HDR_LEN);
-		d->addr = (uint64_t)(uintptr_t)hdr;
+		d->addr = (uint64_t)(uintptr_t)(tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN);
 		d->len = (uint32_t)s->data_len + VIRTIO_HDR_LEN;
 		d->flags = 0;
 		d->next = 0;
 		*bytes += s->data_len;
 		txc_burst_fill(b, at + (uint32_t)j, s);
-	}
-	tide_stat_add(&q->ol.sw_tso, 1);
-	return k;
-}
-
-/* tx_cut() in the burst: the pieces placed, 0 when @m was dropped (counted in @dropped),
- * or -1 when there is no room (@m and the rest of the burst stay the caller's). */
-static int tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
-		       unsigned room, uint64_t *bytes, uint64_t *dropped)
-{
-	int k = tx_cut(q, m, b, at, room, bytes);
-
-	if (k == -ENOSPC)
-		return -1;
-	if (k < 0) {
-		tide_mbuf_free(m);
-		(*dropped)++;
-		return 0;
 	}
 	return k;
 }
@@ -516,6 +479,8 @@ TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf 
 	uint16_t i;
 
 	if (tide_unlikely(live != q->seen)) {
+		if (ol && (live & VIRTIO_LIVE_PACKED))
+			return virtio_packed_tx_ol(q, pkts, n, live);
 		if (live & VIRTIO_LIVE_PACKED)
 			return virtio_packed_tx(q, pkts, n, live);
 		if (!txq_resync(q, live)) {
