@@ -458,13 +458,16 @@ TIDE_ALWAYS_INLINE int pk_tx_hdr(struct virtio_txq *q, struct tide_mbuf *m, uint
 	return virtio_hdr_tx(&q->ol, m, hdr);
 }
 
-/* A chain in place through the slot's indirect table of packed descriptors (their flags:
- * device-readable; the order is the chain's). Returns 1 when it did, 0 when the chain
- * cannot go in place, -1 when its header was refused (@m untouched, nothing made
- * available). */
-static int pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_packed_desc *d,
-			  uint32_t slot, uint16_t flags, bool ol)
+/* A chain in place at free-running ring position @pos, through its slot's indirect table
+ * of packed descriptors (their flags: device-readable; the order is the chain's). Returns
+ * 1 when it did, 0 when the chain cannot go in place, -1 when its header was refused (@m
+ * untouched, nothing made available). Out of line, its own ring arithmetic: the burst's
+ * loop keeps its registers. */
+static int pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, uint32_t pos, bool ol)
 {
+	uint32_t slot = pos & q->vq.mask;
+	struct vring_packed_desc *d = &pk_ring(&q->vq)[slot];
+	uint16_t flags = vring_packed_avail_flags(pk_wrap(pos, q->vq.num));
 	struct vring_packed_desc *t =
 		(struct vring_packed_desc *)(void *)&q->ind[(size_t)slot * VIRTIO_TX_SEGS];
 	const struct tide_mbuf *s;
@@ -579,7 +582,7 @@ TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct virtio_txq *q, struct tide_mbuf *
 			continue;
 		}
 		if (tide_unlikely(!virtio_tx_direct(q, pool0, m))) {
-			int r = m->nb_segs > 1 ? pk_tx_indirect(q, m, d, slot, flags, ol) : 0;
+			int r = m->nb_segs > 1 ? pk_tx_indirect(q, m, tail + sent, ol) : 0;
 
 			if (r < 0) {
 				tide_mbuf_free(m); /* counted as refused, and as an error */
