@@ -2,7 +2,8 @@
 /*
  * virtio frontend data path: packed virtqueues (virtio 1.1+ section 2.8), zero copy both
  * ways, run when VIRTIO_F_RING_PACKED was negotiated (the queue's live value carries
- * VIRTIO_LIVE_PACKED; the split bursts of virtio_rxtx.c jump here).
+ * VIRTIO_LIVE_PACKED; the split bursts of virtio_rxtx.c jump here, each instance to its
+ * own: with offloads or without, as virtio_rx_fn() / virtio_tx_fn() chose).
  *
  * One ring of descriptors goes both ways. We make a buffer available by writing its
  * descriptor (address, length, buffer id) and then, with release, its flags: AVAIL = our
