@@ -3,7 +3,7 @@
  * The virtio frontend against tide's own vhost-user backend, in one process over a UNIX
  * socket: exact counts and payloads both ways, for each feature combination the frontend
  * negotiates (in-order or per-id completion, mergeable receive buffers, the event index),
- * and every pool whole at the end.
+ * each over split and over packed virtqueues, and every pool whole at the end.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -241,8 +241,15 @@ struct run {
 #define F_MRG	   (1ull << 15)
 #define F_EVENT	   (1ull << 29)
 #define F_IN_ORDER (1ull << 35)
+#define F_PACKED   (1ull << 34)
 
-static void exchange(const struct run *r)
+/* The layout a case runs on: the virtio port's extra keys and the feature it must get. */
+static const char *layout_keys(bool packed)
+{
+	return packed ? ",packed=yes" : "";
+}
+
+static void exchange(const struct run *r, bool packed)
 {
 	char spec[256];
 	struct side v, h;
@@ -254,7 +261,8 @@ static void exchange(const struct run *r)
 
 	snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server%s", dir, r->vhost);
 	side_open(&h, spec, false, 0);
-	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client%s", dir, r->virtio);
+	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client%s%s", dir, r->virtio,
+		 layout_keys(packed));
 	side_open_tx(&v, spec, true, r->dataroom, r->txfree);
 	if (r->bounce)
 		assert_int_equal(tide_pktpool_create("private", 1024, 0, r->dataroom, NULL, &v.other),
@@ -263,10 +271,11 @@ static void exchange(const struct run *r)
 	assert_int_equal(tide_port_start(v.p), 0);
 	wait_up(&v, &h);
 	assert_int_equal(tide_vhost_info_get(h.p, &vi), 0);
-	if ((vi.features & r->on) != r->on || (vi.features & r->off) != 0)
-		fail_msg("negotiated features 0x%llx: want 0x%llx on and 0x%llx off",
+	if ((vi.features & r->on) != r->on || (vi.features & r->off) != 0 ||
+	    !(vi.features & F_PACKED) != !packed)
+		fail_msg("negotiated features 0x%llx: want 0x%llx on and 0x%llx off, packed %d",
 			 (unsigned long long)vi.features, (unsigned long long)r->on,
-			 (unsigned long long)r->off);
+			 (unsigned long long)r->off, packed);
 	end = now_s() + DEADLINE_S;
 	while ((h.got < want_v && !r->v2h_dropped) || (r->v2h_dropped && v.sent < want_v) ||
 	       (v.got < want_h && !r->h2v_dropped) || (r->h2v_dropped && h.sent < want_h)) {
@@ -364,10 +373,20 @@ static const struct {
      {"", "", 512, 1518, 64, false, 1, F_INDIRECT, 0, true, 0, false, true}},
 };
 
+/* One exchange row on one layout. */
+struct xcase {
+	const struct run *r;
+	bool packed;
+};
+
 static void test_exchange(void **state)
 {
-	exchange(*state);
+	const struct xcase *x = *state;
+
+	exchange(x->r, x->packed);
 }
+
+static const bool on_split = false, on_packed = true;
 
 /* Move frames both ways until @v and @h have each received @want (64 bytes). */
 static void pump(struct side *v, struct side *h, uint32_t want_v, uint32_t want_h)
@@ -393,16 +412,17 @@ static void pump(struct side *v, struct side *h, uint32_t want_v, uint32_t want_
  */
 static void test_reconnect(void **state)
 {
+	bool packed = *(const bool *)*state;
 	char spec[256];
 	struct side v, h;
 	struct tide_link l;
 	struct tide_mbuf *pkts[BURST];
 	double end;
 
-	(void)state;
 	snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server", dir);
 	side_open(&h, spec, false, 0);
-	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client", dir);
+	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client%s", dir,
+		 layout_keys(packed));
 	side_open(&v, spec, true, 0);
 	assert_int_equal(tide_port_start(h.p), 0);
 	assert_int_equal(tide_port_start(v.p), 0);
@@ -439,19 +459,21 @@ static void test_reconnect(void **state)
  * it both ways, exact counts and payloads per queue. */
 static void test_two_queues(void **state)
 {
+	bool packed = *(const bool *)*state;
 	struct tide_pktpool_opts o = {.sz = sizeof(o), .pool_flags = TIDE_POOL_F_SHARED};
+	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	struct tide_pool *vpool, *hpool;
 	struct side v[2], h[2];
 	struct tide_port *vp, *hp;
 	char spec[256];
 	double end;
 
-	(void)state;
 	assert_int_equal(tide_pktpool_create("mqv", 4096, 64, 0, &o, &vpool), 0);
 	assert_int_equal(tide_pktpool_create("mqh", 4096, 64, 0, NULL, &hpool), 0);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server,queues=2", dir);
 	assert_int_equal(tide_port_open(spec, &hp), 0);
-	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client,queues=2", dir);
+	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client,queues=2%s", dir,
+		 layout_keys(packed));
 	assert_int_equal(tide_port_open(spec, &vp), 0);
 	assert_int_equal(tide_port_configure(hp, 2, 2), 0);
 	assert_int_equal(tide_port_configure(vp, 2, 2), 0);
@@ -470,6 +492,8 @@ static void test_two_queues(void **state)
 	assert_int_equal(tide_port_start(hp), 0);
 	assert_int_equal(tide_port_start(vp), 0);
 	wait_up(&v[0], &h[0]);
+	assert_int_equal(tide_vhost_info_get(hp, &vi), 0);
+	assert_int_equal(!!(vi.features & F_PACKED), packed);
 	end = now_s() + DEADLINE_S;
 	while (h[0].got < 2000 || h[1].got < 3000 || v[0].got < 2000 || v[1].got < 3000) {
 		if (now_s() > end)
@@ -554,20 +578,50 @@ static void test_pool_not_shared(void **state)
 	tide_pool_free(pool);
 }
 
+/* virtio-pci refuses packed=yes at open (-EINVAL), before it touches the device (its
+ * control queue is a split ring); a build without the PCI layer refuses pci= itself
+ * (-ENOTSUP). */
+static void test_packed_pci_refused(void **state)
+{
+	struct tide_port *p = NULL;
+	int rc;
+
+	(void)state;
+	logged[0] = '\0';
+	tide_log_set_handler(capture, NULL);
+	rc = tide_port_open("virtio:pci=0000:00:1f.7,packed=yes", &p);
+	tide_log_set_handler(NULL, NULL);
+	assert_null(p);
+	if (!(rc == -EINVAL &&
+	      strstr(logged, "packed=yes is not supported on the virtio-pci transport") != NULL) &&
+	    !(rc == -ENOTSUP && strstr(logged, "no PCI layer") != NULL))
+		fail_msg("rc %d, log: %s", rc, logged);
+}
+
 int main(void)
 {
 	enum { NX = sizeof(exchanges) / sizeof(exchanges[0]) };
-	struct CMUnitTest tests[NX + 4] = {
-	    [NX] = cmocka_unit_test(test_reconnect),
-	    [NX + 1] = cmocka_unit_test(test_two_queues),
-	    [NX + 2] = cmocka_unit_test(test_no_backend),
-	    [NX + 3] = cmocka_unit_test(test_pool_not_shared),
+	static struct xcase xc[2 * NX];
+	static char names[NX][64];
+	struct CMUnitTest tests[2 * NX + 7] = {
+	    [2 * NX] = cmocka_unit_test_prestate(test_reconnect, (void *)&on_split),
+	    [2 * NX + 1] = {"reconnect_packed", test_reconnect, NULL, NULL, (void *)&on_packed},
+	    [2 * NX + 2] = cmocka_unit_test_prestate(test_two_queues, (void *)&on_split),
+	    [2 * NX + 3] = {"two_queues_packed", test_two_queues, NULL, NULL, (void *)&on_packed},
+	    [2 * NX + 4] = cmocka_unit_test(test_no_backend),
+	    [2 * NX + 5] = cmocka_unit_test(test_pool_not_shared),
+	    [2 * NX + 6] = cmocka_unit_test(test_packed_pci_refused),
 	};
 
-	for (unsigned i = 0; i < NX; i++)
-		tests[i] = (struct CMUnitTest){.name = exchanges[i].name,
+	/* Every row over split virtqueues, then over packed ones. */
+	for (unsigned i = 0; i < 2 * NX; i++) {
+		xc[i] = (struct xcase){&exchanges[i % NX].r, i >= NX};
+		if (i >= NX)
+			snprintf(names[i - NX], sizeof(names[0]), "%s_packed", exchanges[i - NX].name);
+		tests[i] = (struct CMUnitTest){.name = i < NX ? exchanges[i].name : names[i - NX],
 					       .test_func = test_exchange,
-					       .initial_state = (void *)&exchanges[i].r};
+					       .initial_state = &xc[i]};
+	}
 	if (tide_thread_register() < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);

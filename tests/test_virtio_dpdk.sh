@@ -11,6 +11,8 @@
 # Cases: tide as client (net_vhost listens) and as server (net_vhost client=1); 64, 1518
 # and 9000 bytes; in_order and mrg_rxbuf on and off, event_idx on; kill -9 and restart of
 # testpmd (tide as client reconnects to the new one, and the second session is exact too).
+# Then the same over packed virtqueues (packed=yes): each such session must also have
+# negotiated VIRTIO_F_RING_PACKED (bit 34 of the features tide logs at connect).
 #
 # testpmd runs on 2 MiB hugepages as DPDK is deployed (bench/hugepages.py); only when none
 # can be had does it fall back to --no-huge, and the output says so.
@@ -45,7 +47,7 @@ tp_start() {
 	tp_cmd "$tag" "start"
 }
 peer_start() {
-	"$peer" "$1" 60 "$count" "$2" "$3" >"$dir/peer.out" 2>"$dir/peer.err" &
+	TIDE_LOG_LEVEL=info "$peer" "$1" 60 "$count" "$2" "$3" >"$dir/peer.out" 2>"$dir/peer.err" &
 	peerpid=$!
 	pids+=("$peerpid")
 }
@@ -63,6 +65,19 @@ check() {
 		[ "${faults:-1}" -ne 0 ]; then
 		echo "FAIL: $name"; tail -n 5 "$dir"/*.log "$dir/peer.err"; fail=1
 	fi
+	case $name in *packed=yes*) packed_check "$name" ;; esac
+}
+
+# packed_check NAME: every connection of the session negotiated VIRTIO_F_RING_PACKED.
+packed_check() {
+	local f n=0
+	for f in $(sed -n 's/.*connected to the backend on .*: features \(0x[0-9a-f]*\).*/\1/p' "$dir/peer.err"); do
+		n=$((n + 1))
+		if [ $((f >> 34 & 1)) -ne 1 ]; then
+			echo "FAIL: $1: features $f without VIRTIO_F_RING_PACKED"; fail=1
+		fi
+	done
+	[ $n -gt 0 ] || { echo "FAIL: $1: no features line"; fail=1; }
 }
 
 # run ROLE SIZE EXTRA_TIDE_KEYS: one connection, one session.
@@ -87,31 +102,37 @@ run() {
 	check "tide $role, $size B${extra:+, $extra}" 1
 }
 
-run client 64 ""
-run client 1518 ""
-run server 64 ""
-run server 1518 ",mrg_rxbuf=no"
-run client 64 ",in_order=no"
-run client 64 ",event_idx=yes"
-# 9000 bytes: tide sends chains of 2 KiB mbufs through indirect tables and receives them
-# over mergeable buffers.
-run client 9000 ""
-run client 1518 ",in_order=no,mrg_rxbuf=no"
-
 # Kill -9 of testpmd while tide (client) is connected: tide drops the connection, retries,
 # and runs a second exact session against the restarted testpmd.
-n=$((n + 1)); sock=$dir/k$n.sock
-tp_start k${n}a "iface=$sock,queues=1"
-wait_for 10 test -S "$sock"
-peer_start "virtio:path=$sock,role=client" 64 2
-wait_for 30 sessions_done 1 || { echo "FAIL: first session"; fail=1; }
-tp_stats k${n}a
-check "tide client, before testpmd is killed" 1
-tp_kill k${n}a
-rm -f "$sock"
-tp_start k${n}b "iface=$sock,queues=1"
-wait "$peerpid"; rc=$?
-tp_stats k${n}b; tp_quit k${n}b
-[ $rc -eq 0 ] || { echo "FAIL: test_virtio_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
-check "tide client, testpmd killed and restarted: second session" 2
+killrun() {
+	local extra=$1 rc
+	n=$((n + 1)); sock=$dir/k$n.sock
+	tp_start k${n}a "iface=$sock,queues=1"
+	wait_for 10 test -S "$sock"
+	peer_start "virtio:path=$sock,role=client$extra" 64 2
+	wait_for 30 sessions_done 1 || { echo "FAIL: first session"; fail=1; }
+	tp_stats k${n}a
+	check "tide client${extra:+, $extra}, before testpmd is killed" 1
+	tp_kill k${n}a
+	rm -f "$sock"
+	tp_start k${n}b "iface=$sock,queues=1"
+	wait "$peerpid"; rc=$?
+	tp_stats k${n}b; tp_quit k${n}b
+	[ $rc -eq 0 ] || { echo "FAIL: test_virtio_peer exit $rc"; cat "$dir/peer.err"; fail=1; }
+	check "tide client${extra:+, $extra}, testpmd killed and restarted: second session" 2
+}
+
+for layout in "" ",packed=yes"; do
+	run client 64 "$layout"
+	run client 1518 "$layout"
+	run server 64 "$layout"
+	run server 1518 ",mrg_rxbuf=no$layout"
+	run client 64 ",in_order=no$layout"
+	run client 64 ",event_idx=yes$layout"
+	# 9000 bytes: tide sends chains of 2 KiB mbufs through indirect tables and receives
+	# them over mergeable buffers.
+	run client 9000 "$layout"
+	run client 1518 ",in_order=no,mrg_rxbuf=no$layout"
+	killrun "$layout"
+done
 exit $fail

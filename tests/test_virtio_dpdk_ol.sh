@@ -16,7 +16,9 @@
 # net_vhost for checksums and TSO on the way back, so that tide receives partial checksums
 # and GSO packets (with tso=1: GUEST_TSO4, over mergeable buffers). testpmd's RX-packets
 # and TX-packets must equal what tide put on the ring: COUNT packets, or the pieces of the
-# software cut.
+# software cut. Every case runs twice: on split virtqueues, then on packed ones (packed=yes;
+# DPDK 22.11's net_vhost offers VIRTIO_F_RING_PACKED, and each packed session's log must
+# show it negotiated).
 #
 # testpmd runs on 2 MiB hugepages as DPDK is deployed (bench/hugepages.py); only when none
 # can be had does it fall back to --no-huge, and the output says so.
@@ -37,7 +39,17 @@ n=0
 
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p; s/^$1=\([0-9]*\).*/\1/p" "$dir/peer.out" | head -1; }
 
+# packed_check NAME: the session negotiated VIRTIO_F_RING_PACKED (bit 34), from tide's log.
+packed_check() {
+	local f
+	f=$(sed -n 's/.*connected to the backend on .*: features \(0x[0-9a-f]*\).*/\1/p' "$dir/peer.err" | head -1)
+	if [ -z "$f" ] || [ $((f >> 34 & 1)) -ne 1 ]; then
+		echo "FAIL: $1: features ${f:-none logged} without VIRTIO_F_RING_PACKED"; fail=1
+	fi
+}
+
 # run MODE VHOST_EXTRA EXPECT_SW_CKSUM EXPECT_SW_TSO EXPECT_TP_RX [ENGINE COUNTER]
+#   (tide's keys gain $layout: "" or ",packed=yes")
 #   ENGINE csum: testpmd's csum forwarding engine with TCP and IPv4 checksums and TSO
 #   (MSS 1448) asked of net_vhost, so that the packets come back to tide with partial
 #   checksums, the large ones as GSO packets; tide's COUNTER (gso_in, partial_in) must
@@ -61,24 +73,29 @@ run() {
 	fi
 	tp_cmd "$tag" "start"
 	wait_for 10 test -S "$sock" || { echo "FAIL: no socket"; fail=1; return; }
-	"$peer" "virtio:path=$sock,role=client" 60 "$count" "$mode" >"$dir/peer.out" 2>"$dir/peer.err"
+	TIDE_LOG_LEVEL=info "$peer" "virtio:path=$sock,role=client$layout" 60 "$count" "$mode" \
+		>"$dir/peer.out" 2>"$dir/peer.err"
 	rc=$?
 	tp_stats "$tag"
 	tp_quit "$tag"
-	echo "$mode${extra:+ ($extra)}: tide $(cat "$dir/peer.out"); testpmd rx=${tp_rx:-?} tx=${tp_tx:-?}"
+	echo "$mode${extra:+ ($extra)}${layout:+ [$layout]}: tide $(cat "$dir/peer.out"); testpmd rx=${tp_rx:-?} tx=${tp_tx:-?}"
 	if [ $rc -ne 0 ] || [ "$(field bad)" != 0 ] || [ "$(field refused)" != 0 ] ||
 		[ "$(field faults)" != 0 ] || [ "$(field sw_cksum)" != "$sw_ck" ] ||
 		[ "$(field sw_tso)" != "$sw_tso" ] || [ "${tp_rx:-0}" != "$want_rx" ] ||
 		[ "${tp_tx:-0}" != "$want_rx" ] || { [ -n "$ctr" ] && [ "$(field "$ctr")" != "$count" ]; }; then
-		echo "FAIL: $mode$extra (exit $rc)"; tail -n 5 "$dir"/*.log "$dir/peer.err"; fail=1
+		echo "FAIL: $mode$extra$layout (exit $rc)"; tail -n 5 "$dir"/*.log "$dir/peer.err"; fail=1
 	fi
+	[ -z "$layout" ] || packed_check "$mode$extra$layout"
 }
 
-run csum "" 0 0 "$count"
-run tso ",tso=1" 0 0 "$count"
-# 8000 payload bytes at MSS 1448: 6 frames a packet.
-run tso "" 0 "$count" $((count * 6))
-# testpmd's csum engine: the packets come back with partial checksums, and as GSO packets.
-run csum "" 0 0 "$count" csum partial_in
-run tso ",tso=1" 0 0 "$count" csum gso_in
+for layout in "" ",packed=yes"; do
+	run csum "" 0 0 "$count"
+	run tso ",tso=1" 0 0 "$count"
+	# 8000 payload bytes at MSS 1448: 6 frames a packet.
+	run tso "" 0 "$count" $((count * 6))
+	# testpmd's csum engine: the packets come back with partial checksums, and as GSO
+	# packets.
+	run csum "" 0 0 "$count" csum partial_in
+	run tso ",tso=1" 0 0 "$count" csum gso_in
+done
 exit $fail

@@ -31,6 +31,8 @@
 
 static char dir[64], sock[96];
 static unsigned ndesc = 256; /* each queue's ring */
+/* The offload cases' ring layout: packed virtqueues (packed=yes, offered) when set. */
+static bool packed;
 
 /* ---- log capture (the control thread logs the reason) ---- */
 
@@ -213,7 +215,14 @@ static void env_up_ol(struct env *e, uint64_t features, const char *keys, uint64
 		      uint64_t txol)
 {
 	struct tide_link l;
+	char pkeys[128];
 	double end;
+
+	if (packed) {
+		snprintf(pkeys, sizeof(pkeys), "%s,packed=yes", keys);
+		keys = pkeys;
+		features |= VIRTIO_BIT(VIRTIO_F_RING_PACKED);
+	}
 
 	env_open_ol(e, features | VIRTIO_BIT(VIRTIO_F_VERSION_1), keys, rxol, txol);
 	while (!e->b.kicked[0] || !e->b.kicked[1])
@@ -226,7 +235,20 @@ static void env_up_ol(struct env *e, uint64_t features, const char *keys, uint64
 	} while (!l.up);
 	/* The first Rx burst posts the receive buffers. */
 	assert_int_equal(tide_rx_burst(e->rxq, (struct tide_mbuf *[1]){NULL}, 0), 0);
+	if (features & VIRTIO_BIT(VIRTIO_F_RING_PACKED)) {
+		/* Packed: the last of them available in the first pass (wrap counter 1). */
+		struct vring_packed_desc *d = (struct vring_packed_desc *)(void *)e->b.desc[0];
+
+		assert_int_equal(__atomic_load_n(&d[ndesc - 1].flags, __ATOMIC_ACQUIRE),
+				 VRING_PACKED_DESC_F_AVAIL | VRING_DESC_F_WRITE);
+		return;
+	}
 	assert_int_equal(__atomic_load_n(&e->b.avail[0]->idx, __ATOMIC_ACQUIRE), ndesc);
+}
+
+static void env_up(struct env *e, uint64_t features, const char *keys)
+{
+	env_up_ol(e, features, keys, 0, 0);
 }
 
 static void send4(struct env *e)
@@ -378,6 +400,124 @@ static void test_used(void **state)
 	}
 	used_publish(e.b.used[v], c->idx);
 	expect_fault(&e, c->reason, c->rx);
+}
+
+/*
+ * The packed-ring cases: one rule broken in the used elements the backend writes into a
+ * packed ring (both wrap counters start at 1, so a sound used element at a position of
+ * the first pass has AVAIL = USED = 1). Tx cases (vring 1) first have four packets sent
+ * (ids 0-3 at positions 0-3); Rx cases (vring 0) find 256 receive buffers posted. @nb >= 0:
+ * the first Rx buffer's num_buffers (mergeable buffers). Each element: its id, its length
+ * (@past > 0: one byte more than descriptor @past - 1 was posted with), its flags.
+ */
+#define PK_USED (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)
+
+struct packed_case {
+	const char *name;
+	uint64_t features;
+	const char *keys;
+	bool rx;
+	int nb;
+	unsigned n;
+	struct {
+		uint16_t id;
+		uint32_t len;
+		int past;
+		uint16_t flags;
+	} used[2];
+	const char *reason;
+};
+
+static const struct packed_case packed_cases[] = {
+    /* Tx, per-id completion: an id beyond the queue size; one not in flight (ids 0-3 are);
+     * the same buffer used twice; a used element with the wrap counter of the wrong pass. */
+    {"packed_tx_id_out_of_range", 0, ",in_order=no", false, -1, 1, {{999, 0, 0, PK_USED}},
+     "used id beyond the queue size"},
+    {"packed_tx_id_not_in_flight", 0, ",in_order=no", false, -1, 1, {{9, 0, 0, PK_USED}},
+     "used id of a buffer not in flight"},
+    {"packed_tx_id_twice", 0, ",in_order=no", false, -1, 2,
+     {{2, 0, 0, PK_USED}, {2, 0, 0, PK_USED}}, "used id of a buffer not in flight"},
+    {"packed_tx_wrap", 0, ",in_order=no", false, -1, 1, {{0, 0, 0, 0}},
+     "used flags with the wrong wrap counter"},
+    /* Tx, in order (one element for a run ending at its id): a run past the four in
+     * flight; an id beyond the queue size; the wrong wrap counter. */
+    {"packed_tx_in_order_run", VIRTIO_BIT(VIRTIO_F_IN_ORDER), "", false, -1, 1,
+     {{4, 0, 0, PK_USED}}, "used id of a buffer not in flight"},
+    {"packed_tx_in_order_id_out_of_range", VIRTIO_BIT(VIRTIO_F_IN_ORDER), "", false, -1, 1,
+     {{256, 0, 0, PK_USED}}, "used id beyond the queue size"},
+    {"packed_tx_in_order_wrap", VIRTIO_BIT(VIRTIO_F_IN_ORDER), "", false, -1, 1,
+     {{3, 0, 0, VRING_PACKED_DESC_F_USED}}, "used flags with the wrong wrap counter"},
+    /* Rx: an id beyond the queue size; the same buffer used twice (the first use is a
+     * good packet); a length beyond the posted buffer, one shorter than the header; the
+     * wrong wrap counter. */
+    {"packed_rx_id_out_of_range", 0, "", true, -1, 1, {{256, 12 + 60, 0, PK_USED}},
+     "used id beyond the queue size"},
+    {"packed_rx_id_twice", 0, "", true, -1, 2,
+     {{5, 12 + 60, 0, PK_USED}, {5, 12 + 60, 0, PK_USED}}, "used id of a buffer not posted"},
+    {"packed_rx_len", 0, "", true, -1, 1, {{0, 0, 1, PK_USED}},
+     "used length outside the posted buffer"},
+    {"packed_rx_len_short", 0, "", true, -1, 1, {{0, 5, 0, PK_USED}},
+     "used length outside the posted buffer"},
+    {"packed_rx_wrap", 0, "", true, -1, 1, {{0, 12 + 60, 0, 0}},
+     "used flags with the wrong wrap counter"},
+    /* Rx, mergeable buffers: num_buffers beyond what is posted, and of 0; the second
+     * buffer of a packet with the wrong wrap counter, and longer than posted. */
+    {"packed_rx_num_buffers", F_MRG, "", true, 300, 1, {{0, 12 + 60, 0, PK_USED}},
+     "num_buffers of 0 or beyond the posted buffers"},
+    {"packed_rx_num_buffers_zero", F_MRG, "", true, 0, 1, {{0, 12 + 60, 0, PK_USED}},
+     "num_buffers of 0 or beyond the posted buffers"},
+    {"packed_rx_mrg_second_wrap", F_MRG, "", true, 2, 2,
+     {{0, 12 + 60, 0, PK_USED}, {1, 60, 0, VRING_PACKED_DESC_F_USED}},
+     "used flags with the wrong wrap counter"},
+    {"packed_rx_mrg_second_len", F_MRG, "", true, 2, 2,
+     {{0, 12 + 60, 0, PK_USED}, {1, 0, 2, PK_USED}}, "used length outside the posted buffer"},
+};
+
+static void test_packed(void **state)
+{
+	const struct packed_case *c = *state;
+	unsigned v = c->rx ? 0 : 1;
+	char keys[64];
+	struct vring_packed_desc *ring;
+	struct env e;
+
+	snprintf(keys, sizeof(keys), "%s,packed=yes", c->keys);
+	env_up(&e, c->features | VIRTIO_BIT(VIRTIO_F_RING_PACKED), keys);
+	ring = (struct vring_packed_desc *)(void *)e.b.desc[v];
+	if (!c->rx)
+		send4(&e);
+	if (c->nb >= 0) {
+		struct virtio_net_hdr_mrg *h = (struct virtio_net_hdr_mrg *)(uintptr_t)ring[0].addr;
+
+		memset(h, 0, sizeof(*h));
+		h->num_buffers = (uint16_t)c->nb;
+	}
+	/* The elements' bodies, then their flags, the first last (as a device publishes). */
+	for (unsigned i = 0; i < c->n; i++) {
+		ring[i].len = c->used[i].past ? ring[c->used[i].past - 1].len + 1 : c->used[i].len;
+		ring[i].id = c->used[i].id;
+	}
+	for (unsigned i = c->n; i-- > 0;)
+		__atomic_store_n(&ring[i].flags, c->used[i].flags, __ATOMIC_RELEASE);
+	expect_fault(&e, c->reason, c->rx);
+}
+
+/* packed=yes and a backend that does not offer VIRTIO_F_RING_PACKED: split virtqueues (the
+ * avail index of a split ring moved: env_up checks it), with the reason logged. */
+static void test_packed_not_offered(void **state)
+{
+	struct env e;
+
+	(void)state;
+	env_up(&e, 0, ",packed=yes");
+	if (!logged("packed=yes: the device does not offer VIRTIO_F_RING_PACKED"))
+		fail_msg("no fallback line in the log:\n%s", logbuf);
+	close(e.b.cfd);
+	assert_int_equal(tide_port_stop(e.p), 0);
+	tide_port_close(e.p);
+	tide_pool_cache_flush(e.pool);
+	assert_pool_full(e.pool);
+	tide_pool_free(e.pool);
 }
 
 /* Serve the handshake until the frontend closes the connection; then the reason, the
@@ -581,16 +721,26 @@ static unsigned frame_tcp6(uint8_t *f, unsigned payload, uint8_t flags)
  * @h (num_buffers set here) and @len bytes of @frame spread over as many buffers as it
  * takes, each used entry written; then used->idx published. Returns the buffers used.
  */
+/* The packed-ring flags of a used element at free-running position @pos of ring @num. */
+static uint16_t pk_used_flags(uint32_t pos, unsigned num)
+{
+	return (pos & num) ? 0 : PK_USED;
+}
+
+/* Rx: frame @frame of @len bytes with header @h written into the posted buffers from
+ * position @pos on (the header's num_buffers set), and used; returns the buffers used. */
 static unsigned rx_inject(struct env *e, uint16_t pos, const struct virtio_net_hdr_mrg *h,
 			  const uint8_t *frame, unsigned len)
 {
-	unsigned k = 0, off = 0;
+	struct vring_packed_desc *ring = (struct vring_packed_desc *)(void *)e->b.desc[0];
+	unsigned k = 0, off = 0, num = e->b.num[0];
 	uint8_t *first = NULL;
 
 	do {
-		uint16_t id = e->b.avail[0]->ring[(uint16_t)(pos + k) & (e->b.num[0] - 1)];
-		uint8_t *buf = (uint8_t *)(uintptr_t)e->b.desc[0][id].addr;
-		unsigned room = e->b.desc[0][id].len - (k ? 0 : 12);
+		uint16_t at = (uint16_t)(pos + k) & (num - 1);
+		uint16_t id = packed ? ring[at].id : e->b.avail[0]->ring[at];
+		uint8_t *buf = (uint8_t *)(uintptr_t)(packed ? ring[at].addr : e->b.desc[0][id].addr);
+		unsigned room = (packed ? ring[at].len : e->b.desc[0][id].len) - (k ? 0 : 12);
 		unsigned n = len - off < room ? len - off : room;
 
 		if (k == 0) {
@@ -599,12 +749,24 @@ static unsigned rx_inject(struct env *e, uint16_t pos, const struct virtio_net_h
 			buf += 12;
 		}
 		memcpy(buf, frame + off, n);
-		used_put(e->b.used[0], e->b.num[0], (uint16_t)(pos + k), id, n + (k ? 0 : 12));
+		if (packed) {
+			ring[at].id = id;
+			ring[at].len = n + (k ? 0 : 12);
+		} else {
+			used_put(e->b.used[0], num, (uint16_t)(pos + k), id, n + (k ? 0 : 12));
+		}
 		off += n;
 		k++;
 	} while (off < len);
 	((struct virtio_net_hdr_mrg *)(void *)first)->num_buffers = (uint16_t)k;
-	used_publish(e->b.used[0], (uint16_t)(pos + k));
+	if (!packed) {
+		used_publish(e->b.used[0], (uint16_t)(pos + k));
+		return k;
+	}
+	/* The flags, the first element's last (as a device publishes). */
+	for (unsigned j = k; j-- > 0;)
+		__atomic_store_n(&ring[(uint16_t)(pos + j) & (num - 1)].flags,
+				 pk_used_flags(pos + j, num), __ATOMIC_RELEASE);
 	return k;
 }
 
@@ -737,12 +899,51 @@ static void test_rx_hdr(void **state)
 static const struct virtio_net_hdr_mrg *tx_desc(struct env *e, unsigned id, const uint8_t **frame,
 						unsigned *len)
 {
+	const struct vring_packed_desc *pd = (const struct vring_packed_desc *)(void *)e->b.desc[1];
 	const struct vring_desc *d = &e->b.desc[1][id];
+	uint64_t addr = packed ? pd[id].addr : d->addr;
 
-	assert_int_equal(d->flags & VRING_DESC_F_INDIRECT, 0);
-	*frame = (const uint8_t *)(uintptr_t)d->addr + 12;
-	*len = d->len - 12;
-	return (const struct virtio_net_hdr_mrg *)(uintptr_t)d->addr;
+	assert_int_equal((packed ? pd[id].flags : d->flags) & VRING_DESC_F_INDIRECT, 0);
+	if (packed)
+		assert_int_equal(pd[id].id, id);
+	*frame = (const uint8_t *)(uintptr_t)addr + 12;
+	*len = (packed ? pd[id].len : d->len) - 12;
+	return (const struct virtio_net_hdr_mrg *)(uintptr_t)addr;
+}
+
+/* Tx: exactly @n buffers made available so far (split: the avail index; packed: positions
+ * [n - num, n) hold their pass's available flags, position n does not). */
+static void expect_tx_avail(struct env *e, unsigned n)
+{
+	const struct vring_packed_desc *pd = (const struct vring_packed_desc *)(void *)e->b.desc[1];
+	unsigned num = e->b.num[1];
+
+	if (!packed) {
+		assert_int_equal(e->b.avail[1]->idx, n);
+		return;
+	}
+	for (unsigned p = n > num ? n - num : 0; p <= n; p++) {
+		uint16_t fl = pd[p & (num - 1)].flags & PK_USED;
+		uint16_t av = (p & num) ? VRING_PACKED_DESC_F_USED : VRING_PACKED_DESC_F_AVAIL;
+
+		if ((fl == av) != (p < n))
+			fail_msg("packed Tx position %u: flags 0x%x, want %u made available", p, fl, n);
+	}
+}
+
+/* Tx: the device uses the buffer at position 0 (id 0). */
+static void tx_use_first(struct env *e)
+{
+	struct vring_packed_desc *pd = (struct vring_packed_desc *)(void *)e->b.desc[1];
+
+	if (!packed) {
+		used_put(e->b.used[1], e->b.num[1], 0, 0, 0);
+		used_publish(e->b.used[1], 1);
+		return;
+	}
+	pd[0].id = 0;
+	pd[0].len = 0;
+	__atomic_store_n(&pd[0].flags, PK_USED, __ATOMIC_RELEASE);
 }
 
 /* A TCP/IPv4 packet of @payload bytes with Tx requests @req (TIDE_MBUF_F_TX_*). */
@@ -825,7 +1026,7 @@ static void test_tx_hdr_device(void **state)
 	tide_mbuf_mtod(m[4], uint8_t *)[39] = 0xf0;
 	m[4]->l4_len = 8;
 	assert_int_equal(tide_tx_burst(e.txq, m, 5), 5);
-	assert_int_equal(e.b.avail[1]->idx, 3);
+	expect_tx_avail(&e, 3);
 	/* TSO: the frame whole, the device to cut it. */
 	h = tx_desc(&e, 0, &f, &len);
 	assert_int_equal(len, 1900);
@@ -875,7 +1076,7 @@ static void test_tx_hdr_software(void **state)
 	m[2]->l3_len = 24;
 	m[3] = tx_pkt(&e, 1000, REQ_TSO4, 0);
 	assert_int_equal(tide_tx_burst(e.txq, m, 4), 4);
-	assert_int_equal(e.b.avail[1]->idx, 4);
+	expect_tx_avail(&e, 4);
 	for (unsigned id = 0; id < 4; id++) {
 		static const unsigned want[4] = {154, 854, 854, 300};
 
@@ -904,7 +1105,7 @@ static void test_tx_hdr_ecn(void **state)
 	m = tx_pkt(&e, 1600, REQ_TSO4, 800);
 	tide_mbuf_mtod(m, uint8_t *)[47] |= 0x80; /* CWR */
 	assert_int_equal(tide_tx_burst(e.txq, &m, 1), 1);
-	assert_int_equal(e.b.avail[1]->idx, 2);
+	expect_tx_avail(&e, 2);
 	for (unsigned id = 0; id < 2; id++) {
 		h = tx_desc(&e, id, &f, &len);
 		assert_int_equal(len, 854);
@@ -930,7 +1131,7 @@ static void test_tx_cut_too_many(void **state)
 		env_up_ol(&e, 0, "", 0, TX_OL);
 		m = tx_pkt(&e, 1500, REQ_TSO4, r == 0 ? 10 : 20); /* 150, 75 pieces */
 		assert_int_equal(tide_tx_burst(e.txq, &m, 1), 1);
-		assert_int_equal(e.b.avail[1]->idx, 0);
+		expect_tx_avail(&e, 0);
 		assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 1);
 		assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
 		env_done(&e);
@@ -953,7 +1154,7 @@ static void test_tx_hdr_v6(void **state)
 	m[0] = tx_pkt6(&e, 1600, 800);
 	m[1] = tx_pkt(&e, 1600, REQ_TSO4, 800);
 	assert_int_equal(tide_tx_burst(e.txq, m, 2), 2);
-	assert_int_equal(e.b.avail[1]->idx, 3);
+	expect_tx_avail(&e, 3);
 	h = tx_desc(&e, 0, &f, &len);
 	assert_int_equal(len, 74 + 1600);
 	assert_int_equal(h->gso_type, H_GSO_TCPV6);
@@ -990,16 +1191,15 @@ static void test_tx_cut_room(void **state)
 	}
 	big = tx_pkt(&e, 1500, REQ_TSO4, 500); /* 3 pieces */
 	assert_int_equal(tide_tx_burst(e.txq, &big, 1), 0);
-	assert_int_equal(e.b.avail[1]->idx, 254);
+	expect_tx_avail(&e, 254);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
 	/* The device uses one: room for the three pieces exactly, and the packet after them
 	 * stays the caller's. */
-	used_put(e.b.used[1], e.b.num[1], 0, 0, 0);
-	used_publish(e.b.used[1], 1);
+	tx_use_first(&e);
 	m[0] = big;
 	m[1] = tx_pkt(&e, 10, 0, 0);
 	assert_int_equal(tide_tx_burst(e.txq, m, 2), 1);
-	assert_int_equal(e.b.avail[1]->idx, 257);
+	expect_tx_avail(&e, 257);
 	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
 	tide_mbuf_free(m[1]);
 	env_done(&e);
@@ -1026,24 +1226,43 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The offload cases again over packed virtqueues: packed set around each. */
+static int packed_on(void **state)
+{
+	(void)state;
+	packed = true;
+	return 0;
+}
+
+static int packed_off(void **state)
+{
+	(void)state;
+	packed = false;
+	return 0;
+}
+
 int main(void)
 {
+	static const struct CMUnitTest tx_ol[] = {
+	    cmocka_unit_test(test_tx_hdr_device),   cmocka_unit_test(test_tx_hdr_software),
+	    cmocka_unit_test(test_tx_hdr_ecn),	    cmocka_unit_test(test_tx_cut_room),
+	    cmocka_unit_test(test_tx_hdr_v6),	    cmocka_unit_test(test_tx_cut_too_many),
+	};
 	enum {
 		NU = sizeof(used_cases) / sizeof(used_cases[0]),
 		NF = sizeof(feat_cases) / sizeof(feat_cases[0]),
 		NR = sizeof(rxh_cases) / sizeof(rxh_cases[0]),
-		N0 = NU + NF + NR,
+		NP = sizeof(packed_cases) / sizeof(packed_cases[0]),
+		NT = sizeof(tx_ol) / sizeof(tx_ol[0]),
+		N0 = NU + NF + NP,
+		NOL = NR + NT, /* the offload cases, split then packed */
 	};
-	struct CMUnitTest tests[N0 + 9] = {
-	    [N0] = cmocka_unit_test(test_no_version_1),
-	    [N0 + 1] = cmocka_unit_test(test_bad_reply),
-	    [N0 + 2] = cmocka_unit_test(test_nack),
-	    [N0 + 3] = cmocka_unit_test(test_tx_hdr_device),
-	    [N0 + 4] = cmocka_unit_test(test_tx_hdr_software),
-	    [N0 + 5] = cmocka_unit_test(test_tx_hdr_ecn),
-	    [N0 + 6] = cmocka_unit_test(test_tx_cut_room),
-	    [N0 + 7] = cmocka_unit_test(test_tx_hdr_v6),
-	    [N0 + 8] = cmocka_unit_test(test_tx_cut_too_many),
+	static char names[NOL][64];
+	struct CMUnitTest tests[N0 + 2 * NOL + 4] = {
+	    [N0 + 2 * NOL] = cmocka_unit_test(test_no_version_1),
+	    [N0 + 2 * NOL + 1] = cmocka_unit_test(test_bad_reply),
+	    [N0 + 2 * NOL + 2] = cmocka_unit_test(test_nack),
+	    [N0 + 2 * NOL + 3] = cmocka_unit_test(test_packed_not_offered),
 	};
 
 	for (unsigned i = 0; i < NU; i++)
@@ -1054,10 +1273,25 @@ int main(void)
 		tests[NU + i] = (struct CMUnitTest){.name = feat_cases[i].name,
 						    .test_func = test_features,
 						    .initial_state = (void *)&feat_cases[i]};
-	for (unsigned i = 0; i < NR; i++)
-		tests[NU + NF + i] = (struct CMUnitTest){.name = rxh_cases[i].name,
-							 .test_func = test_rx_hdr,
-							 .initial_state = (void *)&rxh_cases[i]};
+	for (unsigned i = 0; i < NP; i++)
+		tests[NU + NF + i] = (struct CMUnitTest){.name = packed_cases[i].name,
+							 .test_func = test_packed,
+							 .initial_state = (void *)&packed_cases[i]};
+	for (unsigned i = 0; i < NOL; i++) {
+		struct CMUnitTest *t = &tests[N0 + i], *tp = &tests[N0 + NOL + i];
+
+		if (i < NR)
+			*t = (struct CMUnitTest){.name = rxh_cases[i].name,
+						 .test_func = test_rx_hdr,
+						 .initial_state = (void *)&rxh_cases[i]};
+		else
+			*t = tx_ol[i - NR];
+		*tp = *t;
+		snprintf(names[i], sizeof(names[i]), "%s_packed", t->name);
+		tp->name = names[i];
+		tp->setup_func = packed_on;
+		tp->teardown_func = packed_off;
+	}
 	if (tide_thread_register() < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -7,8 +7,14 @@
  * and posts the receive buffers while the worker may be inside a burst: the quiesce scheme
  * must keep them apart (this test runs under ThreadSanitizer in the TSan build). Every
  * packet the worker receives is checked, and both pools are whole at the end.
+ *
+ * With the argument "packed" the frontend asks for packed rings (packed=yes) and the
+ * backend is reopened at each cycle, offering them (packed=yes) and not (packed=no) in
+ * turn: the layout changes from one connection to the next under the worker, and each
+ * connection's layout is checked in what the backend negotiated.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +23,7 @@
 
 #include <tide/lcore.h>
 #include <tide/port.h>
+#include <tide/vhost.h>
 
 #include "memif_util.h"
 
@@ -69,11 +76,22 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* The backend, offering packed rings or not. */
+static struct tide_port *backend(bool packed)
+{
+	char spec[256];
+
+	snprintf(spec, sizeof(spec), "vhost:socket=%s/q.sock,role=server,packed=%s", dir,
+		 packed ? "yes" : "no");
+	return mt_port(spec, 1, 256, pool_h);
+}
+
+int main(int argc, char **argv)
 {
 	struct tide_pktpool_opts o = {.sz = sizeof(o), .pool_flags = TIDE_POOL_F_SHARED};
 	char spec[256];
-	uint64_t seq = 0, hrx = 0, connects = 0, faults = 1;
+	uint64_t seq = 0, hrx = 0, connects = 0, faults = 1, on_packed = 0;
+	bool packed = argc > 1 && strcmp(argv[1], "packed") == 0;
 	pthread_t th;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -82,9 +100,9 @@ int main(void)
 	tide_thread_register();
 	MT_CHECK(tide_pktpool_create("qv", 4096, 256, 0, &o, &pool_v) == 0);
 	MT_CHECK(tide_pktpool_create("qh", 4096, 256, 0, NULL, &pool_h) == 0);
-	snprintf(spec, sizeof(spec), "vhost:socket=%s/q.sock,role=server", dir);
-	h = mt_port(spec, 1, 256, pool_h);
-	snprintf(spec, sizeof(spec), "virtio:path=%s/q.sock,role=client", dir);
+	h = backend(packed);
+	snprintf(spec, sizeof(spec), "virtio:path=%s/q.sock,role=client%s", dir,
+		 packed ? ",packed=yes" : "");
 	v = mt_port(spec, 1, 256, pool_v);
 	MT_CHECK(pthread_create(&th, NULL, worker, NULL) == 0);
 	for (int c = 0; c < CYCLES; c++) {
@@ -92,6 +110,14 @@ int main(void)
 		unsigned got = 0;
 
 		MT_CHECK(mt_wait_link(v, 1, 10));
+		if (packed) {
+			struct tide_vhost_info vi = {.sz = sizeof(vi)};
+
+			/* Offered on even cycles only: the frontend follows. */
+			MT_CHECK(tide_vhost_info_get(h, &vi) == 0);
+			MT_CHECK(!!(vi.features & (1ull << 34)) == (c % 2 == 0));
+			on_packed += c % 2 == 0;
+		}
 		/* Traffic both ways, then the backend leaves under the worker. */
 		while (got < 200) {
 			struct tide_mbuf *pk[32];
@@ -112,7 +138,12 @@ int main(void)
 		}
 		MT_CHECK(tide_port_stop(h) == 0);
 		MT_CHECK(mt_wait_link(v, 0, 5));
-		MT_CHECK(tide_port_start(h) == 0);
+		if (packed) {
+			tide_port_close(h);
+			h = backend(c % 2 == 1);
+		} else {
+			MT_CHECK(tide_port_start(h) == 0);
+		}
 	}
 	MT_CHECK(mt_wait_link(v, 1, 10));
 	__atomic_store_n(&stop_worker, 1, __ATOMIC_RELEASE);
@@ -126,9 +157,9 @@ int main(void)
 	tide_pool_cache_flush(pool_h);
 	MT_CHECK(tide_pool_in_use(pool_v) == 0);
 	MT_CHECK(tide_pool_in_use(pool_h) == 0);
-	printf("ok: %d disconnects under a bursting worker (worker tx %llu rx %llu, backend rx %llu), pools whole\n",
+	printf("ok: %d disconnects under a bursting worker (worker tx %llu rx %llu, backend rx %llu, %llu connections on packed rings), pools whole\n",
 	       CYCLES, (unsigned long long)worker_tx, (unsigned long long)worker_rx,
-	       (unsigned long long)hrx);
+	       (unsigned long long)hrx, (unsigned long long)on_packed);
 	tide_pool_free(pool_v);
 	tide_pool_free(pool_h);
 	return 0;

@@ -417,6 +417,7 @@ struct cfg {
 	const char *vhost;   /* extra keys of the vhost port */
 	bool h_ol;	     /* the vhost port offers offloads (offloads=yes) */
 	bool h_rxol, v_rxol; /* the Rx queues enable them */
+	bool packed;	     /* the frontend asks for packed virtqueues (packed=yes) */
 };
 
 static void run_cfg(const struct cfg *c)
@@ -430,7 +431,8 @@ static void run_cfg(const struct cfg *c)
 
 	snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server%s", dir, c->vhost);
 	side_open(&H, "vhost", spec, false, 4096, 0, c->h_rxol, c->h_ol);
-	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client", dir);
+	snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client%s", dir,
+		 c->packed ? ",packed=yes" : "");
 	side_open(&V, "virtio", spec, true, 1024, VDATAROOM, c->v_rxol, true);
 	assert_int_equal(tide_port_start(H.p), 0);
 	assert_int_equal(tide_port_start(V.p), 0);
@@ -443,6 +445,9 @@ static void run_cfg(const struct cfg *c)
 		usleep(1000);
 	} while (!lv.up || !lh.up);
 	assert_int_equal(tide_vhost_info_get(H.p, &vi), 0);
+	if (!(vi.features & (1ull << 34)) != !c->packed) /* VIRTIO_F_RING_PACKED */
+		fail_msg("negotiated 0x%llx: packed rings %s", (unsigned long long)vi.features,
+			 c->packed ? "asked for, not taken" : "taken unasked");
 	if ((vi.features & F_HOST) != (v2h ? F_HOST : 0) ||
 	    (vi.features & F_GUEST) != (h2v ? F_GUEST : 0))
 		fail_msg("negotiated 0x%llx: host features %s, guest features %s",
@@ -519,6 +524,19 @@ static void test_vhost_offloads_no(void **state)
 	run_cfg(&(struct cfg){",offloads=no", false, false, true});
 }
 
+/* The first two again on packed virtqueues. */
+static void test_offloaded_packed(void **state)
+{
+	(void)state;
+	run_cfg(&(struct cfg){"", true, true, true, true});
+}
+
+static void test_virtio_rx_plain_packed(void **state)
+{
+	(void)state;
+	run_cfg(&(struct cfg){"", true, true, false, true});
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -544,6 +562,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_vhost_rx_plain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_virtio_rx_plain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vhost_offloads_no, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_offloaded_packed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_virtio_rx_plain_packed, setup, teardown),
 	};
 
 	if (tide_thread_register() < 0)

@@ -13,9 +13,10 @@
  * `valgrind --tool=callgrind --toggle-collect=bench_*` counts the two drivers' burst calls
  * alone (the packets are allocated, filled and freed outside them; the control threads'
  * handshake is not counted). Both ports at their defaults apart from the vring depth, 1024
- * as bench/vhost/run's wall-clock cells use: split rings, mrg_rxbuf and in_order on.
+ * as bench/vhost/run's wall-clock cells use: split rings, mrg_rxbuf and in_order on; with
+ * LAYOUT packed the frontend asks for packed rings (packed=yes), which the backend offers.
  *
- * usage: virtio_instr rx|tx PACKETS SIZE
+ * usage: virtio_instr rx|tx PACKETS SIZE [split|packed]
  * Prints "dir=.. packets=N size=S": divide each function's inclusive Ir by N. Exits 1 when a
  * packet arrives with another length, the link does not come up, the pair stalls, or a pool
  * is not whole after both ports are closed.
@@ -109,12 +110,14 @@ int main(int argc, char **argv)
 	char path[108], spec[256];
 	uint64_t total, done = 0, stalls = 0;
 	unsigned size;
-	int tx;
+	int tx, packed;
 
-	if (argc != 4 || (strcmp(argv[1], "rx") != 0 && strcmp(argv[1], "tx") != 0)) {
-		fprintf(stderr, "usage: %s rx|tx PACKETS SIZE\n", argv[0]);
+	if (argc < 4 || argc > 5 || (strcmp(argv[1], "rx") != 0 && strcmp(argv[1], "tx") != 0) ||
+	    (argc == 5 && strcmp(argv[4], "split") != 0 && strcmp(argv[4], "packed") != 0)) {
+		fprintf(stderr, "usage: %s rx|tx PACKETS SIZE [split|packed]\n", argv[0]);
 		return 2;
 	}
+	packed = argc == 5 && strcmp(argv[4], "packed") == 0;
 	tx = strcmp(argv[1], "tx") == 0;
 	total = strtoull(argv[2], NULL, 0);
 	size = (unsigned)atoi(argv[3]);
@@ -126,7 +129,8 @@ int main(int argc, char **argv)
 	CHECK(tide_pktpool_create("switch", 8192, 256, 0, NULL, &bpool) == 0);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	BE = port(spec, bpool);
-	snprintf(spec, sizeof(spec), "virtio:path=%s,role=client,queue_size=%d", path, DESC);
+	snprintf(spec, sizeof(spec), "virtio:path=%s,role=client,queue_size=%d%s", path, DESC,
+		 packed ? ",packed=yes" : "");
 	FE = port(spec, fpool);
 	for (unsigned i = 0; !(up(FE) && up(BE)); i++) {
 		struct timespec ts = {0, 1000000};
@@ -156,7 +160,8 @@ int main(int argc, char **argv)
 			CHECK(++stalls < 1000000);
 		done += r;
 	}
-	printf("dir=%s packets=%llu size=%u\n", tx ? "tx" : "rx", (unsigned long long)done, size);
+	printf("dir=%s packets=%llu size=%u layout=%s\n", tx ? "tx" : "rx", (unsigned long long)done,
+	       size, packed ? "packed" : "split");
 	tide_port_close(FE);
 	tide_port_close(BE);
 	CHECK(tide_pool_in_use(fpool) == 0 && tide_pool_in_use(bpool) == 0);

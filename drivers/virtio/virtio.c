@@ -349,12 +349,19 @@ void virtio_queues_off(struct virtio_port *vp)
 }
 
 /* A vring as a new connection finds it: zeroed, we poll (no interrupts wanted), and the
- * transmit avail ring is the identity (descriptor i at position i, for good). */
-static void ring_reset(const struct virtio_vring_addr *a, bool tx)
+ * transmit avail ring is the identity (descriptor i at position i, for good). Packed: the
+ * descriptor ring zeroed, the driver event area DISABLE. (The area is laid out for the
+ * split ring, which is larger: the layout is known only once the device has answered.) */
+static void ring_reset(const struct virtio_vring_addr *a, bool tx, bool packed)
 {
 	memset(a->desc, 0, vring_desc_bytes(a->num));
 	memset(a->avail, 0, vring_avail_bytes(a->num));
 	memset(a->used, 0, vring_used_bytes(a->num));
+	if (packed) {
+		((struct vring_packed_event *)(void *)a->avail)->flags =
+			VRING_PACKED_EVENT_F_DISABLE;
+		return;
+	}
 	a->avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
 	if (tx)
 		for (unsigned i = 0; i < a->num; i++)
@@ -362,11 +369,12 @@ static void ring_reset(const struct virtio_vring_addr *a, bool tx)
 }
 
 /*
- * Until every Rx queue's worker has posted its receive buffers for connection @gen (its
+ * Until every Rx queue's worker has posted its receive buffers for the connection whose
+ * live value is @live (its
  * first Rx burst since), at most VIRTIO_RX_WAIT_MS: a queue nobody polls does not hold the
  * port back for longer. Port stop ends the wait.
  */
-static void rx_wait_posted(struct virtio_port *vp, uint32_t gen)
+static void rx_wait_posted(struct virtio_port *vp, uint32_t live)
 {
 	struct tide_port *p = vp->port;
 	struct timespec ts = {.tv_nsec = 1000000};
@@ -376,7 +384,8 @@ static void rx_wait_posted(struct virtio_port *vp, uint32_t gen)
 
 		/* Acquire: pairs with the release store of seen in the worker's resync. */
 		while (i < p->nb_rxq &&
-		       __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->seen, __ATOMIC_ACQUIRE) == gen)
+		       virtio_live_seen(live, __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->seen,
+							      __ATOMIC_ACQUIRE)))
 			i++;
 		if (i == p->nb_rxq || __atomic_load_n(&vp->quit, __ATOMIC_ACQUIRE))
 			return;
@@ -460,7 +469,17 @@ int virtio_dev_init(struct virtio_port *vp)
 			      (unsigned long long)dev);
 		return -ENOTSUP;
 	}
+	if (vp->packed && !(dev & VIRTIO_BIT(VIRTIO_F_RING_PACKED))) {
+		if (tr->packed_strict) {
+			TIDE_LOG_ERR_(p->name, "packed=yes: the device (%s) does not offer VIRTIO_F_RING_PACKED (features 0x%llx)",
+				      tr->name, (unsigned long long)dev);
+			return -ENOTSUP;
+		}
+		TIDE_LOG_WARN_(p->name, "packed=yes: the device does not offer VIRTIO_F_RING_PACKED (features 0x%llx): split virtqueues",
+			       (unsigned long long)dev);
+	}
 	want = VIRTIO_BIT(VIRTIO_F_VERSION_1) | (vp->mrg ? VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) : 0) |
+	       (vp->packed ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0) |
 	       (vp->event_idx ? VIRTIO_BIT(VIRTIO_F_EVENT_IDX) : 0) |
 	       (vp->in_order ? VIRTIO_BIT(VIRTIO_F_IN_ORDER) : 0) |
 	       VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) |
@@ -481,7 +500,8 @@ int virtio_dev_init(struct virtio_port *vp)
 
 		if (vq == NULL)
 			continue;
-		ring_reset(&vp->va[v], v % 2 == 1);
+		vq->packed = vp->features & VIRTIO_BIT(VIRTIO_F_RING_PACKED);
+		ring_reset(&vp->va[v], v % 2 == 1, vq->packed);
 		vq->event_idx = vp->features & VIRTIO_BIT(VIRTIO_F_EVENT_IDX);
 		vq->in_order = vp->features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 		vq->mrg = vp->features & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF);
@@ -495,9 +515,12 @@ int virtio_dev_init(struct virtio_port *vp)
 	if ((rc = tr->status_set(vp, status)) < 0 ||
 	    (tr->driver_ok != NULL && (rc = tr->driver_ok(vp)) < 0))
 		return rc;
+	/* The generation in 31 bits, the layout in the top one: never 0 nor SEEN_NONE. */
 	gen = ++vp->gen;
-	if (gen == 0 || gen == VIRTIO_SEEN_NONE)
+	if (gen == 0 || gen >= VIRTIO_LIVE_PACKED)
 		gen = vp->gen = 1;
+	if (vp->features & VIRTIO_BIT(VIRTIO_F_RING_PACKED))
+		gen |= VIRTIO_LIVE_PACKED;
 	/* Release: the ring reset and the queue's fields before live; pairs with the acquire
 	 * load in quiesce_enter(). Rx queues first: see virtio.h. */
 	for (unsigned i = 0; i < p->nb_rxq; i++) {
@@ -564,7 +587,7 @@ static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
 		return -EINVAL;
 	live = quiesce_enter(&q->busy, &q->live, q->fence);
 	/* Until the queue's first burst on this vring its indices are the old ones. */
-	if (live == 0 || live != q->seen) {
+	if (live == 0 || !virtio_live_seen(live, q->seen)) {
 		quiesce_leave(&q->busy);
 		return -ENOTCONN;
 	}
@@ -572,6 +595,19 @@ static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
 	if (fd < 0) {
 		quiesce_leave(&q->busy);
 		return fd;
+	}
+	if (live & VIRTIO_LIVE_PACKED) {
+		/* The driver event area; the stale-signal rule is the split ring's. */
+		if (enable) {
+			callfd_clear(fd);
+			virtio_packed_rx_intr(q, true);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		} else {
+			virtio_packed_rx_intr(q, false);
+			callfd_clear(fd);
+		}
+		quiesce_leave(&q->busy);
+		return 0;
 	}
 	flags = &q->vq.avail->flags;
 	used_event = &q->vq.avail->ring[q->vq.num];

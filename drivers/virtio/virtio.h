@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * virtio driver: tide as a virtio-net frontend (the driver side of a virtio device). One
- * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c) over
+ * virtqueue frontend (split rings in tide's memory, Rx and Tx bursts: virtio_rxtx.c; packed
+ * rings when VIRTIO_F_RING_PACKED is asked for and offered: virtio_packed.c) over
  * a transport that reaches the device (struct virtio_transport): vhost-user
  * (virtio_user.c: a backend process on a UNIX socket), vhost-kernel (virtio_kernel.c:
  * /dev/vhost-net and a tap device) or virtio-pci (virtio_pci.c: a modern virtio-net PCI
@@ -63,6 +64,11 @@
 #define VIRTIO_REPLY_MS	     2000 /* a backend that does not answer a request in time is dropped */
 #define VIRTIO_RX_WAIT_MS    100  /* at a connect: how long Tx waits for Rx buffers to be posted */
 #define VIRTIO_SEEN_NONE     UINT32_MAX /* seen: no connection's state; never a live value */
+/* In a live value: the connection runs packed virtqueues (VIRTIO_F_RING_PACKED); the
+ * generation is in the other bits, and seen holds only the generation. So the split
+ * bursts find live != seen on a packed queue and jump to the packed ones
+ * (virtio_packed.c): no cost on the split path. virtio_live_seen() is the test. */
+#define VIRTIO_LIVE_PACKED   (1u << 31)
 
 extern const struct tide_driver tide_driver_virtio;
 
@@ -126,6 +132,10 @@ struct virtio_transport {
 	/* queue_set() gives the device each Rx vring's call eventfd (vp->callfd), which
 	 * rx_intr_fd returns. */
 	bool rx_intr;
+	/* packed=yes and the device does not offer VIRTIO_F_RING_PACKED: an error, not a
+	 * fallback to split virtqueues (a transport whose start is the caller's, so that the
+	 * error reaches tide_port_start()). */
+	bool packed_strict;
 };
 
 extern const struct virtio_transport virtio_user_transport;
@@ -164,6 +174,8 @@ struct virtio_vq {
 	bool in_order;	 /* VIRTIO_F_IN_ORDER */
 	bool mrg;	 /* VIRTIO_NET_F_MRG_RXBUF */
 	bool indirect;	 /* VIRTIO_F_INDIRECT_DESC */
+	bool packed;	 /* VIRTIO_F_RING_PACKED: desc is the packed ring, avail the driver
+			    event area, used the device event area (struct vring_packed_event) */
 };
 
 struct virtio_rxq {
@@ -172,7 +184,7 @@ struct virtio_rxq {
 	uint32_t busy;
 	bool fence;
 	uint16_t last_used;  /* used entries consumed (== (uint16_t)rxr.next) */
-	uint16_t avail_idx;  /* what we published (== (uint16_t)rxr.refill) */
+	uint16_t avail_idx;  /* what we published (== (uint16_t)rxr.refill; packed too) */
 	uint16_t headroom;   /* the pool's: the header goes just before it */
 	uint32_t buf_len;    /* posted descriptor length: header + data room */
 	uint16_t port_id;
@@ -195,7 +207,7 @@ struct virtio_txq {
 	struct txc txc; /* slot == descriptor id == avail position & mask */
 	uint32_t busy;
 	bool fence;
-	uint16_t last_used; /* used entries consumed */
+	uint16_t last_used; /* used entries consumed (packed: the next used ring position) */
 	struct virtio_vq vq;
 	uint8_t *done;	    /* per slot: the device used it (out-of-order completion) */
 	struct vring_desc *ind; /* per slot: an indirect table of VIRTIO_TX_SEGS (shared area) */
@@ -224,6 +236,7 @@ struct virtio_port {
 	unsigned queues;
 	unsigned queue_size; /* 0: each queue's nb_desc */
 	bool mrg, event_idx, in_order;
+	bool packed; /* ask for VIRTIO_F_RING_PACKED */
 	struct tide_port *port;
 	const struct virtio_transport *tr;
 
@@ -259,6 +272,19 @@ static inline struct virtio_port *virtio_vport(const struct tide_port *p)
 	return p->priv;
 }
 
+/* SET_VRING_BASE's value for a vring of a new connection: index 0; packed rings add the
+ * wrap counter (1) in bit 15. */
+static inline uint32_t virtio_vring_base(const struct virtio_port *vp)
+{
+	return vp->features & VIRTIO_BIT(VIRTIO_F_RING_PACKED) ? VRING_PACKED_WRAP : 0;
+}
+
+/* Does the queue run on connection @live, with @seen its worker's generation? */
+static inline bool virtio_live_seen(uint32_t live, uint32_t seen)
+{
+	return (live & ~VIRTIO_LIVE_PACKED) == seen;
+}
+
 /* ---- data path (virtio_rxtx.c) ---- */
 /* The burst for the queue: with the header helpers (virtio_hdr.h) when it enabled
  * offloads, else the one that writes zero headers and ignores the received ones. */
@@ -266,9 +292,27 @@ tide_rx_burst_fn virtio_rx_fn(const struct virtio_rxq *q);
 tide_tx_burst_fn virtio_tx_fn(const struct virtio_txq *q);
 unsigned virtio_tx_advance_ool(struct txc *t);
 void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
-/* The queue's buffers go home (port stop; the worker's resync). */
+/* The queue's buffers go home (port stop; the worker's resync). Both layouts. */
 void virtio_rxq_flush(struct virtio_rxq *q);
 void virtio_txq_flush(struct virtio_txq *q);
+
+/* ---- packed virtqueues (virtio_packed.c) ---- */
+/* The bursts, entered from the split ones with the queue busy and @live its live value
+ * (VIRTIO_LIVE_PACKED set); they leave the queue. */
+uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
+			  uint32_t live);
+uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
+			  uint32_t live);
+/* ... and the instances with offloads (virtio_hdr.h), entered from the split ones'. */
+uint16_t virtio_packed_rx_ol(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
+			     uint32_t live);
+uint16_t virtio_packed_tx_ol(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
+			     uint32_t live);
+/* tide_recycle()'s post and the out-of-line completion check, on a running packed queue. */
+void virtio_packed_rx_post(struct virtio_rxq *q, uint32_t first, unsigned n, bool doorbell);
+unsigned virtio_packed_tx_advance(struct txc *t);
+/* Rx interrupts on or off: the driver event area (the queue's thread, while it runs). */
+void virtio_packed_rx_intr(struct virtio_rxq *q, bool enable);
 
 /* ---- control plane (virtio_user.c) ---- */
 int virtio_ctl_start(struct virtio_port *vp);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * virtio frontend: the virtio-net header of each packet on a queue with offloads enabled,
- * one inline helper per direction, for every ring layout's burst (split: virtio_rxtx.c).
+ * one inline helper per direction, for every ring layout's burst (split: virtio_rxtx.c,
+ * packed: virtio_packed.c).
  * They hold no ring state: a queue keeps one struct virtio_rx_ol / virtio_tx_ol, set by
  * the control plane while the queue is off (virtio_dev_init) and written by the queue's
  * polling thread only (its counters).

@@ -247,7 +247,8 @@ static int vk_queue_set(struct virtio_port *vp, unsigned v, const struct virtio_
 {
 	int fd = vp->vk->vfd[v / 2], rc;
 	uint32_t idx = v % 2;
-	struct vk_vring_state num = {.index = idx, .num = a->num}, base = {.index = idx, .num = 0};
+	struct vk_vring_state num = {.index = idx, .num = a->num},
+			      base = {.index = idx, .num = virtio_vring_base(vp)};
 	struct vk_vring_addr ad = {.index = idx, .desc = (uintptr_t)a->desc,
 				   .used = (uintptr_t)a->used, .avail = (uintptr_t)a->avail};
 	struct vk_vring_file kick = {.index = idx, .fd = kickfd},
@@ -565,4 +566,5 @@ const struct virtio_transport virtio_kernel_transport = {
 	.rx_held = true,
 	.rx_intr = true,
 	.rx_intr_fd = virtio_callfd_rx,
+	.packed_strict = true, /* vhost-net: no packed rings known */
 };

@@ -34,10 +34,6 @@ static int keys_read(struct tide_kvargs *kv, struct open_keys *k)
 			      (unsigned long long)k->qsize);
 		return -EINVAL;
 	}
-	if (k->packed) {
-		TIDE_LOG_ERR_("virtio", "packed=yes: only split virtqueues are supported");
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -56,6 +52,7 @@ static int port_make(const struct open_keys *k, const char *name, struct tide_po
 	vp->mrg = k->mrg;
 	vp->event_idx = k->eidx;
 	vp->in_order = k->inord;
+	vp->packed = k->packed;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
 	for (unsigned v = 0; v < 2 * VIRTIO_MAX_QP; v++)
 		vp->kickfd[v] = vp->callfd[v] = -1;
@@ -92,6 +89,13 @@ int virtio_pci_open(struct tide_kvargs *kv, const char *bdf, struct tide_port **
 		return -ENOSPC;
 	if (keys_read(kv, &k) < 0)
 		return -EINVAL;
+	if (k.packed) {
+		/* Its control queue (virtio_pci.c) is a split ring, and a device that took
+		 * VIRTIO_F_RING_PACKED lays out every queue packed. */
+		TIDE_LOG_ERR_("virtio", "pci=%s: packed=yes is not supported on the virtio-pci transport (its control queue is split only)",
+			      bdf);
+		return -EINVAL;
+	}
 	snprintf(pname, sizeof(pname), "virtio:%s", bdf);
 	rc = port_make(&k, pname, &p);
 	if (rc < 0)

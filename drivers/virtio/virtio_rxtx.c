@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * virtio frontend data path: split virtqueues, zero copy both ways.
+ * virtio frontend data path: split virtqueues, zero copy both ways (packed ones:
+ * virtio_packed.c, entered from the bursts here when the queue's live value says so).
  *
  *   Rx (vring 2i, device-writable): the Rx refill (rxr.h) posts one descriptor per mbuf,
  *       starting VIRTIO_HDR_LEN bytes before the mbuf's data (the header lands in the
@@ -44,12 +45,7 @@
 
 #include "inline.h"
 #include "copy.h"
-#include "virtio.h"
-
-TIDE_ALWAYS_INLINE uint16_t load16(const uint16_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
+#include "virtio_dp.h"
 
 /*
  * Publish the avail index and kick the device if it asked ([avail] release, then the
@@ -65,10 +61,10 @@ TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint1
 		return 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (vq->event_idx)
-		kick = vring_need_event(load16((const uint16_t *)&vq->used->ring[vq->num]), now,
-					old);
+		kick = vring_need_event(virtio_load16((const uint16_t *)&vq->used->ring[vq->num]),
+					now, old);
 	else
-		kick = !(load16(&vq->used->flags) & VRING_USED_F_NO_NOTIFY);
+		kick = !(virtio_load16(&vq->used->flags) & VRING_USED_F_NO_NOTIFY);
 	if (!kick)
 		return 0;
 	if (vq->notify != NULL) {
@@ -151,65 +147,18 @@ void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 	struct virtio_rxq *q = r->drv;
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
 
-	/* live == seen: the queue runs (seen is never 0, live never VIRTIO_SEEN_NONE). */
-	if (live == q->seen && __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL) {
-		rx_post(q, first, n);
-		if (doorbell)
-			rx_doorbell(q, first + n);
+	/* The queue runs (seen is never 0, live never VIRTIO_SEEN_NONE). */
+	if (virtio_live_seen(live, q->seen) &&
+	    __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL) {
+		if (live & VIRTIO_LIVE_PACKED) {
+			virtio_packed_rx_post(q, first, n, doorbell);
+		} else {
+			rx_post(q, first, n);
+			if (doorbell)
+				rx_doorbell(q, first + n);
+		}
 	}
 	quiesce_leave(&q->busy);
-}
-
-/* What the Rx loop reads on every entry, in locals: the stores into mbufs could alias the
- * queue's fields (-fno-strict-aliasing) and force a reload of each after every store. */
-struct rx_view {
-	struct tide_mbuf **sw;
-	uint16_t *slot_desc, *desc_slot;
-	uint32_t mask, num;
-};
-
-/*
- * The buffer of used entry @id, to be received at position @pos; @posted buffers are
- * posted from @pos on. A device may use buffers in any order: the slot of @id trades places
- * with the slot at @pos (descriptor and mbuf alike), so that [pos + 1, refill) stays
- * exactly what is posted. NULL when @id names no posted buffer.
- */
-TIDE_ALWAYS_INLINE struct tide_mbuf *rx_take(const struct rx_view *v, uint32_t id, uint32_t pos,
-					     uint32_t posted)
-{
-	uint32_t mask = v->mask, s, p = pos & mask;
-
-	if (tide_unlikely(id >= v->num))
-		return NULL;
-	s = v->desc_slot[id];
-	if (tide_unlikely(s != p)) {
-		struct tide_mbuf *m;
-		uint16_t other;
-
-		if (((s - p) & mask) >= posted)
-			return NULL; /* not posted: used already, or never */
-		m = v->sw[s];
-		other = v->slot_desc[p];
-		v->sw[s] = v->sw[p];
-		v->sw[p] = m;
-		v->slot_desc[s] = other;
-		v->desc_slot[other] = (uint16_t)s;
-		v->slot_desc[p] = (uint16_t)id;
-		v->desc_slot[id] = (uint16_t)p;
-	}
-	return v->sw[p];
-}
-
-/* A chain cut short by a fault: its segments stay in their slots, each freed on its own. */
-static void rx_unlink(struct tide_mbuf *m)
-{
-	while (m != NULL) {
-		struct tide_mbuf *nx = m->next;
-
-		m->next = NULL;
-		m->nb_segs = 1;
-		m = nx;
-	}
 }
 
 /*
@@ -229,12 +178,18 @@ TIDE_ALWAYS_INLINE uint16_t rx_burst_gen(struct tide_rxq *pub, struct tide_mbuf 
 	struct tide_mbuf__rx_regs tmpl;
 	uint64_t bytes = 0, dropped = 0;
 	const char *why = NULL;
-	struct rx_view v;
+	struct virtio_rx_view v;
 	uint16_t uidx, i = 0, lu;
 	bool mrg;
 
-	if (tide_unlikely(live != q->seen) && !rxq_resync(q, live))
-		goto out;
+	if (tide_unlikely(live != q->seen)) {
+		if (ol && (live & VIRTIO_LIVE_PACKED))
+			return virtio_packed_rx_ol(q, pkts, n, live);
+		if (live & VIRTIO_LIVE_PACKED)
+			return virtio_packed_rx(q, pkts, n, live);
+		if (!rxq_resync(q, live))
+			goto out;
+	}
 	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL))
 		goto out;
 	/* [used] acquire: the entries and the frames before them are written. */
@@ -261,7 +216,7 @@ TIDE_ALWAYS_INLINE uint16_t rx_burst_gen(struct tide_rxq *pub, struct tide_mbuf 
 		const struct vring_used_elem *e = &ring[(lu + used) & v.mask];
 		uint32_t id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 		uint32_t len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-		struct tide_mbuf *m = rx_take(&v, id, next + used, posted - used), *last;
+		struct tide_mbuf *m = virtio_rx_take(&v, id, next + used, posted - used), *last;
 		struct virtio_net_hdr_mrg h;
 		uint16_t nbuf = 1;
 
@@ -298,9 +253,9 @@ TIDE_ALWAYS_INLINE uint16_t rx_burst_gen(struct tide_rxq *pub, struct tide_mbuf 
 			e = &ring[(lu + used + j) & v.mask];
 			id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 			len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-			s = rx_take(&v, id, next + used + j, posted - used - j);
+			s = virtio_rx_take(&v, id, next + used + j, posted - used - j);
 			if (tide_unlikely(s == NULL || len > buf_len)) {
-				rx_unlink(m);
+				virtio_rx_unlink(m);
 				why = s == NULL ? "used id of a buffer not posted"
 						: "used length outside the posted buffer";
 				goto fault;
@@ -444,33 +399,17 @@ unsigned virtio_tx_advance_ool(struct txc *t)
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
 	unsigned k = 0;
 
-	if (live == q->seen && __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL)
-		k = tx_advance(t);
+	if (virtio_live_seen(live, q->seen) &&
+	    __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL)
+		k = live & VIRTIO_LIVE_PACKED ? virtio_packed_tx_advance(t) : tx_advance(t);
 	quiesce_leave(&q->busy);
 	return k;
 }
 
-/* Can the device read @m in place? One segment, refcnt 1 (the header goes into its
- * headroom, which nobody else may be writing), room for the header, a pool it reaches. */
-TIDE_ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_pool *pool0,
-				  const struct tide_mbuf *m)
-{
-	if (tide_unlikely(tide_mbuf__refcnt_segs(m) != TIDE_MBUF_REFCNT_SEGS_ONE ||
-			  m->data_off < VIRTIO_HDR_LEN))
-		return false;
-	if (tide_likely(m->pool == pool0))
-		return true;
-	for (unsigned k = 1; k < q->npools; k++)
-		if (m->pool == q->pools[k])
-			return true;
-	return false;
-}
-
 /*
  * A packet of several segments, in place through the slot's indirect table: the header in
- * the first segment's headroom, one descriptor per segment. Needs the feature, at most
- * VIRTIO_TX_SEGS segments, refcnt 1 and headroom on the first (the header is written
- * there), and every segment from a pool the device reaches. Returns whether it did.
+ * the first segment's headroom, one descriptor per segment, when virtio_tx_ind_ok().
+ * Returns whether it did.
  */
 TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_desc *d,
 				    uint32_t slot)
@@ -480,17 +419,8 @@ TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, s
 	unsigned k = 0;
 	uint8_t *hdr;
 
-	if (!q->vq.indirect || m->nb_segs > VIRTIO_TX_SEGS || tide_mbuf_refcnt_read(m) != 1 ||
-	    m->data_off < VIRTIO_HDR_LEN)
+	if (!virtio_tx_ind_ok(q, m))
 		return false;
-	for (s = m; s != NULL; s = s->next) {
-		unsigned j = 0;
-
-		while (j < q->npools && s->pool != q->pools[j])
-			j++;
-		if (j == q->npools)
-			return false;
-	}
 	hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
 	memset(hdr, 0, VIRTIO_HDR_LEN);
 	for (s = m; s != NULL; s = s->next, k++) {
@@ -506,87 +436,25 @@ TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, s
 	return true;
 }
 
-/* A copy of @m the device can reach (and @m freed), or NULL (then @m is still the caller's). */
-TIDE_ALWAYS_INLINE struct tide_mbuf *tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
-{
-	struct tide_mbuf *c;
-
-	if (q->bounce == NULL || m->pkt_len > tide_pktpool_data_room(q->bounce))
-		return NULL;
-	c = tide_mbuf_alloc(q->bounce);
-	if (c == NULL)
-		return NULL;
-	tide_mbuf_read(m, 0, m->pkt_len, tide_mbuf_mtod(c, void *));
-	c->data_len = (uint16_t)m->pkt_len;
-	c->pkt_len = m->pkt_len;
-	c->ol_flags = m->ol_flags;
-	c->tso_segsz = m->tso_segsz;
-	c->l2_len = m->l2_len;
-	c->l3_len = m->l3_len;
-	c->l4_len = m->l4_len;
-	tide_mbuf_free(m);
-	tide_stat_add(&q->bounced, 1);
-	return c;
-}
-
-/* Most pieces one TSO packet is cut into in software. */
-#define VIRTIO_CUT_MAX 128
-
-/*
- * TSO packet @m cut in software (the device does not segment it, or it cannot be placed
- * whole) into mbufs of the bounce pool, which the device reaches, placed from ring
- * position @at with zero headers (every checksum filled), at most @room of them. Returns
- * the pieces placed (@m consumed), -ENOSPC when they need more room than @room but could
- * fit the ring (@m untouched: the burst ends there), or another -errno (@m untouched, the
- * caller drops it; a request the cut refuses is counted in refused).
- */
-static int tx_cut(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
-		  unsigned room, uint64_t *bytes)
+/* virtio_tx_cut() in the split burst: the pieces placed from ring position @at, one
+ * descriptor each with a zero header; 0 when @m was dropped (counted in @dropped), or -1
+ * when there is no room (@m and the rest of the burst stay the caller's). */
+static int tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
+		       unsigned room, uint64_t *bytes, uint64_t *dropped)
 {
 	struct tide_mbuf *out[VIRTIO_CUT_MAX];
-	unsigned most = q->txc.size < VIRTIO_CUT_MAX ? q->txc.size : VIRTIO_CUT_MAX;
-	int k;
+	int k = virtio_tx_cut(q, m, room, out, dropped);
 
-	if (q->bounce == NULL)
-		return -ENOBUFS;
-	k = tide_offload_segment(m, q->bounce, out, room < most ? room : most);
-	if (k == -ENOSPC && room < most)
-		return -ENOSPC;
-	if (k < 0) {
-		if (k != -ENOBUFS)
-			tide_stat_add(&q->ol.refused, 1);
-		return k == -ENOSPC ? -E2BIG : k;
-	}
 	for (int j = 0; j < k; j++) {
 		struct tide_mbuf *s = out[j];
-		uint8_t *hdr = tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN;
 		struct vring_desc *d = &q->vq.desc[(at + (uint32_t)j) & b->mask];
 
-		memset(hdr, 0, VIRTIO_HDR_LEN);
-		d->addr = (uint64_t)(uintptr_t)hdr;
+		d->addr = (uint64_t)(uintptr_t)(tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN);
 		d->len = (uint32_t)s->data_len + VIRTIO_HDR_LEN;
 		d->flags = 0;
 		d->next = 0;
 		*bytes += s->data_len;
 		txc_burst_fill(b, at + (uint32_t)j, s);
-	}
-	tide_stat_add(&q->ol.sw_tso, 1);
-	return k;
-}
-
-/* tx_cut() in the burst: the pieces placed, 0 when @m was dropped (counted in @dropped),
- * or -1 when there is no room (@m and the rest of the burst stay the caller's). */
-static int tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
-		       unsigned room, uint64_t *bytes, uint64_t *dropped)
-{
-	int k = tx_cut(q, m, b, at, room, bytes);
-
-	if (k == -ENOSPC)
-		return -1;
-	if (k < 0) {
-		tide_mbuf_free(m);
-		(*dropped)++;
-		return 0;
 	}
 	return k;
 }
@@ -610,9 +478,15 @@ TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf 
 	unsigned room;
 	uint16_t i;
 
-	if (tide_unlikely(live != q->seen) && !txq_resync(q, live)) {
-		quiesce_leave(&q->busy);
-		return 0;
+	if (tide_unlikely(live != q->seen)) {
+		if (ol && (live & VIRTIO_LIVE_PACKED))
+			return virtio_packed_tx_ol(q, pkts, n, live);
+		if (live & VIRTIO_LIVE_PACKED)
+			return virtio_packed_tx(q, pkts, n, live);
+		if (!txq_resync(q, live)) {
+			quiesce_leave(&q->busy);
+			return 0;
+		}
 	}
 	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)) {
 		quiesce_leave(&q->busy);
@@ -639,7 +513,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf 
 			sent += (uint32_t)k;
 			continue;
 		}
-		if (tide_unlikely(!tx_direct(q, pool0, m))) {
+		if (tide_unlikely(!virtio_tx_direct(q, pool0, m))) {
 			struct tide_mbuf *c;
 
 			d = &desc[(tail + sent) & b.mask];
@@ -656,7 +530,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf 
 				sent++;
 				continue;
 			}
-			c = tx_bounce(q, m);
+			c = virtio_tx_bounce(q, m);
 
 			if (ol && c == NULL && (m->ol_flags & TIDE_MBUF_F_TX_TCP_SEG)) {
 				/* It cannot be placed whole: cut here instead. */

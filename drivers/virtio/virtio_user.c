@@ -10,8 +10,10 @@
  * VHOST_USER_F_PROTOCOL_FEATURES, GET_PROTOCOL_FEATURES and SET_PROTOCOL_FEATURES (REPLY_ACK
  * and MQ when offered); GET_QUEUE_NUM with several queue pairs; SET_OWNER; then the
  * generic bring-up (virtio_dev_init): SET_FEATURES, SET_MEM_TABLE (the rings' area and each
- * Rx pool's memfd, at our own addresses), for each vring SET_VRING_NUM, _BASE (0), _ADDR,
- * _KICK (an eventfd) and _CALL (no fd: we poll), and SET_VRING_ENABLE once all are set.
+ * Rx pool's memfd, at our own addresses), for each vring SET_VRING_NUM, _BASE (0; packed:
+ * the wrap counter 1 in bit 15), _ADDR (packed: the descriptor ring, the driver and the
+ * device event areas), _KICK (an eventfd) and _CALL (no fd: we poll), and SET_VRING_ENABLE
+ * once all are set.
  * With REPLY_ACK every request without a reply asks for one and a non-zero answer fails
  * the handshake. Replies are checked (version, request, size) and waited for at most
  * VIRTIO_REPLY_MS.
@@ -239,7 +241,7 @@ static int vu_queue_set(struct virtio_port *vp, unsigned v, const struct virtio_
 	int rc;
 
 	if ((rc = set_state(vp, VHOST_USER_SET_VRING_NUM, v, a->num)) < 0 ||
-	    (rc = set_state(vp, VHOST_USER_SET_VRING_BASE, v, 0)) < 0 ||
+	    (rc = set_state(vp, VHOST_USER_SET_VRING_BASE, v, virtio_vring_base(vp))) < 0 ||
 	    (rc = set_msg(vp, VHOST_USER_SET_VRING_ADDR, &ad, sizeof(ad), NULL, 0)) < 0 ||
 	    (rc = set_msg(vp, VHOST_USER_SET_VRING_CALL, &call, sizeof(call), NULL, 0)) < 0)
 		return rc;

@@ -28,6 +28,8 @@
  *                  partial checksums arrive whole (Rx LRO), tide's echo goes out as TSO
  *                  packets with partial checksums; nothing done in software, nothing
  *                  refused
+ *   packed         packed=yes: start refused (-ENOTSUP) when vhost-net does not offer
+ *                  VIRTIO_F_RING_PACKED, with the reason logged; nothing left behind
  *
  * Prints "VKTEST NAME ok|FAIL detail"; exit 0 when every check passed.
  * usage: vkern_test [COUNT [PINGS]]
@@ -767,6 +769,41 @@ static void link_state(void)
 	      c.up);
 }
 
+static char logged[512];
+
+static void log_keep(enum tide_log_level l, const char *c, const char *m, void *u)
+{
+	(void)l;
+	(void)c;
+	(void)u;
+	snprintf(logged, sizeof(logged), "%s", m);
+	fprintf(stderr, "tide: %s\n", m);
+}
+
+/* packed=yes on vhost-net: refused from the kernel's feature bits, or run if offered. */
+static void packed(void)
+{
+	unsigned fds0 = fd_count();
+	int rc;
+
+	tide_log_set_handler(log_keep, NULL);
+	rc = port_open("virtio:path=/dev/vhost-net,iface=" TAP ",packed=yes", 1);
+	tide_log_set_handler(NULL, NULL);
+	if (rc == 0) {
+		/* A kernel that offers the feature: the port runs packed rings. */
+		udp_tx("packed_udp_tx", count, 64);
+		udp_rx("packed_udp_rx", count, 64, 1);
+	} else {
+		check(rc == -ENOTSUP && strstr(logged, "does not offer VIRTIO_F_RING_PACKED") != NULL,
+		      "packed", "rc=%d, log '%s'", rc, logged);
+	}
+	tide_port_close(port);
+	port = NULL;
+	check(fd_count() == fds0 && if_nametoindex(TAP) == 0 && pool_whole(), "packed_close",
+	      "fds %u before, %u after; tap %s", fds0, fd_count(),
+	      if_nametoindex(TAP) ? "left behind" : "gone");
+}
+
 static void existing_tap(void)
 {
 	char spec[128];
@@ -1140,6 +1177,7 @@ int main(int argc, char **argv)
 	existing_tap();
 	multiqueue();
 	tcp_echo();
+	packed();
 	tide_pool_free(pool);
 	tide_thread_unregister();
 	printf("VKTEST done failures=%d\n", failures);

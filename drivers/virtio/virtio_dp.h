@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * virtio frontend: what the data paths of both virtqueue layouts share (virtio_rxtx.c:
+ * split, virtio_packed.c: packed): the Rx buffer of a used id, a chain cut short, the
+ * tests for a Tx packet the device can read in place, its bounce copy and the software
+ * cut of a TSO packet. Internal, inline.
+ */
+#ifndef TIDE_VIRTIO_DP_H
+#define TIDE_VIRTIO_DP_H
+
+#include <errno.h>
+#include <string.h>
+
+#include "inline.h"
+#include "virtio.h"
+
+TIDE_ALWAYS_INLINE uint16_t virtio_load16(const uint16_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* What the Rx loop reads on every entry, in locals: the stores into mbufs could alias the
+ * queue's fields (-fno-strict-aliasing) and force a reload of each after every store. */
+struct virtio_rx_view {
+	struct tide_mbuf **sw;
+	uint16_t *slot_desc, *desc_slot;
+	uint32_t mask, num;
+};
+
+/*
+ * The buffer of used entry @id, to be received at position @pos; @posted buffers are
+ * posted from @pos on. A device may use buffers in any order: the slot of @id trades places
+ * with the slot at @pos (descriptor and mbuf alike), so that [pos + 1, refill) stays
+ * exactly what is posted. NULL when @id names no posted buffer.
+ */
+TIDE_ALWAYS_INLINE struct tide_mbuf *virtio_rx_take(const struct virtio_rx_view *v, uint32_t id,
+						    uint32_t pos, uint32_t posted)
+{
+	uint32_t mask = v->mask, s, p = pos & mask;
+
+	if (tide_unlikely(id >= v->num))
+		return NULL;
+	s = v->desc_slot[id];
+	if (tide_unlikely(s != p)) {
+		struct tide_mbuf *m;
+		uint16_t other;
+
+		if (((s - p) & mask) >= posted)
+			return NULL; /* not posted: used already, or never */
+		m = v->sw[s];
+		other = v->slot_desc[p];
+		v->sw[s] = v->sw[p];
+		v->sw[p] = m;
+		v->slot_desc[s] = other;
+		v->desc_slot[other] = (uint16_t)s;
+		v->slot_desc[p] = (uint16_t)id;
+		v->desc_slot[id] = (uint16_t)p;
+	}
+	return v->sw[p];
+}
+
+/* A chain cut short by a fault: its segments stay in their slots, each freed on its own. */
+static inline void virtio_rx_unlink(struct tide_mbuf *m)
+{
+	while (m != NULL) {
+		struct tide_mbuf *nx = m->next;
+
+		m->next = NULL;
+		m->nb_segs = 1;
+		m = nx;
+	}
+}
+
+/* Can the device read @m in place? One segment, refcnt 1 (the header goes into its
+ * headroom, which nobody else may be writing), room for the header, a pool it reaches. */
+TIDE_ALWAYS_INLINE bool virtio_tx_direct(const struct virtio_txq *q,
+					 const struct tide_pool *pool0, const struct tide_mbuf *m)
+{
+	if (tide_unlikely(tide_mbuf__refcnt_segs(m) != TIDE_MBUF_REFCNT_SEGS_ONE ||
+			  m->data_off < VIRTIO_HDR_LEN))
+		return false;
+	if (tide_likely(m->pool == pool0))
+		return true;
+	for (unsigned k = 1; k < q->npools; k++)
+		if (m->pool == q->pools[k])
+			return true;
+	return false;
+}
+
+/*
+ * Can a packet of several segments go in place through the slot's indirect table? Needs
+ * the feature, at most VIRTIO_TX_SEGS segments, refcnt 1 and headroom on the first (the
+ * header is written there), and every segment from a pool the device reaches.
+ */
+TIDE_ALWAYS_INLINE bool virtio_tx_ind_ok(const struct virtio_txq *q, const struct tide_mbuf *m)
+{
+	const struct tide_mbuf *s;
+
+	if (!q->vq.indirect || m->nb_segs > VIRTIO_TX_SEGS || tide_mbuf_refcnt_read(m) != 1 ||
+	    m->data_off < VIRTIO_HDR_LEN)
+		return false;
+	for (s = m; s != NULL; s = s->next) {
+		unsigned j = 0;
+
+		while (j < q->npools && s->pool != q->pools[j])
+			j++;
+		if (j == q->npools)
+			return false;
+	}
+	return true;
+}
+
+/* A copy of @m the device can reach (and @m freed), its offload requests with it, or NULL
+ * (then @m is still the caller's). */
+TIDE_ALWAYS_INLINE struct tide_mbuf *virtio_tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
+{
+	struct tide_mbuf *c;
+
+	if (q->bounce == NULL || m->pkt_len > tide_pktpool_data_room(q->bounce))
+		return NULL;
+	c = tide_mbuf_alloc(q->bounce);
+	if (c == NULL)
+		return NULL;
+	tide_mbuf_read(m, 0, m->pkt_len, tide_mbuf_mtod(c, void *));
+	c->data_len = (uint16_t)m->pkt_len;
+	c->pkt_len = m->pkt_len;
+	c->ol_flags = m->ol_flags;
+	c->tso_segsz = m->tso_segsz;
+	c->l2_len = m->l2_len;
+	c->l3_len = m->l3_len;
+	c->l4_len = m->l4_len;
+	tide_mbuf_free(m);
+	tide_stat_add(&q->bounced, 1);
+	return c;
+}
+
+/* Most pieces one TSO packet is cut into in software. */
+#define VIRTIO_CUT_MAX 128
+
+/*
+ * TSO packet @m cut in software (the device does not segment it, or it cannot be placed
+ * whole) into mbufs of the bounce pool, which the device reaches: at most @room pieces,
+ * each with its checksums filled and a zero header written before its data, into @out
+ * (VIRTIO_CUT_MAX). The caller places one piece per descriptor, in its ring's layout.
+ * Returns the number of pieces (@m consumed; counted in sw_tso); -1 when they need more
+ * than @room but could fit the ring (@m untouched: the burst ends there); or 0 when @m
+ * cannot be cut (freed and counted in @dropped; a request the cut refuses also in
+ * refused) or needs more pieces than the ring or VIRTIO_CUT_MAX allow (the same).
+ */
+static inline int virtio_tx_cut(struct virtio_txq *q, struct tide_mbuf *m, unsigned room,
+				struct tide_mbuf **out, uint64_t *dropped)
+{
+	unsigned most = q->txc.size < VIRTIO_CUT_MAX ? q->txc.size : VIRTIO_CUT_MAX;
+	int k = -ENOBUFS;
+
+	if (q->bounce != NULL) {
+		k = tide_offload_segment(m, q->bounce, out, room < most ? room : most);
+		if (k == -ENOSPC && room < most)
+			return -1;
+	}
+	if (k < 0) {
+		if (k != -ENOBUFS)
+			tide_stat_add(&q->ol.refused, 1);
+		tide_mbuf_free(m);
+		(*dropped)++;
+		return 0;
+	}
+	for (int j = 0; j < k; j++)
+		memset(tide_mbuf_mtod(out[j], uint8_t *) - VIRTIO_HDR_LEN, 0, VIRTIO_HDR_LEN);
+	tide_stat_add(&q->ol.sw_tso, 1);
+	return k;
+}
+
+#endif
