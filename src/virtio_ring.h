@@ -26,6 +26,14 @@
 #include <stdint.h>
 
 /* ---- feature bits (section 5.1.3 and 6) ---- */
+#define VIRTIO_NET_F_CSUM	   0  /* the device completes partial checksums */
+#define VIRTIO_NET_F_GUEST_CSUM	   1  /* the driver takes partial checksums */
+#define VIRTIO_NET_F_GUEST_TSO4	   7  /* the driver takes TCPv4 GSO packets */
+#define VIRTIO_NET_F_GUEST_TSO6	   8
+#define VIRTIO_NET_F_GUEST_ECN	   9  /* ... with the ECN bit */
+#define VIRTIO_NET_F_HOST_TSO4	   11 /* the device segments TCPv4 */
+#define VIRTIO_NET_F_HOST_TSO6	   12
+#define VIRTIO_NET_F_HOST_ECN	   13 /* ... with the ECN bit */
 #define VIRTIO_NET_F_MTU	   3
 #define VIRTIO_NET_F_MAC	   5
 #define VIRTIO_NET_F_MRG_RXBUF	   15

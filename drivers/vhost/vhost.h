@@ -65,32 +65,6 @@
  * datagram of 64 KiB behind Ethernet and two VLAN tags. */
 #define VHOST_MAX_GSO_PKT (65535u + 22u)
 
-/* The virtio-net offload feature bits (virtio 1.x, 5.1.3). */
-#ifndef VIRTIO_NET_F_CSUM
-#define VIRTIO_NET_F_CSUM	0
-#endif
-#ifndef VIRTIO_NET_F_GUEST_CSUM
-#define VIRTIO_NET_F_GUEST_CSUM 1
-#endif
-#ifndef VIRTIO_NET_F_GUEST_TSO4
-#define VIRTIO_NET_F_GUEST_TSO4 7
-#endif
-#ifndef VIRTIO_NET_F_GUEST_TSO6
-#define VIRTIO_NET_F_GUEST_TSO6 8
-#endif
-#ifndef VIRTIO_NET_F_GUEST_ECN
-#define VIRTIO_NET_F_GUEST_ECN	9
-#endif
-#ifndef VIRTIO_NET_F_HOST_TSO4
-#define VIRTIO_NET_F_HOST_TSO4	11
-#endif
-#ifndef VIRTIO_NET_F_HOST_TSO6
-#define VIRTIO_NET_F_HOST_TSO6	12
-#endif
-#ifndef VIRTIO_NET_F_HOST_ECN
-#define VIRTIO_NET_F_HOST_ECN	13
-#endif
-
 /* Every offload feature tide may offer (vhost_start() picks). */
 #define VHOST_OL_FEATURES                                                                 \
 	(VIRTIO_BIT(VIRTIO_NET_F_CSUM) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) |            \

@@ -32,18 +32,6 @@
 #include "offload_vnet.h"
 #include "stat.h"
 
-/* The virtio-net offload features (virtio 1.x, 5.1.3). */
-#ifndef VIRTIO_NET_F_CSUM
-#define VIRTIO_NET_F_CSUM	0 /* the device completes partial checksums (our Tx) */
-#define VIRTIO_NET_F_GUEST_CSUM 1 /* we take partial checksums (our Rx) */
-#define VIRTIO_NET_F_GUEST_TSO4 7 /* we take TCPv4 GSO packets */
-#define VIRTIO_NET_F_GUEST_TSO6 8
-#define VIRTIO_NET_F_GUEST_ECN	9  /* ... with the ECN bit */
-#define VIRTIO_NET_F_HOST_TSO4	11 /* the device segments TCPv4 */
-#define VIRTIO_NET_F_HOST_TSO6	12
-#define VIRTIO_NET_F_HOST_ECN	13 /* ... with the ECN bit */
-#endif
-
 /* What the device does for a Tx queue (struct virtio_tx_ol.dev). */
 #define VIRTIO_OL_CSUM 0x1u /* VIRTIO_NET_F_CSUM */
 #define VIRTIO_OL_TSO4 0x2u /* VIRTIO_NET_F_HOST_TSO4 */
