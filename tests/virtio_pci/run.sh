@@ -83,7 +83,8 @@ grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed i
 if [ "$mode" = mq ]; then
 	checks="bind mq_pairs"
 else
-	checks="bind bad_config open mac link_up mq_ctrl port_conformance rx_60 rx_1514 rx_8996 tx_60
+	checks="bind bad_config open mac link_up mq_ctrl reset_stuck reset_wait ctrl_stuck ctrl_wait
+		port_conformance rx_60 rx_1514 rx_8996 tx_60
 		tx_1514 tx_8996 stats tx_bounced intr link fault stop_start_polling stop_pool_whole
 		close_pool_whole fwd_interrupt"
 fi

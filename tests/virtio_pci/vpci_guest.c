@@ -7,14 +7,16 @@
  * on a missing ok.
  *
  * usage: vpci_guest BDF TTY COUNT [MQ_BDF]
- *   Without MQ_BDF: configuration refused (two queue pairs on a one-pair device among it), the control
- *   queue's command acked at each start, MAC and queue limit from the device, exact counts and payloads
- *   both ways at 60, 1514 and 8996 bytes, statistics, a Tx from a pool the device does not
- *   reach (copied), Rx interrupts, link down/up through the config-change vector and the
- *   link event, a queue fault (as the frontend's checks raise it) taking the device down
- *   until a restart, stop/start while another thread polls, pools whole. With MQ_BDF (a
- *   device on a two-queue tap, mqpeer.py at the other end), only two queue pairs on that
- *   device: Tx on both, exact counts at the tap, and 16 flows spread over both Rx queues,
+ *   Without MQ_BDF: configuration refused (two queue pairs on a one-pair device among
+ *   it), the control queue's command acked at each start, MAC and queue limit from the
+ *   device, exact counts and payloads both ways at 60, 1514 and 8996 bytes, statistics, a
+ *   Tx from a pool the device does not reach (copied), Rx interrupts, link down/up through
+ *   the config-change vector and the link event, a reset and a control command that
+ *   complete late (waited for) or never (-ETIMEDOUT, and the port starts again), a queue
+ *   fault (as the frontend's checks raise it) taking the device down until a restart,
+ *   stop/start while another thread polls, pools whole. With MQ_BDF (a device on a
+ *   two-queue tap, mqpeer.py at the other end), only two queue pairs on that device: Tx on
+ *   both, exact counts at the tap, and 16 flows spread over both Rx queues,
  *   exact, each flow on one queue and in order (the suite virtio_pci_mq)
  */
 #include <errno.h>
@@ -278,6 +280,145 @@ static void test_ctrl(struct ctx *c)
 	       (unsigned long long)v->ctrl.acked);
 }
 
+/*
+ * The waits of the transport, against a device that is slow or never answers. The
+ * register window is moved, not the device: with the common configuration read 16 bytes
+ * lower, the status register the driver writes and reads is device_feature (read-only,
+ * its low byte non-zero under DFSELECT 0, zero under DFSELECT 2): a reset that does not
+ * complete until the test selects dword 2. With the notify area moved to memory of the
+ * test's own, the device is never told of the control command until the test tells it.
+ */
+#define SLOW_S 0.1 /* how late the slow device answers */
+
+struct slow {
+	struct virtio_pci *v;
+	volatile uint8_t *real;
+	uint8_t *fake;
+	uint32_t fake_len;
+	bool done;
+};
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+
+	nanosleep(&ts, NULL);
+}
+
+/* The reset completes SLOW_S after the start began: the common window back in place, then
+ * device_feature dword 2 (zero) in the status register's place. */
+static void *reset_later(void *arg)
+{
+	struct slow *sl = arg;
+
+	sleep_s(SLOW_S);
+	__atomic_store_n(&sl->v->common, sl->real, __ATOMIC_RELEASE);
+	*(volatile uint32_t *)(volatile void *)(sl->real + VPCI_DFSELECT) = 2;
+	return NULL;
+}
+
+static void test_reset_waits(struct ctx *c)
+{
+	struct virtio_pci *v = virtio_vport(c->p)->vpci;
+	volatile uint8_t *real = v->common;
+	struct slow sl = {.v = v, .real = real};
+	uint8_t busy;
+	pthread_t th;
+	double t0, stuck_s, slow_s;
+	int rc_stuck, rc_after, rc_slow;
+
+	/* Never: the start fails with -ETIMEDOUT; with the window back, it starts again. */
+	tide_port_stop(c->p);
+	*(volatile uint32_t *)(volatile void *)(real + VPCI_DFSELECT) = 0;
+	busy = real[VPCI_DF];
+	v->common = real + VPCI_DF - VPCI_STATUS;
+	t0 = now();
+	rc_stuck = tide_port_start(c->p);
+	stuck_s = now() - t0;
+	v->common = real;
+	rc_after = tide_port_start(c->p);
+	result("reset_stuck", busy != 0 && rc_stuck == -ETIMEDOUT && stuck_s >= 0.5 && rc_after == 0,
+	       "status byte %#x; start %d after %.2f s, then %d", busy, rc_stuck, stuck_s, rc_after);
+	/* Late: the start waits for it and succeeds. */
+	tide_port_stop(c->p);
+	*(volatile uint32_t *)(volatile void *)(real + VPCI_DFSELECT) = 0;
+	v->common = real + VPCI_DF - VPCI_STATUS;
+	pthread_create(&th, NULL, reset_later, &sl);
+	t0 = now();
+	rc_slow = tide_port_start(c->p);
+	slow_s = now() - t0;
+	pthread_join(th, NULL);
+	v->common = real;
+	result("reset_wait", rc_slow == 0 && slow_s >= SLOW_S && link_wait(c->p, 1, 5),
+	       "start %d after %.2f s (the reset done at %.2f s)", rc_slow, slow_s, SLOW_S);
+}
+
+/* The control command reaches the device SLOW_S after the driver posted it. */
+static void *notify_later(void *arg)
+{
+	struct slow *sl = arg;
+	double end = now() + 5;
+	volatile uint16_t *at;
+
+	for (;;) {
+		at = __atomic_load_n(&sl->v->ctrl_notify, __ATOMIC_ACQUIRE);
+		if ((const volatile uint8_t *)at >= sl->fake &&
+		    (const volatile uint8_t *)at < sl->fake + sl->fake_len && *at != 0)
+			break;
+		if (now() > end)
+			return NULL;
+		usleep(1000);
+	}
+	sleep_s(SLOW_S);
+	*(volatile uint16_t *)(volatile void *)(sl->real + ((const volatile uint8_t *)at - sl->fake)) = *at;
+	__atomic_store_n(&sl->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_ctrl_waits(struct ctx *c)
+{
+	struct virtio_pci *v = virtio_vport(c->p)->vpci;
+	struct slow sl = {.v = v, .real = v->notify, .fake_len = v->notify_len};
+	pthread_t th;
+	double t0, stuck_s, slow_s;
+	int rc_stuck, rc_after, rc_slow, rc_back;
+
+	sl.fake = calloc(1, sl.fake_len);
+	if (sl.fake == NULL) {
+		result("ctrl_stuck", false, "no memory");
+		return;
+	}
+	/* Never answered: the start fails with -ETIMEDOUT; told again, it starts. */
+	tide_port_stop(c->p);
+	v->notify = sl.fake;
+	t0 = now();
+	rc_stuck = tide_port_start(c->p);
+	stuck_s = now() - t0;
+	v->notify = sl.real;
+	rc_after = tide_port_start(c->p);
+	result("ctrl_stuck",
+	       rc_stuck == -ETIMEDOUT && stuck_s >= VPCI_CTRL_WAIT_MS / 1000.0 && rc_after == 0,
+	       "start %d after %.2f s, then %d", rc_stuck, stuck_s, rc_after);
+	/* Answered late: the start waits and succeeds (its queues' notify in the test's memory,
+	 * so it restarts with the device's). */
+	tide_port_stop(c->p);
+	memset(sl.fake, 0, sl.fake_len);
+	v->notify = sl.fake;
+	pthread_create(&th, NULL, notify_later, &sl);
+	t0 = now();
+	rc_slow = tide_port_start(c->p);
+	slow_s = now() - t0;
+	pthread_join(th, NULL);
+	tide_port_stop(c->p);
+	v->notify = sl.real;
+	rc_back = tide_port_start(c->p);
+	result("ctrl_wait", sl.done && rc_slow == 0 && slow_s >= SLOW_S && rc_back == 0 &&
+				    link_wait(c->p, 1, 5),
+	       "told the device %d; start %d after %.2f s (told at %.2f s), then %d", sl.done, rc_slow,
+	       slow_s, SLOW_S, rc_back);
+	free(sl.fake);
+}
+
 static void test_bad_config(struct tide_pool *pool)
 {
 	struct tide_port *p;
@@ -452,6 +593,8 @@ static void run(void)
 	       info.mac[2], info.mac[3], info.mac[4], info.mac[5], info.driver, info.max_desc);
 	result("link_up", link_wait(c.p, 1, 5), "");
 	test_ctrl(&c);
+	test_reset_waits(&c);
+	test_ctrl_waits(&c);
 	for (unsigned i = 0; i < 3; i++)
 		test_rx(&c, (uint8_t)(1 + i), sizes[i], count);
 	for (unsigned i = 0; i < 3; i++)
