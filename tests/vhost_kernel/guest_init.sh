@@ -6,13 +6,8 @@
 # port conformance row on a reflecting tap (vkphase=main), or DPDK's virtio-user on
 # vhost-net alone (vkphase=dpdk), and powers off. Results are "VKTEST ..." lines on the
 # console for the host to check.
-export PATH=/bin:/sbin:/usr/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs run /run
-mkdir -p /tmp
-mount -t tmpfs tmp /tmp
+. /lib/guest-init.sh
+guest_mounts
 COUNT=500
 PINGS=20
 PHASE=main

@@ -17,7 +17,6 @@
 set -u
 mode=$1 vkern=$2 test_port=$3 cache=$4 count=${5:-${VKERN_COUNT:-500}} pings=${6:-${VKERN_PINGS:-20}}
 . "$(dirname "$0")/../guest/lib.sh"
-fail() { echo "FAIL: $*"; failed=1; }
 guest_preflight
 [ "$mode" = dpdk ] && ! command -v dpdk-testpmd >/dev/null &&
 	guest_skip "dpdk-testpmd not installed (the reference run)"
@@ -61,9 +60,4 @@ fi
 for name in $checks; do
 	grep -aq "^VKTEST $name ok" "$dir/console.log" || fail "no 'VKTEST $name ok'"
 done
-if [ $failed -ne 0 ]; then
-	echo "--- QEMU stderr"; head -c 3000 "$dir/qemu.out"
-	echo "--- console"; tail -n 60 "$dir/console.log"
-	exit 1
-fi
-echo "vhost_kernel ($mode): all checks passed"
+guest_verdict "vhost_kernel ($mode)"

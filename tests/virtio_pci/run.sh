@@ -18,7 +18,6 @@
 set -u
 mode=$1 guest=$2 fwd=$3 wire=$4 test_port=$5 cache=$6 count=${7:-${PCI_COUNT:-1000}}
 . "$(dirname "$0")/../guest/lib.sh"
-fail() { echo "FAIL: $*"; failed=1; }
 guest_preflight
 if [ "$mode" = mq ]; then
 	[ "$(id -u)" = 0 ] || guest_skip "the two-pair device needs root (a tap in a network namespace)"
@@ -30,19 +29,15 @@ guest_kernel "$cache"
 guest_tmpdir
 
 guest_rootfs
-guest_modules virt/lib/irqbypass drivers/vfio/vfio_virqfd drivers/vfio/vfio \
-	drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core drivers/vfio/pci/vfio-pci
+guest_vfio_modules
 guest_bin vpci_guest "$guest"
 guest_bin tide-fwd "$fwd"
 guest_bin test_port "$test_port"
 guest_dpdk bus_pci mempool_ring net_virtio
 guest_pack "$(dirname "$0")/guest_init.sh"
 
-"$wire" "$dir/h.sock" "$dir/q.sock" "$dir/ctl.sock" "$dir/mon.sock" n0 155 "$dir/qemu.out" \
-	>"$dir/wire.log" 2>&1 &
-pids+=($!)
-wirepid=$!
-for _ in $(seq 50); do grep -q ready "$dir/wire.log" && break; sleep 0.1; done
+guest_wire_start "$wire" 155
+guest_wire_args
 start=$SECONDS
 # Two queue pairs need a multi-queue netdev: a second device on a two-queue tap in a network
 # namespace of its own, QEMU in it, mqpeer.py at the tap's end.
@@ -65,45 +60,25 @@ if [ "$mode" = mq ]; then
 	for _ in $(seq 50); do grep -q ready "$dir/mqpeer.log" && break; sleep 0.1; done
 fi
 guest_qemu 150 "hugepages=64 pcicount=$count pciphases=$phases${PCI_VERBOSE:+ pciverbose=1}" \
-	-chardev socket,id=ctl,path="$dir/ctl.sock" -serial chardev:ctl \
-	-netdev dgram,id=n0,local.type=unix,local.path="$dir/q.sock",remote.type=unix,remote.path="$dir/h.sock" \
+	"${wire_args[@]}" \
 	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,mq=on \
 	"${mq[@]}"
 guest_wait
-wait $wirepid
-wrc=$?
+guest_wire_wait
 echo "guest ran $((SECONDS - start)) s (QEMU exit $qrc, wire exit $wrc), $count frames per size"
 grep -a "PCITEST\|^fwd:\|^testpmd:\|^conformance:\|^vpci_guest:\|DMAR\|virtio" "$dir/console.log"
 grep -a "^wire:" "$dir/wire.log" | grep -v "^wire: [<>] RX\|OK RX" | tail -40
 
-failed=0
-[ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
-[ $wrc -eq 0 ] || fail "wire exit status $wrc: $(tail -1 "$dir/wire.log")"
-grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
 if [ "$mode" = mq ]; then
-	checks="bind mq_pairs"
-else
-	checks="bind bad_config open mac link_up mq_ctrl reset_stuck reset_wait ctrl_stuck ctrl_wait
-		port_conformance rx_60 rx_1514 rx_8996 tx_60
-		tx_1514 tx_8996 stats tx_bounced intr link fault stop_start_polling stop_pool_whole
-		close_pool_whole fwd_interrupt"
-fi
-for name in $checks; do
-	grep -aq "^PCITEST $name ok" "$dir/console.log" || fail "no 'PCITEST $name ok'"
-done
-[ "$mode" = mq ] || for size in 60 1514 8996; do
-	t=$(grep -a "^PCITEST echo_tide_$size " "$dir/console.log" | grep -o "sent=.*")
-	d=$(grep -a "^PCITEST echo_dpdk_$size " "$dir/console.log" | grep -o "sent=.*")
-	want="sent=$count back=$count bad=0 order=0"
-	[ "$t" = "$want" ] || fail "tide-fwd at $size bytes: '$t', expected '$want'"
-	[ "$d" = "$want" ] || fail "dpdk-testpmd at $size bytes: '$d', expected '$want'"
-	[ "$t" = "$d" ] || fail "tide-fwd and dpdk-testpmd differ at $size bytes: '$t' / '$d'"
-done
-if [ "$mode" = mq ]; then
+	pci_checks bind mq_pairs
 	kill "$mqpid" 2>/dev/null && wait "$mqpid"
 	grep -a "^mqpeer:" "$dir/mqpeer.log" | tail -3
 else
-	grep -aq "PCITEST fwd_exit rc=0" "$dir/console.log" || fail "tide-fwd did not exit 0 (buffers or errors)"
+	pci_checks bind bad_config open mac link_up mq_ctrl reset_stuck reset_wait ctrl_stuck \
+		ctrl_wait port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 stats \
+		tx_bounced intr link fault stop_start_polling stop_pool_whole close_pool_whole \
+		fwd_interrupt
+	pci_echo_checks "$count"
 fi
 # The IOMMU: not one fault, on either side (the wire counted QEMU's lines at the end too).
 vtd=$(grep -ac vtd_ "$dir/qemu.out")
@@ -112,10 +87,4 @@ grep -aq "^PCITEST iommu_faults FAULTS 0" "$dir/console.log" || fail "QEMU's fau
 [ "$vtd" = 0 ] || fail "$vtd vtd_ lines in QEMU's stderr"
 [ "$dmar" = 0 ] || fail "$dmar DMAR lines in the guest"
 echo "IOMMU faults: QEMU $vtd, guest DMAR $dmar"
-if [ $failed -ne 0 ]; then
-	echo "--- QEMU stderr"; head -c 3000 "$dir/qemu.out"
-	echo "--- console"; tail -n 60 "$dir/console.log"
-	echo "--- wire"; tail -n 20 "$dir/wire.log"
-	exit 1
-fi
-echo "virtio_pci ($mode): all checks passed"
+guest_verdict "virtio_pci ($mode)"
