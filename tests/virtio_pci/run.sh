@@ -59,9 +59,12 @@ if [ "$mode" = mq ]; then
 	mqpid=$!
 	for _ in $(seq 50); do grep -q ready "$dir/mqpeer.log" && break; sleep 0.1; done
 fi
+# ioeventfd=off: QEMU then reads a queue only when the driver notifies it (with ioeventfd,
+# DRIVER_OK kicks every queue once, which would answer the control command that the guest's
+# ctrl_stuck and ctrl_wait keep from the device).
 guest_qemu 150 "hugepages=64 pcicount=$count pciphases=$phases${PCI_VERBOSE:+ pciverbose=1}" \
 	"${wire_args[@]}" \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,mq=on \
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,mq=on,ioeventfd=off \
 	"${mq[@]}"
 guest_wait
 guest_wire_wait

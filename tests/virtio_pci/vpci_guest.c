@@ -122,13 +122,6 @@ static void test_intr(struct ctx *c)
 	       "after %.3f s, received %u of 2", en, idle, woke, waited, k);
 }
 
-static int link_event(int fd)
-{
-	uint64_t n;
-
-	return read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
-}
-
 /* QEMU's set_link: the config-change vector fires, the link reads down, the link event
  * comes; and back up. */
 static void test_link(struct ctx *c)
@@ -194,71 +187,29 @@ static void test_fault(struct ctx *c)
 	       "%u", down, (unsigned long long)(f1 - f0), rc, up, k);
 }
 
-struct poller {
-	struct ctx *c;
-	volatile bool stop;
-	unsigned long got, bad;
-};
-
-static void *poll_thread(void *arg)
-{
-	struct poller *w = arg;
-	struct tide_mbuf *pkts[32];
-
-	tide_thread_register();
-	while (!w->stop) {
-		uint16_t k = tide_rx_burst(w->c->rxq, pkts, 32);
-
-		for (uint16_t i = 0; i < k; i++) {
-			uint32_t seq;
-
-			w->bad += frame_verify(pkts[i], 60, 60, &seq) != 0;
-		}
-		w->got += k;
-		tide_mbuf_free_bulk(pkts, k);
-		tide_tx_burst(w->c->txq, pkts, 0);
-	}
-	tide_thread_unregister();
-	return NULL;
-}
-
 /* Stop and start three times while frames arrive and another thread polls: the device is
  * reset at each stop, every buffer comes home, and traffic resumes. */
 static void test_lifecycle(struct ctx *c)
 {
-	struct poller w = {.c = c};
-	pthread_t th;
-	bool whole = true, restarted = true;
+	struct poller w = {0};
 	unsigned n = count / 2;
 	unsigned long before;
 	const char *r;
+	bool whole, restarted;
 
-	pthread_create(&th, NULL, poll_thread, &w);
-	ctl_send("RX 60 %u 60", n);
-	for (int i = 0; i < 3; i++) {
-		usleep(200000);
-		if (tide_port_stop(c->p) != 0)
-			restarted = false;
-		whole &= pool_whole(c->pool);
-		if (tide_port_start(c->p) != 0)
-			restarted = false;
-	}
-	r = ctl_reply(60000);
-	usleep(500000);
+	poller_start(&w, c);
+	restarted = stop_start_cycles(c, n, &whole, &r);
 	before = w.got;
 	ctl_send("RX 61 10 60");
 	(void)ctl_reply(10000);
 	usleep(500000);
-	w.stop = true;
-	pthread_join(th, NULL);
+	poller_stop(&w);
 	/* The frames of tag 61 count as bad for the poller's check (tag 60): exactly 10. */
 	result("stop_start_polling", r != NULL && whole && restarted && w.got >= before + 10 &&
 					     w.bad == 10 && before <= n,
 	       "pool whole at every stop %d, restarts %d, received %lu of %u while stopping 3 "
 	       "times, %lu after", whole, restarted, before, n, w.got - before);
-	tide_port_stop(c->p);
-	result("stop_pool_whole", pool_whole(c->pool), "avail %u of %u", tide_pool_avail(c->pool),
-	       tide_pool_size(c->pool));
+	stop_pool_whole(c);
 }
 
 /* QEMU's mq=on on a single-queue netdev: VIRTIO_NET_F_MQ with one pair. The transport takes
