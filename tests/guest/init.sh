@@ -13,9 +13,13 @@
 #   ask CMD...                   one command to the wire, its reply on stdout
 #   ready LOG TEXT               waits until LOG shows TEXT (30 s at most), then a second
 #
-# The PCI suites (tests/pci, tests/virtio_pci): the port conformance row, echo runs through
-# tide-fwd and dpdk-testpmd, tide-fwd on the Rx interrupt; "PCITEST ..." lines. They read
-# $BDF, $COUNT, $WINDOW (empty: the wire's default) and $PCIVERBOSE.
+# The PCI suites (tests/pci, tests/virtio_pci): the kernel arguments, the port conformance
+# row, echo runs through tide-fwd and dpdk-testpmd, tide-fwd on the Rx interrupt;
+# "PCITEST ..." lines. They read $BDF, $COUNT, $WINDOW (empty: the wire's default) and
+# $PCIVERBOSE.
+#   pci_cmdline PHASES           pcicount= (COUNT, default 1000), pciphases= (PHASES, default
+#                                the argument), pciverbose=; phase NAME: 0 when NAME is in
+#                                PHASES
 #   pci_conformance ROW
 #   pci_fwd SPEC RXD             tide-fwd io, COUNT frames per size: echo_tide_SIZE, fwd_exit
 #   pci_fwd_interrupt SPEC [MS]  tide-fwd asleep between two bursts, each within MS
@@ -74,6 +78,20 @@ ready() {
 }
 
 # ---- the PCI suites ----
+
+pci_cmdline() {
+	COUNT=1000
+	PHASES=$1
+	for _a in $(cat /proc/cmdline); do
+		case $_a in
+		pcicount=*) COUNT=${_a#pcicount=} ;;
+		pciphases=*) PHASES=${_a#pciphases=} ;;
+		pciverbose=*) PCIVERBOSE=1 ;;
+		esac
+	done
+}
+
+phase() { case ",$PHASES," in *,$1,*) return 0 ;; esac; return 1; }
 
 pci_conformance() { # ROW: the wire sends every frame back
 	ask "REFLECT on" >/dev/null

@@ -13,16 +13,7 @@
 # tests/guest/init.sh.
 . /lib/guest-init.sh
 guest_mounts hugepages
-COUNT=1000
-PHASES=main,tide,dpdk
-for a in $(cat /proc/cmdline); do
-	case $a in
-	pcicount=*) COUNT=${a#pcicount=} ;;
-	pciphases=*) PHASES=${a#pciphases=} ;;
-	pciverbose=*) PCIVERBOSE=1 ;;
-	esac
-done
-phase() { case ",$PHASES," in *,$1,*) return 0 ;; esac; return 1; }
+pci_cmdline main,tide,dpdk
 guest_insmod PCITEST irqbypass vfio_virqfd vfio vfio_iommu_type1 vfio-pci-core vfio-pci
 guest_vfio_bind 0x1af4:0x1041
 # The device at 00:05.0, when there is one, is the two-pair device (run.sh: a two-queue tap).
