@@ -8,10 +8,10 @@
 #   guest virtio_net (2nd NIC) --vhost-user--> tide-fwd io, the port to itself
 #
 # QEMU runs with the software CPU (-accel tcg; /dev/kvm here is PVM), guest memory from a
-# shared memfd, a Debian cloud kernel (apt-get download + dpkg -x, cached in the build
-# directory) and a busybox initramfs built here. The guest brings its link up, pings
-# 10.0.0.1 through tide-fwd, sends COUNT UDP datagrams that the namespace must receive
-# intact, and receives COUNT datagrams sent from the namespace, intact. tide-fwd must end
+# shared memfd, a Debian cloud kernel and a busybox initramfs (tests/guest/lib.sh). The
+# guest brings its link up, pings 10.0.0.1 through tide-fwd, sends COUNT UDP datagrams that
+# the namespace must receive intact, and receives COUNT datagrams sent from the namespace,
+# intact. tide-fwd must end
 # with every buffer back.
 #
 # MTU: both NICs have host_mtu=9000; the second also x-mtu-bypass-backend=off, so that QEMU
@@ -31,21 +31,12 @@ fwd=$1 cache=$2 tool_src=$3
 count=${VHOST_QEMU_COUNT:-2000}
 frame_size=8000 frame_count=20
 packed=${VHOST_QEMU_PACKED:-0}
-skip() { echo "skip: $*" >&2; exit 77; }
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-command -v busybox >/dev/null || skip "busybox not installed"
+. "$(dirname "$0")/guest/lib.sh"
+skip() { guest_skip "$@"; }
+guest_preflight
 command -v python3 >/dev/null || skip "python3 not installed"
 [ -n "${TDX_NS:-}" ] || skip "needs netns-env (root, veth)"
 "$fwd" --help 2>&1 | grep -q . || skip "no tide-fwd"
-
-dir=$(mktemp -d /tmp/tide-vhost-qemu-XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
 in_ns() { nsenter --net="/run/netns/$TDX_NS" "$@"; }
 wait_for() {
 	local t=$1; shift
@@ -56,44 +47,22 @@ wait_for() {
 	done
 }
 
-# ---- the guest kernel (cached) ----
-kdir=$cache/vhost-guest-kernel
-if ! ls "$kdir"/root/boot/vmlinuz-* >/dev/null 2>&1; then
-	mkdir -p "$kdir"
-	pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
-	[ -n "$pkg" ] || skip "no linux-image-cloud-amd64 in the apt lists (apt-get update?)"
-	(cd "$kdir" && apt-get download -q "$pkg" >/dev/null 2>&1) || skip "cannot download $pkg"
-	dpkg -x "$kdir"/"$pkg"_*.deb "$kdir/root" || skip "cannot unpack $pkg"
-	rm -f "$kdir"/*.deb
-fi
-kernel=$(ls "$kdir"/root/boot/vmlinuz-* | head -1)
-kmod=$(ls -d "$kdir"/root/lib/modules/* | head -1)
-
-# ---- the initramfs: busybox, the UDP tool, the virtio-net modules, /init ----
+# ---- the guest kernel (tests/guest/lib.sh) and the initramfs: busybox, the UDP tool, the
+# virtio-net modules, /init ----
+guest_kernel "$cache"
+guest_tmpdir
+guest_rootfs
 irfs=$dir/irfs
-mkdir -p "$irfs"/bin "$irfs"/proc "$irfs"/sys "$irfs"/dev "$irfs"/lib/modules
-cp "$(command -v busybox)" "$irfs/bin/busybox"
-file -L "$irfs/bin/busybox" 2>/dev/null | grep -q dynamic && skip "busybox is not static (busybox-static)"
-for a in $(busybox --list); do [ -e "$irfs/bin/$a" ] || ln -s busybox "$irfs/bin/$a"; done
 ${CC:-cc} -O2 -static -o "$irfs/bin/vhost_guest_udp" "$tool_src" 2>"$dir/cc.log" ||
 	skip "cannot build a static guest tool: $(head -1 "$dir/cc.log")"
-for m in net/core/failover drivers/net/net_failover drivers/virtio/virtio_ring \
+guest_modules net/core/failover drivers/net/net_failover drivers/virtio/virtio_ring \
 	drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
-	drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/net/virtio_net; do
-	f=$(ls "$kmod/kernel/$m.ko"* 2>/dev/null | head -1)
-	[ -n "$f" ] || continue # built into this kernel
-	case $f in
-	*.xz) xz -dc "$f" >"$irfs/lib/modules/$(basename "$m").ko" ;;
-	*) cp "$f" "$irfs/lib/modules/" ;;
-	esac
-done
-cat >"$irfs/init" <<EOF
+	drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/net/virtio_net
+cat >"$dir/init" <<EOF
 #!/bin/sh
-export PATH=/bin
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-for m in failover net_failover virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_net; do
-	[ -e /lib/modules/\$m.ko ] && insmod /lib/modules/\$m.ko
-done
+. /lib/guest-init.sh
+guest_mounts
+guest_insmod VHT failover net_failover virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_net
 i=0; while [ ! -e /sys/class/net/eth1 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
 # The NICs by their MAC addresses, not by probe order.
 nic() { for d in /sys/class/net/eth*; do [ "\$(cat \$d/address)" = \$1 ] && echo \${d##*/}; done; }
@@ -113,8 +82,7 @@ echo "VHT UDP-MIB \$(grep Udp: /proc/net/snmp | tail -1)"
 echo "VHT DONE"
 poweroff -f
 EOF
-chmod +x "$irfs/init"
-(cd "$irfs" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$dir/initrd.gz")
+guest_pack "$dir/init"
 
 # ---- the namespace end ----
 in_ns ip addr add 10.0.0.1/24 dev "$TDX_A_PEER"
