@@ -21,6 +21,7 @@
 
 #include <tide/lcore.h>
 #include <tide/log.h>
+#include <tide/offload.h>
 #include <tide/port.h>
 
 #include "testutil.h"
@@ -29,6 +30,7 @@
 #include "virtio_ring.h"
 
 static char dir[64], sock[96];
+static unsigned ndesc = 256; /* each queue's ring */
 
 /* ---- log capture (the control thread logs the reason) ---- */
 
@@ -69,6 +71,7 @@ static double now_s(void)
 struct backend {
 	int lfd, cfd;
 	uint64_t features, proto;
+	uint64_t acked;	    /* SET_FEATURES */
 	uint32_t nack;	    /* answer this request's REPLY_ACK with an error */
 	uint32_t bad_reply; /* answer this request with a 4-byte payload */
 	struct vring_desc *desc[2];
@@ -126,6 +129,9 @@ static void backend_msg(struct backend *b)
 	case VHOST_USER_GET_FEATURES:
 		reply_u64(b, h.request, b->features);
 		break;
+	case VHOST_USER_SET_FEATURES:
+		memcpy(&b->acked, pl, sizeof(b->acked));
+		break;
 	case VHOST_USER_GET_PROTOCOL_FEATURES:
 		reply_u64(b, h.request, b->proto);
 		break;
@@ -161,9 +167,12 @@ struct env {
 	struct backend b;
 };
 
-/* Open and start the port, accept its connection. */
-static void env_open(struct env *e, uint64_t features, const char *keys)
+/* Open and start the port (its queues with offloads @rxol / @txol), accept its connection. */
+static void env_open_ol(struct env *e, uint64_t features, const char *keys, uint64_t rxol,
+			uint64_t txol)
 {
+	struct tide_rxq_conf rc = {.sz = sizeof(rc), .offloads = rxol};
+	struct tide_txq_conf tc = {.sz = sizeof(tc), .offloads = txol};
 	char spec[192];
 	struct tide_pktpool_opts o = {.sz = sizeof(o), .pool_flags = TIDE_POOL_F_SHARED};
 
@@ -178,8 +187,8 @@ static void env_open(struct env *e, uint64_t features, const char *keys)
 	snprintf(spec, sizeof(spec), "virtio:path=%s,role=client%s", sock, keys);
 	assert_int_equal(tide_port_open(spec, &e->p), 0);
 	assert_int_equal(tide_port_configure(e->p, 1, 1), 0);
-	assert_int_equal(tide_rxq_setup(e->p, 0, 256, e->pool, NULL), 0);
-	assert_int_equal(tide_txq_setup(e->p, 0, 256, NULL), 0);
+	assert_int_equal(tide_rxq_setup(e->p, 0, ndesc, e->pool, &rc), 0);
+	assert_int_equal(tide_txq_setup(e->p, 0, ndesc, &tc), 0);
 	e->rxq = tide_port_rxq(e->p, 0);
 	e->txq = tide_port_txq(e->p, 0);
 	assert_int_equal(tide_port_start(e->p), 0);
@@ -195,12 +204,18 @@ static void env_open(struct env *e, uint64_t features, const char *keys)
 	unlink(sock);
 }
 
-static void env_up(struct env *e, uint64_t features, const char *keys)
+static void env_open(struct env *e, uint64_t features, const char *keys)
+{
+	env_open_ol(e, features, keys, 0, 0);
+}
+
+static void env_up_ol(struct env *e, uint64_t features, const char *keys, uint64_t rxol,
+		      uint64_t txol)
 {
 	struct tide_link l;
 	double end;
 
-	env_open(e, features | VIRTIO_BIT(VIRTIO_F_VERSION_1), keys);
+	env_open_ol(e, features | VIRTIO_BIT(VIRTIO_F_VERSION_1), keys, rxol, txol);
 	while (!e->b.kicked[0] || !e->b.kicked[1])
 		backend_msg(&e->b);
 	end = now_s() + 10;
@@ -211,7 +226,7 @@ static void env_up(struct env *e, uint64_t features, const char *keys)
 	} while (!l.up);
 	/* The first Rx burst posts the receive buffers. */
 	assert_int_equal(tide_rx_burst(e->rxq, (struct tide_mbuf *[1]){NULL}, 0), 0);
-	assert_int_equal(__atomic_load_n(&e->b.avail[0]->idx, __ATOMIC_ACQUIRE), 256);
+	assert_int_equal(__atomic_load_n(&e->b.avail[0]->idx, __ATOMIC_ACQUIRE), ndesc);
 }
 
 static void send4(struct env *e)
@@ -295,6 +310,7 @@ struct used_case {
 	} used[2];
 	uint16_t idx; /* used->idx published */
 	const char *reason;
+	uint64_t rxol; /* Rx offloads enabled (the burst that copies each header) */
 };
 
 #define F_MRG VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF)
@@ -329,6 +345,13 @@ static const struct used_case used_cases[] = {
     /* Rx, mergeable buffers: the second buffer of a packet longer than posted. */
     {"rx_mrg_second_len", F_MRG, "", true, 2, 2, {{0, 12 + 60, 0}, {1, 0, 2}}, 2,
      "used length outside the posted buffer"},
+    /* The same with Rx offloads: num_buffers is taken from the header's one copy. */
+    {"rx_num_buffers_ol", F_MRG, "", true, 300, 1, {{0, 12 + 60, 0}}, 1,
+     "num_buffers of 0 or beyond the posted buffers", TIDE_OFFLOAD_RX_TCP_CKSUM},
+    {"rx_num_buffers_zero_ol", F_MRG, "", true, 0, 1, {{0, 12 + 60, 0}}, 1,
+     "num_buffers of 0 or beyond the posted buffers", TIDE_OFFLOAD_RX_TCP_CKSUM},
+    {"rx_used_len_ol", 0, "", true, -1, 1, {{0, 0, 1}}, 1, "used length outside the posted buffer",
+     TIDE_OFFLOAD_RX_TCP_CKSUM},
 };
 
 static void test_used(void **state)
@@ -337,7 +360,7 @@ static void test_used(void **state)
 	unsigned v = c->rx ? 0 : 1;
 	struct env e;
 
-	env_up(&e, c->features, c->keys);
+	env_up_ol(&e, c->features, c->keys, c->rxol, 0);
 	if (!c->rx)
 		send4(&e);
 	if (c->nb >= 0) {
@@ -421,6 +444,567 @@ static void test_nack(void **state)
 	expect_refused(&e, "SET_MEM_TABLE: the backend refused it", 0);
 }
 
+/* ---- offloads: the features asked for, the headers both ways ---- */
+
+/* virtio-net feature bits (virtio 1.x, 5.1.3) and header values, as the wire has them. */
+#define F_CSUM	     VIRTIO_BIT(0)
+#define F_GUEST_CSUM VIRTIO_BIT(1)
+#define F_GUEST_TSO4 VIRTIO_BIT(7)
+#define F_GUEST_TSO6 VIRTIO_BIT(8)
+#define F_GUEST_ECN  VIRTIO_BIT(9)
+#define F_HOST_TSO4  VIRTIO_BIT(11)
+#define F_HOST_TSO6  VIRTIO_BIT(12)
+#define F_HOST_ECN   VIRTIO_BIT(13)
+#define F_OL_ALL                                                                          \
+	(F_CSUM | F_GUEST_CSUM | F_GUEST_TSO4 | F_GUEST_TSO6 | F_GUEST_ECN | F_HOST_TSO4 | \
+	 F_HOST_TSO6 | F_HOST_ECN)
+#define H_NEEDS_CSUM 1
+#define H_DATA_VALID 2
+#define H_GSO_TCPV4  1
+#define H_GSO_TCPV6  4
+
+#define RX_CK (TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM)
+#define RX_OL (RX_CK | TIDE_OFFLOAD_RX_TCP_LRO)
+#define TX_CK (TIDE_OFFLOAD_TX_IPV4_CKSUM | TIDE_OFFLOAD_TX_TCP_CKSUM | TIDE_OFFLOAD_TX_UDP_CKSUM)
+#define TX_OL (TX_CK | TIDE_OFFLOAD_TX_TCP_TSO)
+
+/* Which offload features the frontend takes, from what the device offers and the queues
+ * enabled. */
+struct feat_case {
+	const char *name;
+	uint64_t offered, rxol, txol;
+	const char *keys;
+	uint64_t acked; /* of F_OL_ALL */
+};
+
+static const struct feat_case feat_cases[] = {
+    /* Nothing enabled: nothing taken, whatever is offered. */
+    {"ol_features_none", F_OL_ALL | F_MRG, 0, 0, "", 0},
+    /* Everything enabled and offered. */
+    {"ol_features_all", F_OL_ALL | F_MRG, RX_OL, TX_OL, "", F_OL_ALL},
+    /* Checksums only: no segmentation either way. */
+    {"ol_features_csum", F_OL_ALL | F_MRG, RX_CK, TX_CK, "", F_CSUM | F_GUEST_CSUM},
+    /* Rx GSO needs mergeable buffers: not taken with mrg_rxbuf=no. */
+    {"ol_features_no_mrg", F_OL_ALL | F_MRG, RX_OL, 0, ",mrg_rxbuf=no", F_GUEST_CSUM},
+    /* A device offering segmentation without the checksum it rests on: neither taken. */
+    {"ol_features_deps", F_MRG | F_HOST_TSO4 | F_HOST_ECN | F_GUEST_TSO4 | F_GUEST_ECN, RX_OL,
+     TX_OL, "", 0},
+    /* ECN without the segmentation of either IP version: not taken. */
+    {"ol_features_ecn", F_MRG | F_CSUM | F_HOST_ECN, 0, TX_OL, "", F_CSUM},
+    {"ol_features_guest_ecn", F_MRG | F_GUEST_CSUM | F_GUEST_ECN, RX_OL, 0, "", F_GUEST_CSUM},
+    /* A device without mergeable buffers: no Rx GSO. */
+    {"ol_features_dev_no_mrg", F_OL_ALL, RX_OL, 0, "", F_GUEST_CSUM},
+};
+
+static void test_features(void **state)
+{
+	const struct feat_case *c = *state;
+	struct env e;
+
+	env_up_ol(&e, c->offered, c->keys, c->rxol, c->txol);
+	assert_int_equal(e.b.acked & F_OL_ALL, c->acked);
+	close(e.b.cfd);
+	assert_int_equal(tide_port_stop(e.p), 0);
+	tide_port_close(e.p);
+	tide_pool_cache_flush(e.pool);
+	assert_pool_full(e.pool);
+	tide_pool_free(e.pool);
+}
+
+static uint16_t ip_sum(const uint8_t *p, unsigned n)
+{
+	uint32_t s = 0;
+
+	for (unsigned i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)(p[i] << 8 | p[i + 1]);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* Ethernet, IPv4 (header checksum filled) and TCP with @flags (checksum 0), @payload bytes
+ * of pattern. Returns the frame's length. */
+static unsigned frame_tcp4(uint8_t *f, unsigned payload, uint8_t flags)
+{
+	static const uint8_t eth[14] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00};
+	uint8_t *ip = f + 14, *tcp = ip + 20;
+	unsigned tot = 20 + 20 + payload;
+	uint16_t c;
+
+	memcpy(f, eth, 14);
+	memset(ip, 0, 40);
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[8] = 64;
+	ip[9] = 6;
+	ip[12] = 10, ip[15] = 1, ip[16] = 10, ip[19] = 2;
+	c = ip_sum(ip, 20);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	tcp[0] = 0x30, tcp[1] = 0x39, tcp[2] = 0x00, tcp[3] = 0x50;
+	tcp[4] = 0x01; /* sequence number */
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	tcp[14] = 0xff;
+	for (unsigned i = 0; i < payload; i++)
+		tcp[20 + i] = (uint8_t)(i * 7 + 3);
+	return 14 + tot;
+}
+
+/* Ethernet, IPv6 and TCP with @flags (checksum 0), @payload bytes of pattern. */
+static unsigned frame_tcp6(uint8_t *f, unsigned payload, uint8_t flags)
+{
+	static const uint8_t eth[14] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd};
+	uint8_t *ip = f + 14, *tcp = ip + 40;
+
+	memcpy(f, eth, 14);
+	memset(ip, 0, 60);
+	ip[0] = 0x60;
+	ip[4] = (uint8_t)((20 + payload) >> 8);
+	ip[5] = (uint8_t)(20 + payload);
+	ip[6] = 6;
+	ip[7] = 64;
+	ip[8] = 0xfd, ip[23] = 1, ip[24] = 0xfd, ip[39] = 2;
+	tcp[0] = 0x30, tcp[1] = 0x39, tcp[3] = 0x50;
+	tcp[4] = 0x01;
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	tcp[14] = 0xff;
+	for (unsigned i = 0; i < payload; i++)
+		tcp[20 + i] = (uint8_t)(i * 7 + 3);
+	return 14 + 40 + 20 + payload;
+}
+
+/*
+ * The backend receives a frame into the buffers posted at avail positions @pos..: header
+ * @h (num_buffers set here) and @len bytes of @frame spread over as many buffers as it
+ * takes, each used entry written; then used->idx published. Returns the buffers used.
+ */
+static unsigned rx_inject(struct env *e, uint16_t pos, const struct virtio_net_hdr_mrg *h,
+			  const uint8_t *frame, unsigned len)
+{
+	unsigned k = 0, off = 0;
+	uint8_t *first = NULL;
+
+	do {
+		uint16_t id = e->b.avail[0]->ring[(uint16_t)(pos + k) & (e->b.num[0] - 1)];
+		uint8_t *buf = (uint8_t *)(uintptr_t)e->b.desc[0][id].addr;
+		unsigned room = e->b.desc[0][id].len - (k ? 0 : 12);
+		unsigned n = len - off < room ? len - off : room;
+
+		if (k == 0) {
+			first = buf;
+			memcpy(buf, h, 12);
+			buf += 12;
+		}
+		memcpy(buf, frame + off, n);
+		used_put(e->b.used[0], e->b.num[0], (uint16_t)(pos + k), id, n + (k ? 0 : 12));
+		off += n;
+		k++;
+	} while (off < len);
+	((struct virtio_net_hdr_mrg *)(void *)first)->num_buffers = (uint16_t)k;
+	used_publish(e->b.used[0], (uint16_t)(pos + k));
+	return k;
+}
+
+static uint64_t xstat(struct env *e, const char *name)
+{
+	uint64_t v = UINT64_MAX;
+
+	assert_int_equal(tide_xstats_get_by_name(e->p, name, &v), 0);
+	return v;
+}
+
+/* The port is whole at the end: no fault, the link up; then stop, close, the pool full. */
+static void env_done(struct env *e)
+{
+	struct tide_link l;
+
+	assert_int_equal(xstat(e, "virtio_faults"), 0);
+	assert_int_equal(tide_port_link_get(e->p, &l), 0);
+	assert_int_equal(l.up, 1);
+	close(e->b.cfd);
+	assert_int_equal(tide_port_stop(e->p), 0);
+	tide_port_close(e->p);
+	tide_pool_cache_flush(e->pool);
+	assert_pool_full(e->pool);
+	tide_pool_free(e->pool);
+}
+
+/*
+ * Received headers: one per case, with a TCP/IPv4 frame of @payload bytes. A refused one
+ * drops its packet, counted under its reason and in the queue's errors, and the port runs
+ * on (a good frame after it arrives); an accepted one sets the packet's offload fields.
+ */
+struct rxh_case {
+	const char *name;
+	uint64_t rxol;
+	struct virtio_net_hdr_mrg h;
+	unsigned payload;
+	const char *xstat; /* refused: the counter; NULL: accepted */
+	uint32_t ol_flags; /* accepted: the packet's */
+	uint16_t tso_segsz;
+};
+
+#define TCP4_CSUM .flags = H_NEEDS_CSUM, .csum_start = 34, .csum_offset = 16
+
+static const struct rxh_case rxh_cases[] = {
+    {"rx_hdr_flags", RX_OL, {.flags = 0x10}, 100, "virtio_rx_hdr_flags"},
+    {"rx_hdr_csum_beyond", RX_OL, {.flags = H_NEEDS_CSUM, .csum_start = 34, .csum_offset = 200},
+     100, "virtio_rx_hdr_csum_beyond"},
+    {"rx_hdr_csum_start_beyond", RX_OL,
+     {.flags = H_NEEDS_CSUM, .csum_start = 60000, .csum_offset = 16}, 100,
+     "virtio_rx_hdr_csum_beyond"},
+    {"rx_hdr_csum_align", RX_OL, {.flags = H_NEEDS_CSUM, .csum_start = 34, .csum_offset = 15},
+     100, "virtio_rx_hdr_csum_align"},
+    {"rx_hdr_csum_field", RX_OL, {.flags = H_NEEDS_CSUM, .csum_start = 30, .csum_offset = 16},
+     100, "virtio_rx_hdr_csum_field"},
+    {"rx_hdr_gso_size_zero", RX_OL, {TCP4_CSUM, .gso_type = H_GSO_TCPV4, .gso_size = 0}, 3000,
+     "virtio_rx_hdr_gso_size"},
+    {"rx_hdr_gso_size_big", RX_OL, {TCP4_CSUM, .gso_type = H_GSO_TCPV4, .gso_size = 3100}, 3000,
+     "virtio_rx_hdr_gso_size"},
+    {"rx_hdr_gso_type_unknown", RX_OL, {TCP4_CSUM, .gso_type = 2, .gso_size = 1448}, 3000,
+     "virtio_rx_hdr_gso_type"},
+    {"rx_hdr_gso_no_csum", RX_OL, {.gso_type = H_GSO_TCPV4, .gso_size = 1448}, 3000,
+     "virtio_rx_hdr_gso_csum"},
+    {"rx_hdr_gso_proto", RX_OL, {TCP4_CSUM, .gso_type = H_GSO_TCPV6, .gso_size = 1448}, 3000,
+     "virtio_rx_hdr_gso_proto"},
+    /* A queue without LRO: a GSO header is one the device had no right to send. */
+    {"rx_hdr_gso_no_lro", RX_CK, {TCP4_CSUM, .gso_type = H_GSO_TCPV4, .gso_size = 1448}, 3000,
+     "virtio_rx_hdr_gso_type"},
+    /* Accepted. */
+    {"rx_hdr_needs_csum", RX_OL, {TCP4_CSUM}, 100, NULL,
+     TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_CKSUM | TIDE_MBUF_F_RX_L4_CKSUM_NONE, 0},
+    {"rx_hdr_data_valid", RX_OL, {.flags = H_DATA_VALID}, 100, NULL,
+     TIDE_MBUF_F_RX_L4_CKSUM_GOOD, 0},
+    {"rx_hdr_zero", RX_OL, {0}, 100, NULL, 0, 0},
+    /* Large, over two mergeable buffers. */
+    {"rx_hdr_gso", RX_OL, {TCP4_CSUM, .gso_type = H_GSO_TCPV4, .gso_size = 1448, .hdr_len = 54},
+     3000, NULL,
+     TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_TCP_CKSUM | TIDE_MBUF_F_TX_TCP_SEG |
+	 TIDE_MBUF_F_RX_L4_CKSUM_NONE,
+     1448},
+};
+
+static void test_rx_hdr(void **state)
+{
+	const struct rxh_case *c = *state;
+	static uint8_t frame[4096], got[4096];
+	struct tide_port_stats st = {.sz = sizeof(st)};
+	struct tide_mbuf *pk[4];
+	unsigned len = frame_tcp4(frame, c->payload, 0x10), used;
+	const struct virtio_net_hdr_mrg zero = {0};
+	struct env e;
+	uint16_t k;
+
+	env_up_ol(&e, F_MRG | F_GUEST_CSUM | F_GUEST_TSO4 | F_GUEST_TSO6, "", c->rxol, 0);
+	used = rx_inject(&e, 0, &c->h, frame, len);
+	k = tide_rx_burst(e.rxq, pk, 4);
+	assert_int_equal(tide_port_stats_get(e.p, &st), 0);
+	if (c->xstat != NULL) {
+		assert_int_equal(k, 0);
+		assert_int_equal(xstat(&e, c->xstat), 1);
+		assert_int_equal(st.rxq[0].errors, 1);
+		/* The port runs on: the next frame arrives. */
+		rx_inject(&e, (uint16_t)used, &zero, frame, 60);
+		k = tide_rx_burst(e.rxq, pk, 4);
+		assert_int_equal(k, 1);
+		assert_int_equal(pk[0]->pkt_len, 60);
+		tide_mbuf_free(pk[0]);
+	} else {
+		assert_int_equal(k, 1);
+		assert_int_equal(st.rxq[0].errors, 0);
+		assert_int_equal(pk[0]->pkt_len, len);
+		assert_int_equal(pk[0]->nb_segs, used);
+		assert_int_equal(pk[0]->ol_flags, c->ol_flags);
+		if (c->ol_flags & TIDE_MBUF_F_TX_L4_MASK) {
+			assert_int_equal(pk[0]->l2_len, 14);
+			assert_int_equal(pk[0]->l3_len, 20);
+		}
+		if (c->tso_segsz) {
+			assert_int_equal(pk[0]->tso_segsz, c->tso_segsz);
+			assert_int_equal(pk[0]->l4_len, 20);
+		}
+		assert_int_equal(tide_mbuf_read(pk[0], 0, len, got), 0);
+		assert_memory_equal(got, frame, len);
+		tide_mbuf_free(pk[0]);
+	}
+	env_done(&e);
+}
+
+/* The header and frame of Tx descriptor @id (one buffer: header and frame together). */
+static const struct virtio_net_hdr_mrg *tx_desc(struct env *e, unsigned id, const uint8_t **frame,
+						unsigned *len)
+{
+	const struct vring_desc *d = &e->b.desc[1][id];
+
+	assert_int_equal(d->flags & VRING_DESC_F_INDIRECT, 0);
+	*frame = (const uint8_t *)(uintptr_t)d->addr + 12;
+	*len = d->len - 12;
+	return (const struct virtio_net_hdr_mrg *)(uintptr_t)d->addr;
+}
+
+/* A TCP/IPv4 packet of @payload bytes with Tx requests @req (TIDE_MBUF_F_TX_*). */
+static struct tide_mbuf *tx_pkt(struct env *e, unsigned payload, uint32_t req, uint16_t mss)
+{
+	struct tide_mbuf *m = tide_mbuf_alloc(e->pool);
+	uint8_t *f;
+
+	assert_non_null(m);
+	f = (uint8_t *)tide_mbuf_append(m, (uint16_t)(54 + payload));
+	assert_non_null(f);
+	frame_tcp4(f, payload, 0x18);
+	f[24] = f[25] = 0; /* the IPv4 header checksum: the request's to fill */
+	m->ol_flags = req;
+	m->l2_len = 14;
+	m->l3_len = 20;
+	m->l4_len = 20;
+	m->tso_segsz = mss;
+	return m;
+}
+
+/* Frame @f of @len bytes verified in software: both checksums good. */
+static void expect_cksum_good(struct env *e, const uint8_t *f, unsigned len)
+{
+	struct tide_mbuf *m = tide_mbuf_alloc(e->pool);
+
+	assert_non_null(m);
+	memcpy(tide_mbuf_append(m, (uint16_t)len), f, len);
+	assert_int_equal(tide_offload_cksum_verify(m), 0);
+	assert_int_equal(m->ol_flags & TIDE_MBUF_F_RX_IP_CKSUM_MASK, TIDE_MBUF_F_RX_IP_CKSUM_GOOD);
+	assert_int_equal(m->ol_flags & TIDE_MBUF_F_RX_L4_CKSUM_MASK, TIDE_MBUF_F_RX_L4_CKSUM_GOOD);
+	tide_mbuf_free(m);
+}
+
+#define REQ_TCP4 (TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_TCP_CKSUM)
+#define REQ_TSO4 (REQ_TCP4 | TIDE_MBUF_F_TX_TCP_SEG)
+#define REQ_TSO6 (TIDE_MBUF_F_TX_IPV6 | TIDE_MBUF_F_TX_TCP_CKSUM | TIDE_MBUF_F_TX_TCP_SEG)
+
+/* A TCP/IPv6 TSO packet of @payload bytes. */
+static struct tide_mbuf *tx_pkt6(struct env *e, unsigned payload, uint16_t mss)
+{
+	struct tide_mbuf *m = tide_mbuf_alloc(e->pool);
+	uint8_t *f;
+
+	assert_non_null(m);
+	f = (uint8_t *)tide_mbuf_append(m, (uint16_t)(74 + payload));
+	assert_non_null(f);
+	frame_tcp6(f, payload, 0x18);
+	m->ol_flags = REQ_TSO6;
+	m->l2_len = 14;
+	m->l3_len = 40;
+	m->l4_len = 20;
+	m->tso_segsz = mss;
+	return m;
+}
+
+/* A device that does checksums and TSO: the header says what to do; a bad request is
+ * dropped and counted. */
+static void test_tx_hdr_device(void **state)
+{
+	struct tide_port_stats st = {.sz = sizeof(st)};
+	const struct virtio_net_hdr_mrg *h;
+	struct tide_mbuf *m[5];
+	const uint8_t *f;
+	unsigned len;
+	struct env e;
+
+	(void)state;
+	env_up_ol(&e, F_CSUM | F_HOST_TSO4 | F_HOST_TSO6 | F_HOST_ECN, "", 0, TX_OL);
+	m[0] = tx_pkt(&e, 1900 - 54, REQ_TSO4, 1000);
+	m[1] = tx_pkt(&e, 100, REQ_TCP4, 0);
+	m[2] = tx_pkt(&e, 100, REQ_TCP4, 0);
+	m[2]->l3_len = 24; /* not the IP header's length: refused */
+	m[3] = tx_pkt(&e, 100, 0, 0);
+	/* UDP segmentation (a UDP datagram): never negotiated, refused. */
+	m[4] = tx_pkt(&e, 1000, TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_UDP_CKSUM |
+					TIDE_MBUF_F_TX_UDP_SEG, 500);
+	tide_mbuf_mtod(m[4], uint8_t *)[23] = 17;
+	tide_mbuf_mtod(m[4], uint8_t *)[38] = 0x03; /* UDP length 1008 */
+	tide_mbuf_mtod(m[4], uint8_t *)[39] = 0xf0;
+	m[4]->l4_len = 8;
+	assert_int_equal(tide_tx_burst(e.txq, m, 5), 5);
+	assert_int_equal(e.b.avail[1]->idx, 3);
+	/* TSO: the frame whole, the device to cut it. */
+	h = tx_desc(&e, 0, &f, &len);
+	assert_int_equal(len, 1900);
+	assert_int_equal(h->flags, H_NEEDS_CSUM);
+	assert_int_equal(h->gso_type, H_GSO_TCPV4);
+	assert_int_equal(h->gso_size, 1000);
+	assert_int_equal(h->hdr_len, 54);
+	assert_int_equal(h->csum_start, 34);
+	assert_int_equal(h->csum_offset, 16);
+	assert_int_equal(ip_sum(f + 14, 20), 0); /* the IPv4 header checksum is filled */
+	/* The checksum alone. */
+	h = tx_desc(&e, 1, &f, &len);
+	assert_int_equal(len, 154);
+	assert_int_equal(h->flags, H_NEEDS_CSUM);
+	assert_int_equal(h->gso_type, 0);
+	assert_int_equal(h->csum_start, 34);
+	assert_int_equal(h->csum_offset, 16);
+	/* No request: a zero header. */
+	h = tx_desc(&e, 2, &f, &len);
+	assert_int_equal(len, 154);
+	assert_int_equal(h->flags | h->gso_type | h->csum_start | h->gso_size, 0);
+	assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 2);
+	assert_int_equal(xstat(&e, "virtio_tx_sw_cksum"), 0);
+	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
+	assert_int_equal(tide_port_stats_get(e.p, &st), 0);
+	assert_int_equal(st.txq[0].errors, 2);
+	assert_int_equal(st.txq[0].packets, 3);
+	env_done(&e);
+}
+
+/* A device without the offloads: the queue does the work (checksums filled, the TSO
+ * packet cut into MSS-sized frames), counted, every frame's checksums good. */
+static void test_tx_hdr_software(void **state)
+{
+	const struct virtio_net_hdr_mrg *h;
+	struct tide_mbuf *m[4];
+	const uint8_t *f;
+	unsigned len;
+	struct env e;
+
+	(void)state;
+	env_up_ol(&e, 0, "", 0, TX_OL);
+	m[0] = tx_pkt(&e, 100, REQ_TCP4, 0);
+	m[1] = tx_pkt(&e, 1900 - 54, REQ_TSO4, 800);
+	/* Bad requests: refused by the software checksum, and by the software cut. */
+	m[2] = tx_pkt(&e, 100, REQ_TCP4, 0);
+	m[2]->l3_len = 24;
+	m[3] = tx_pkt(&e, 1000, REQ_TSO4, 0);
+	assert_int_equal(tide_tx_burst(e.txq, m, 4), 4);
+	assert_int_equal(e.b.avail[1]->idx, 4);
+	for (unsigned id = 0; id < 4; id++) {
+		static const unsigned want[4] = {154, 854, 854, 300};
+
+		h = tx_desc(&e, id, &f, &len);
+		assert_int_equal(len, want[id]);
+		assert_int_equal(h->flags | h->gso_type | h->csum_start | h->gso_size, 0);
+		expect_cksum_good(&e, f, len);
+	}
+	assert_int_equal(xstat(&e, "virtio_tx_sw_cksum"), 1);
+	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
+	assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 2);
+	env_done(&e);
+}
+
+/* TSO with CWR on a device without HOST_ECN: cut in software; CWR on the first piece only. */
+static void test_tx_hdr_ecn(void **state)
+{
+	const struct virtio_net_hdr_mrg *h;
+	struct tide_mbuf *m;
+	const uint8_t *f;
+	unsigned len;
+	struct env e;
+
+	(void)state;
+	env_up_ol(&e, F_CSUM | F_HOST_TSO4, "", 0, TX_OL);
+	m = tx_pkt(&e, 1600, REQ_TSO4, 800);
+	tide_mbuf_mtod(m, uint8_t *)[47] |= 0x80; /* CWR */
+	assert_int_equal(tide_tx_burst(e.txq, &m, 1), 1);
+	assert_int_equal(e.b.avail[1]->idx, 2);
+	for (unsigned id = 0; id < 2; id++) {
+		h = tx_desc(&e, id, &f, &len);
+		assert_int_equal(len, 854);
+		assert_int_equal(h->gso_type, 0);
+		assert_int_equal(f[47] & 0x80, id == 0 ? 0x80 : 0);
+		expect_cksum_good(&e, f, len);
+	}
+	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
+	env_done(&e);
+}
+
+/* A packet that needs more pieces than any ring room allows (VIRTIO_CUT_MAX, or the
+ * ring): refused and counted, not left waiting for room that never comes. */
+static void test_tx_cut_too_many(void **state)
+{
+	const unsigned rings[2] = {256, 64};
+	struct tide_mbuf *m;
+	struct env e;
+
+	(void)state;
+	for (unsigned r = 0; r < 2; r++) {
+		ndesc = rings[r];
+		env_up_ol(&e, 0, "", 0, TX_OL);
+		m = tx_pkt(&e, 1500, REQ_TSO4, r == 0 ? 10 : 20); /* 150, 75 pieces */
+		assert_int_equal(tide_tx_burst(e.txq, &m, 1), 1);
+		assert_int_equal(e.b.avail[1]->idx, 0);
+		assert_int_equal(xstat(&e, "virtio_tx_offload_refused"), 1);
+		assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
+		env_done(&e);
+	}
+	ndesc = 256;
+}
+
+/* A device that segments IPv6 only: the IPv6 packet goes whole with its header, the IPv4
+ * one is cut in software. */
+static void test_tx_hdr_v6(void **state)
+{
+	const struct virtio_net_hdr_mrg *h;
+	struct tide_mbuf *m[2];
+	const uint8_t *f;
+	unsigned len;
+	struct env e;
+
+	(void)state;
+	env_up_ol(&e, F_CSUM | F_HOST_TSO6, "", 0, TX_OL);
+	m[0] = tx_pkt6(&e, 1600, 800);
+	m[1] = tx_pkt(&e, 1600, REQ_TSO4, 800);
+	assert_int_equal(tide_tx_burst(e.txq, m, 2), 2);
+	assert_int_equal(e.b.avail[1]->idx, 3);
+	h = tx_desc(&e, 0, &f, &len);
+	assert_int_equal(len, 74 + 1600);
+	assert_int_equal(h->gso_type, H_GSO_TCPV6);
+	assert_int_equal(h->gso_size, 800);
+	assert_int_equal(h->csum_start, 54);
+	for (unsigned id = 1; id < 3; id++) {
+		h = tx_desc(&e, id, &f, &len);
+		assert_int_equal(len, 854);
+		assert_int_equal(h->flags | h->gso_type, 0);
+		expect_cksum_good(&e, f, len);
+	}
+	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
+	env_done(&e);
+}
+
+/* More pieces than the ring has room for: the burst stops before the packet, which stays
+ * the caller's, and takes it once there is room. */
+static void test_tx_cut_room(void **state)
+{
+	struct tide_mbuf *m[64], *big;
+	struct env e;
+	unsigned n = 0;
+
+	(void)state;
+	env_up_ol(&e, 0, "", 0, TX_OL);
+	/* Fill the ring (256) but 2 slots with plain packets. */
+	while (n < 254) {
+		unsigned b = 254 - n < 64 ? 254 - n : 64;
+
+		for (unsigned i = 0; i < b; i++)
+			m[i] = tx_pkt(&e, 10, 0, 0);
+		assert_int_equal(tide_tx_burst(e.txq, m, (uint16_t)b), b);
+		n += b;
+	}
+	big = tx_pkt(&e, 1500, REQ_TSO4, 500); /* 3 pieces */
+	assert_int_equal(tide_tx_burst(e.txq, &big, 1), 0);
+	assert_int_equal(e.b.avail[1]->idx, 254);
+	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 0);
+	/* The device uses one: room for the three pieces exactly, and the packet after them
+	 * stays the caller's. */
+	used_put(e.b.used[1], e.b.num[1], 0, 0, 0);
+	used_publish(e.b.used[1], 1);
+	m[0] = big;
+	m[1] = tx_pkt(&e, 10, 0, 0);
+	assert_int_equal(tide_tx_burst(e.txq, m, 2), 1);
+	assert_int_equal(e.b.avail[1]->idx, 257);
+	assert_int_equal(xstat(&e, "virtio_tx_sw_tso"), 1);
+	tide_mbuf_free(m[1]);
+	env_done(&e);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -444,17 +1028,36 @@ static int teardown(void **state)
 
 int main(void)
 {
-	enum { NU = sizeof(used_cases) / sizeof(used_cases[0]) };
-	struct CMUnitTest tests[NU + 3] = {
-	    [NU] = cmocka_unit_test(test_no_version_1),
-	    [NU + 1] = cmocka_unit_test(test_bad_reply),
-	    [NU + 2] = cmocka_unit_test(test_nack),
+	enum {
+		NU = sizeof(used_cases) / sizeof(used_cases[0]),
+		NF = sizeof(feat_cases) / sizeof(feat_cases[0]),
+		NR = sizeof(rxh_cases) / sizeof(rxh_cases[0]),
+		N0 = NU + NF + NR,
+	};
+	struct CMUnitTest tests[N0 + 9] = {
+	    [N0] = cmocka_unit_test(test_no_version_1),
+	    [N0 + 1] = cmocka_unit_test(test_bad_reply),
+	    [N0 + 2] = cmocka_unit_test(test_nack),
+	    [N0 + 3] = cmocka_unit_test(test_tx_hdr_device),
+	    [N0 + 4] = cmocka_unit_test(test_tx_hdr_software),
+	    [N0 + 5] = cmocka_unit_test(test_tx_hdr_ecn),
+	    [N0 + 6] = cmocka_unit_test(test_tx_cut_room),
+	    [N0 + 7] = cmocka_unit_test(test_tx_hdr_v6),
+	    [N0 + 8] = cmocka_unit_test(test_tx_cut_too_many),
 	};
 
 	for (unsigned i = 0; i < NU; i++)
 		tests[i] = (struct CMUnitTest){.name = used_cases[i].name,
 					       .test_func = test_used,
 					       .initial_state = (void *)&used_cases[i]};
+	for (unsigned i = 0; i < NF; i++)
+		tests[NU + i] = (struct CMUnitTest){.name = feat_cases[i].name,
+						    .test_func = test_features,
+						    .initial_state = (void *)&feat_cases[i]};
+	for (unsigned i = 0; i < NR; i++)
+		tests[NU + NF + i] = (struct CMUnitTest){.name = rxh_cases[i].name,
+							 .test_func = test_rx_hdr,
+							 .initial_state = (void *)&rxh_cases[i]};
 	if (tide_thread_register() < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);

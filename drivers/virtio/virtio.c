@@ -13,6 +13,8 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
+#include <tide/offload.h>
+
 #include "log.h"
 #include "virtio.h"
 #include "virtio_pci.h"
@@ -69,6 +71,8 @@ static int virtio_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->pool = pool;
 	q->headroom = (uint16_t)headroom;
 	q->buf_len = room + VIRTIO_HDR_LEN;
+	q->offloads = conf->offloads;
+	q->ol.lro = conf->offloads & TIDE_OFFLOAD_RX_TCP_LRO;
 	q->port_id = (uint16_t)p->id;
 	tide_mbuf__rx_tmpl_init(&q->tmpl, pool, q->port_id, 0);
 	q->vq.kickfd = -1;
@@ -113,6 +117,7 @@ static int virtio_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->vq.kickfd = -1;
 	q->fs.wakefd = -1;
 	q->seen = VIRTIO_SEEN_NONE;
+	q->offloads = conf->offloads;
 	*out = &q->pub;
 	return 0;
 }
@@ -283,7 +288,7 @@ static int virtio_start(struct tide_port *p)
 
 		q->fence = vp->fence;
 		q->seen = VIRTIO_SEEN_NONE;
-		__atomic_store_n(&q->pub.burst, virtio_rx_fn(), __ATOMIC_RELAXED);
+		__atomic_store_n(&q->pub.burst, virtio_rx_fn(q), __ATOMIC_RELAXED);
 	}
 	for (unsigned i = 0; i < p->nb_txq; i++) {
 		struct virtio_txq *q = (struct virtio_txq *)p->txq[i];
@@ -296,7 +301,7 @@ static int virtio_start(struct tide_port *p)
 		 * queue of the same number (or the first); none without Rx queues. */
 		q->bounce = p->nb_rxq ? ((struct virtio_rxq *)p->rxq[i < p->nb_rxq ? i : 0])->pool
 				      : NULL;
-		__atomic_store_n(&q->pub.burst, virtio_tx_fn(), __ATOMIC_RELAXED);
+		__atomic_store_n(&q->pub.burst, virtio_tx_fn(q), __ATOMIC_RELAXED);
 	}
 	rc = vp->tr->start(vp);
 	if (rc == 0)
@@ -379,6 +384,64 @@ static void rx_wait_posted(struct virtio_port *vp, uint32_t gen)
 	}
 }
 
+/*
+ * The offload features to ask for, from what the queues enabled. Tx: VIRTIO_NET_F_CSUM
+ * when any Tx queue enabled a checksum or TSO, HOST_TSO4/6 and HOST_ECN with TSO (a queue
+ * that did not enable them writes zero headers; what the device lacks, the queues do in
+ * software). Rx: the device sends partial checksums and GSO packets to every Rx queue
+ * alike, so GUEST_CSUM only when every Rx queue enabled an Rx checksum offload or
+ * TIDE_OFFLOAD_RX_TCP_LRO, and GUEST_TSO4/6 with GUEST_ECN only when every one enabled
+ * LRO (and mergeable buffers are negotiated: a large packet spans several receive buffers).
+ */
+static uint64_t offload_features(const struct virtio_port *vp)
+{
+	const struct tide_port *p = vp->port;
+	uint64_t tx = 0, rx = p->nb_rxq ? ~0ull : 0, f = 0;
+
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		if (p->txq[i] != NULL)
+			tx |= ((const struct virtio_txq *)p->txq[i])->offloads;
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		rx &= p->rxq[i] != NULL ? ((const struct virtio_rxq *)p->rxq[i])->offloads : 0;
+	if (tx & (TIDE_OFFLOAD_TX_TCP_CKSUM | TIDE_OFFLOAD_TX_UDP_CKSUM | TIDE_OFFLOAD_TX_TCP_TSO))
+		f |= VIRTIO_BIT(VIRTIO_NET_F_CSUM);
+	if (tx & TIDE_OFFLOAD_TX_TCP_TSO)
+		f |= VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) |
+		     VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN);
+	if (rx & (TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM | TIDE_OFFLOAD_RX_TCP_LRO))
+		f |= VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM);
+	if (rx & TIDE_OFFLOAD_RX_TCP_LRO) /* dropped without MRG_RXBUF: offload_deps() */
+		f |= VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) |
+		     VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN);
+	return f;
+}
+
+/* Drop the features whose prerequisites the device did not give (virtio 1.x, 5.1.3.1). */
+static uint64_t offload_deps(uint64_t f)
+{
+	const uint64_t gtso = VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6);
+	const uint64_t htso = VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6);
+
+	if (!(f & VIRTIO_BIT(VIRTIO_NET_F_CSUM)))
+		f &= ~(htso | VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN));
+	if (!(f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)) || !(f & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF)))
+		f &= ~(gtso | VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN));
+	if (!(f & htso))
+		f &= ~VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN);
+	if (!(f & gtso))
+		f &= ~VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN);
+	return f;
+}
+
+/* What the device does for the Tx queues (struct virtio_tx_ol.dev). */
+static uint32_t offload_dev(uint64_t f)
+{
+	return (f & VIRTIO_BIT(VIRTIO_NET_F_CSUM) ? VIRTIO_OL_CSUM : 0) |
+	       (f & VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) ? VIRTIO_OL_TSO4 : 0) |
+	       (f & VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) ? VIRTIO_OL_TSO6 : 0) |
+	       (f & VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN) ? VIRTIO_OL_ECN : 0);
+}
+
 int virtio_dev_init(struct virtio_port *vp)
 {
 	const struct virtio_transport *tr = vp->tr;
@@ -401,13 +464,13 @@ int virtio_dev_init(struct virtio_port *vp)
 	       (vp->event_idx ? VIRTIO_BIT(VIRTIO_F_EVENT_IDX) : 0) |
 	       (vp->in_order ? VIRTIO_BIT(VIRTIO_F_IN_ORDER) : 0) |
 	       VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) |
-	       (nb_vrings(p) > 2 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0);
+	       (nb_vrings(p) > 2 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) | offload_features(vp);
 	if (nb_vrings(p) > 2 && !(dev & VIRTIO_BIT(VIRTIO_NET_F_MQ))) {
 		TIDE_LOG_ERR_(p->name, "%u queue pairs, but the device does not offer VIRTIO_NET_F_MQ",
 			      nb_vrings(p) / 2);
 		return -ENOTSUP;
 	}
-	vp->features = dev & want;
+	vp->features = offload_deps(dev & want);
 	if ((rc = tr->features_set(vp, vp->features)) < 0)
 		return rc;
 	status |= VIRTIO_STATUS_FEATURES_OK;
@@ -423,6 +486,8 @@ int virtio_dev_init(struct virtio_port *vp)
 		vq->in_order = vp->features & VIRTIO_BIT(VIRTIO_F_IN_ORDER);
 		vq->mrg = vp->features & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF);
 		vq->indirect = vp->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
+		if (v % 2)
+			((struct virtio_txq *)p->txq[v / 2])->ol.dev = offload_dev(vp->features);
 		if ((rc = tr->queue_set(vp, v, &vp->va[v], vp->kickfd[v])) < 0)
 			return rc;
 	}
@@ -565,10 +630,15 @@ static int virtio_poll_ctl(struct tide_port *p)
 static unsigned virtio_xstats(struct tide_port *p, const char **names, uint64_t *values,
 			      unsigned max)
 {
-	static const char *const n[] = {"connects", "disconnects", "faults", "ctl_errors",
-					"tx_bounced", "tx_kicks", "rx_kicks"};
+	static const char *const n[] = {
+		"connects", "disconnects", "faults", "ctl_errors", "tx_bounced", "tx_kicks", "rx_kicks",
+		"tx_offload_refused", "tx_sw_cksum", "tx_sw_tso",
+		/* Rx headers refused, by reason (enum offload_vnet_reason, from 1) */
+		"rx_hdr_flags", "rx_hdr_csum_beyond", "rx_hdr_csum_align", "rx_hdr_csum_field",
+		"rx_hdr_gso_type", "rx_hdr_gso_size", "rx_hdr_gso_csum", "rx_hdr_gso_proto"};
+	enum { NX = sizeof(n) / sizeof(n[0]), RX0 = 10 };
 	struct virtio_port *vp = virtio_vport(p);
-	uint64_t v[7] = {
+	uint64_t v[NX] = {
 		__atomic_load_n(&vp->connects, __ATOMIC_RELAXED),
 		__atomic_load_n(&vp->disconnects, __ATOMIC_RELAXED),
 		__atomic_load_n(&vp->faults, __ATOMIC_RELAXED),
@@ -582,12 +652,20 @@ static unsigned virtio_xstats(struct tide_port *p, const char **names, uint64_t 
 			continue;
 		v[4] += __atomic_load_n(&q->bounced, __ATOMIC_RELAXED);
 		v[5] += __atomic_load_n(&q->kicks, __ATOMIC_RELAXED);
+		v[7] += __atomic_load_n(&q->ol.refused, __ATOMIC_RELAXED);
+		v[8] += __atomic_load_n(&q->ol.sw_cksum, __ATOMIC_RELAXED);
+		v[9] += __atomic_load_n(&q->ol.sw_tso, __ATOMIC_RELAXED);
 	}
-	for (unsigned i = 0; i < p->nb_rxq; i++)
-		if (p->rxq[i] != NULL)
-			v[6] += __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->kicks,
-						__ATOMIC_RELAXED);
-	return tide_xstats_put(n, v, 7, names, values, max);
+	for (unsigned i = 0; i < p->nb_rxq; i++) {
+		struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[i];
+
+		if (q == NULL)
+			continue;
+		v[6] += __atomic_load_n(&q->kicks, __ATOMIC_RELAXED);
+		for (unsigned r = 1; r < OFFLOAD_VNET_NR_REASONS; r++)
+			v[RX0 + r - 1] += __atomic_load_n(&q->ol.refused[r], __ATOMIC_RELAXED);
+	}
+	return tide_xstats_put(n, v, NX, names, values, max);
 }
 
 static void virtio_stats_reset(struct tide_port *p)
@@ -600,12 +678,21 @@ static void virtio_stats_reset(struct tide_port *p)
 	tide_stat_zero(&vp->ctl_errors, 1);
 	for (unsigned i = 0; i < p->nb_txq; i++)
 		if (p->txq[i] != NULL) {
-			tide_stat_zero(&((struct virtio_txq *)p->txq[i])->bounced, 1);
-			tide_stat_zero(&((struct virtio_txq *)p->txq[i])->kicks, 1);
+			struct virtio_txq *q = (struct virtio_txq *)p->txq[i];
+
+			tide_stat_zero(&q->bounced, 1);
+			tide_stat_zero(&q->kicks, 1);
+			tide_stat_zero(&q->ol.refused, 1);
+			tide_stat_zero(&q->ol.sw_cksum, 1);
+			tide_stat_zero(&q->ol.sw_tso, 1);
 		}
 	for (unsigned i = 0; i < p->nb_rxq; i++)
-		if (p->rxq[i] != NULL)
-			tide_stat_zero(&((struct virtio_rxq *)p->rxq[i])->kicks, 1);
+		if (p->rxq[i] != NULL) {
+			struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[i];
+
+			tide_stat_zero(&q->kicks, 1);
+			tide_stat_zero(q->ol.refused, OFFLOAD_VNET_NR_REASONS);
+		}
 }
 
 /* Stated to the backend on the next connection (VHOST_USER_NET_SET_MTU, when offered);

@@ -52,6 +52,7 @@
 #include "rxr.h"
 #include "txc.h"
 #include "vhost_user.h"
+#include "virtio_hdr.h"
 #include "virtio_ring.h"
 
 #define VIRTIO_MAX_QP	     8
@@ -183,6 +184,8 @@ struct virtio_rxq {
 	struct tide_mbuf__rx_tmpl tmpl;
 	uint32_t seen;
 	uint64_t kicks;
+	uint64_t offloads;	 /* TIDE_OFFLOAD_RX_* enabled: the burst with headers */
+	struct virtio_rx_ol ol;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	struct virtio_fault_slot fs;
 };
@@ -202,6 +205,8 @@ struct virtio_txq {
 	struct tide_pool *bounce;
 	uint32_t seen;
 	uint64_t kicks, bounced;
+	uint64_t offloads; /* TIDE_OFFLOAD_TX_* enabled: the burst with headers */
+	struct virtio_tx_ol ol;
 	uint32_t live TIDE_CACHE_ALIGNED;
 	struct virtio_fault_slot fs;
 };
@@ -255,8 +260,10 @@ static inline struct virtio_port *virtio_vport(const struct tide_port *p)
 }
 
 /* ---- data path (virtio_rxtx.c) ---- */
-tide_rx_burst_fn virtio_rx_fn(void);
-tide_tx_burst_fn virtio_tx_fn(void);
+/* The burst for the queue: with the header helpers (virtio_hdr.h) when it enabled
+ * offloads, else the one that writes zero headers and ignores the received ones. */
+tide_rx_burst_fn virtio_rx_fn(const struct virtio_rxq *q);
+tide_tx_burst_fn virtio_tx_fn(const struct virtio_txq *q);
 unsigned virtio_tx_advance_ool(struct txc *t);
 void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
 /* The queue's buffers go home (port stop; the worker's resync). */

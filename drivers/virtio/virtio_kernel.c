@@ -9,7 +9,7 @@
  * (receive) and 1 (transmit), and tap queue tapfd[i] (a multi-queue tap for several pairs).
  *
  * Open: the tap is created or attached (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR, a 12-byte
- * header, no offloads), one queue per pair of `queues`, and brought up. It stays attached
+ * header, no offloads until a start asks for some), one queue per pair of `queues`, and brought up. It stays attached
  * until close, so that its addresses and routes live from open to close and stop/start do
  * not disturb the kernel's side (frames the kernel sends while the port is stopped wait in
  * the tap's queue; beyond its length the tap drops and counts them).
@@ -165,6 +165,28 @@ static int vk_ioctl(struct virtio_port *vp, int fd, unsigned long req, void *arg
 	return rc;
 }
 
+/*
+ * The offloads are the tap's, not vhost-net's: vhost-net passes the virtio-net header
+ * through between our buffers and the tap, which takes partial checksums and GSO packets
+ * from us always (the host side: CSUM, HOST_TSO4/6, HOST_ECN) and sends them to us as
+ * TUNSETOFFLOAD allows (the guest side: GUEST_CSUM -> TUN_F_CSUM, GUEST_TSO4/6 ->
+ * TUN_F_TSO4/6, GUEST_ECN -> TUN_F_TSO_ECN).
+ */
+#define VK_TAP_FEATURES                                                                       \
+	(VIRTIO_BIT(VIRTIO_NET_F_CSUM) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) |                 \
+	 VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) |           \
+	 VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) |             \
+	 VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) | VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN))
+
+/* TUNSETOFFLOAD's argument for the negotiated features @f. */
+static unsigned long tap_offloads(uint64_t f)
+{
+	return (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) ? TUN_F_CSUM : 0) |
+	       (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) ? TUN_F_TSO4 : 0) |
+	       (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) ? TUN_F_TSO6 : 0) |
+	       (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN) ? TUN_F_TSO_ECN : 0);
+}
+
 static int vk_features_get(struct virtio_port *vp, uint64_t *out)
 {
 	struct virtio_kernel *vk = vp->vk;
@@ -174,15 +196,19 @@ static int vk_features_get(struct virtio_port *vp, uint64_t *out)
 	 * VIRTIO_NET_F_MQ is this transport's to grant, not a bit the kernel offers. */
 	if (rc == 0 && vk->pairs > 1)
 		*out |= VIRTIO_BIT(VIRTIO_NET_F_MQ);
+	if (rc == 0)
+		*out |= VK_TAP_FEATURES;
 	return rc;
 }
 
 static int vk_features_set(struct virtio_port *vp, uint64_t f)
 {
 	struct virtio_kernel *vk = vp->vk;
-	int rc = 0;
+	int rc;
 
-	f &= ~VIRTIO_BIT(VIRTIO_NET_F_MQ);
+	/* The tap's queues share its offloads: set through the first (never detached). */
+	rc = vk_ioctl(vp, vk->tapfd[0], TUNSETOFFLOAD, (void *)tap_offloads(f), "TUNSETOFFLOAD");
+	f &= ~(VIRTIO_BIT(VIRTIO_NET_F_MQ) | VK_TAP_FEATURES);
 	for (unsigned i = 0; i < vk->pairs && rc == 0; i++)
 		rc = vk_ioctl(vp, vk->vfd[i], VK_SET_FEATURES, &f, "VHOST_SET_FEATURES");
 	return rc;
@@ -310,7 +336,8 @@ static int tap_attach(struct virtio_port *vp, unsigned i)
 		vk->made = !existed;
 	}
 	/* The header vhost-net passes through is the frontend's (12 bytes: VERSION_1); no
-	 * offloads, so the kernel sends whole frames with their checksums done. */
+	 * offloads until a start negotiates some (vk_features_set), so the kernel sends whole
+	 * frames with their checksums done. */
 	if ((rc = vk_ioctl(vp, fd, TUNSETVNETHDRSZ, &hs, "TUNSETVNETHDRSZ")) < 0 ||
 	    (rc = vk_ioctl(vp, fd, TUNSETOFFLOAD, (void *)0, "TUNSETOFFLOAD")) < 0)
 		return rc;
@@ -387,6 +414,10 @@ static void vk_stop(struct virtio_port *vp)
 				       rx ? 2 * i : 2 * (i - p->nb_rxq) + 1, why);
 		}
 	}
+	/* Frames the kernel sends while the port is stopped are made whole (checksums done,
+	 * no GSO), whatever the next start negotiates. */
+	if (vk->tapfd[0] >= 0)
+		vk_ioctl(vp, vk->tapfd[0], TUNSETOFFLOAD, (void *)0, "TUNSETOFFLOAD");
 	/* The backend goes first: once it is -1 the kernel no longer touches the vring or
 	 * the buffers posted on it, which go home after this. */
 	for (unsigned v = 0; v < 2 * VIRTIO_MAX_QP; v++) {

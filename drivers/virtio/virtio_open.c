@@ -67,6 +67,14 @@ static int port_make(const struct open_keys *k, const char *name, struct tide_po
 	p->info.tx_desc_pref = vp->queue_size;
 	p->info.count_completion = 1;
 	p->info.needs_poll_ctl = 0; /* a control thread, or a device read when asked */
+	/* What the frontend does, whatever the device (features are negotiated at each
+	 * connection or start, after the queues enabled theirs): the Rx status and large
+	 * packets through the device's header; Tx checksums and TSO by the device, or in
+	 * software where it lacks them (the IPv4 header checksum always). */
+	p->info.rx_offload_capa = TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM |
+				  TIDE_OFFLOAD_RX_TCP_LRO;
+	p->info.tx_offload_capa = TIDE_OFFLOAD_TX_IPV4_CKSUM | TIDE_OFFLOAD_TX_TCP_CKSUM |
+				  TIDE_OFFLOAD_TX_UDP_CKSUM | TIDE_OFFLOAD_TX_TCP_TSO;
 	*out = p;
 	return 0;
 }

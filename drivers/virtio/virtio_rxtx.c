@@ -39,6 +39,7 @@
  * control thread logs the reason and drops the connection, and the buffers come home at
  * the next burst or at stop.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "inline.h"
@@ -131,7 +132,7 @@ void virtio_rxq_flush(struct virtio_rxq *q)
  * its acquire load in virtio_dev_init(), which waits for it before the Tx queues go live).
  * Returns whether the queue runs.
  */
-static bool rxq_resync(struct virtio_rxq *q, uint32_t live)
+TIDE_ALWAYS_INLINE bool rxq_resync(struct virtio_rxq *q, uint32_t live)
 {
 	/* (Recycled buffers may wait in the slots of a queue that holds no connection.) */
 	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
@@ -211,7 +212,13 @@ static void rx_unlink(struct tide_mbuf *m)
 	}
 }
 
-static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+/*
+ * The Rx burst; @ol (a constant in each instance): the queue enabled offloads, so each
+ * packet's header is copied once and applied (virtio_hdr.h), and a refused one drops the
+ * packet.
+ */
+TIDE_ALWAYS_INLINE uint16_t rx_burst_gen(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
+					 const bool ol)
 {
 	struct virtio_rxq *q = (struct virtio_rxq *)pub;
 	struct virtio_vq *vq = &q->vq;
@@ -255,6 +262,7 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 		uint32_t id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 		uint32_t len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
 		struct tide_mbuf *m = rx_take(&v, id, next + used, posted - used), *last;
+		struct virtio_net_hdr_mrg h;
 		uint16_t nbuf = 1;
 
 		if (tide_unlikely(m == NULL)) {
@@ -266,11 +274,13 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 			why = "used length outside the posted buffer";
 			goto fault;
 		}
+		if (ol)
+			virtio_hdr_rx_copy(&h, (const uint8_t *)m->buf_addr + hdr_off);
 		if (mrg) {
 			const uint16_t *nb = (const uint16_t *)(const void *)((const uint8_t *)m->buf_addr +
 				hdr_off + offsetof(struct virtio_net_hdr_mrg, num_buffers));
 
-			nbuf = __atomic_load_n(nb, __ATOMIC_RELAXED);
+			nbuf = ol ? h.num_buffers : __atomic_load_n(nb, __ATOMIC_RELAXED);
 			if (tide_unlikely(nbuf == 0 || nbuf > posted - used)) {
 				why = "num_buffers of 0 or beyond the posted buffers";
 				goto fault;
@@ -310,6 +320,11 @@ static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 			dropped++;
 			continue;
 		}
+		if (ol && tide_unlikely(!virtio_hdr_rx(&q->ol, &h, m))) {
+			tide_mbuf_free(m); /* counted by reason, and as an error */
+			dropped++;
+			continue;
+		}
 		bytes += m->pkt_len;
 		pkts[i++] = m;
 	}
@@ -334,9 +349,19 @@ out:
 	return i;
 }
 
-tide_rx_burst_fn virtio_rx_fn(void)
+static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
-	return rx_burst;
+	return rx_burst_gen(pub, pkts, n, false);
+}
+
+static uint16_t rx_burst_ol(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	return rx_burst_gen(pub, pkts, n, true);
+}
+
+tide_rx_burst_fn virtio_rx_fn(const struct virtio_rxq *q)
+{
+	return q->offloads ? rx_burst_ol : rx_burst;
 }
 
 /* ---- Tx ---- */
@@ -447,8 +472,8 @@ TIDE_ALWAYS_INLINE bool tx_direct(const struct virtio_txq *q, const struct tide_
  * VIRTIO_TX_SEGS segments, refcnt 1 and headroom on the first (the header is written
  * there), and every segment from a pool the device reaches. Returns whether it did.
  */
-static bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_desc *d,
-			uint32_t slot)
+TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_desc *d,
+				    uint32_t slot)
 {
 	struct vring_desc *t = &q->ind[(size_t)slot * VIRTIO_TX_SEGS];
 	const struct tide_mbuf *s;
@@ -482,7 +507,7 @@ static bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_
 }
 
 /* A copy of @m the device can reach (and @m freed), or NULL (then @m is still the caller's). */
-static struct tide_mbuf *tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
+TIDE_ALWAYS_INLINE struct tide_mbuf *tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
 {
 	struct tide_mbuf *c;
 
@@ -494,12 +519,85 @@ static struct tide_mbuf *tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
 	tide_mbuf_read(m, 0, m->pkt_len, tide_mbuf_mtod(c, void *));
 	c->data_len = (uint16_t)m->pkt_len;
 	c->pkt_len = m->pkt_len;
+	c->ol_flags = m->ol_flags;
+	c->tso_segsz = m->tso_segsz;
+	c->l2_len = m->l2_len;
+	c->l3_len = m->l3_len;
+	c->l4_len = m->l4_len;
 	tide_mbuf_free(m);
 	tide_stat_add(&q->bounced, 1);
 	return c;
 }
 
-static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
+/* Most pieces one TSO packet is cut into in software. */
+#define VIRTIO_CUT_MAX 128
+
+/*
+ * TSO packet @m cut in software (the device does not segment it, or it cannot be placed
+ * whole) into mbufs of the bounce pool, which the device reaches, placed from ring
+ * position @at with zero headers (every checksum filled), at most @room of them. Returns
+ * the pieces placed (@m consumed), -ENOSPC when they need more room than @room but could
+ * fit the ring (@m untouched: the burst ends there), or another -errno (@m untouched, the
+ * caller drops it; a request the cut refuses is counted in refused).
+ */
+static int tx_cut(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
+		  unsigned room, uint64_t *bytes)
+{
+	struct tide_mbuf *out[VIRTIO_CUT_MAX];
+	unsigned most = q->txc.size < VIRTIO_CUT_MAX ? q->txc.size : VIRTIO_CUT_MAX;
+	int k;
+
+	if (q->bounce == NULL)
+		return -ENOBUFS;
+	k = tide_offload_segment(m, q->bounce, out, room < most ? room : most);
+	if (k == -ENOSPC && room < most)
+		return -ENOSPC;
+	if (k < 0) {
+		if (k != -ENOBUFS)
+			tide_stat_add(&q->ol.refused, 1);
+		return k == -ENOSPC ? -E2BIG : k;
+	}
+	for (int j = 0; j < k; j++) {
+		struct tide_mbuf *s = out[j];
+		uint8_t *hdr = tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN;
+		struct vring_desc *d = &q->vq.desc[(at + (uint32_t)j) & b->mask];
+
+		memset(hdr, 0, VIRTIO_HDR_LEN);
+		d->addr = (uint64_t)(uintptr_t)hdr;
+		d->len = (uint32_t)s->data_len + VIRTIO_HDR_LEN;
+		d->flags = 0;
+		d->next = 0;
+		*bytes += s->data_len;
+		txc_burst_fill(b, at + (uint32_t)j, s);
+	}
+	tide_stat_add(&q->ol.sw_tso, 1);
+	return k;
+}
+
+/* tx_cut() in the burst: the pieces placed, 0 when @m was dropped (counted in @dropped),
+ * or -1 when there is no room (@m and the rest of the burst stay the caller's). */
+static int tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
+		       unsigned room, uint64_t *bytes, uint64_t *dropped)
+{
+	int k = tx_cut(q, m, b, at, room, bytes);
+
+	if (k == -ENOSPC)
+		return -1;
+	if (k < 0) {
+		tide_mbuf_free(m);
+		(*dropped)++;
+		return 0;
+	}
+	return k;
+}
+
+/*
+ * The Tx burst; @ol (a constant in each instance): the queue enabled offloads, so each
+ * packet's requests become its header, or are done in software where the device lacks
+ * them (virtio_hdr.h), and a bad request drops the packet.
+ */
+TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+					 const bool ol)
 {
 	struct virtio_txq *q = (struct virtio_txq *)pub;
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
@@ -528,16 +626,31 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	pool0 = q->pools[0];
 	tail = t->tail;
 	txc_burst_begin(t, &b);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && (!ol || sent < room); i++) {
 		struct tide_mbuf *m = pkts[i];
 		struct vring_desc *d;
 		uint8_t *hdr;
 
+		if (ol && tide_unlikely(virtio_hdr_tx_cut(&q->ol, m))) {
+			int k = tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes, &dropped);
+
+			if (k < 0)
+				break; /* no room: this packet and the rest stay the caller's */
+			sent += (uint32_t)k;
+			continue;
+		}
 		if (tide_unlikely(!tx_direct(q, pool0, m))) {
 			struct tide_mbuf *c;
 
 			d = &desc[(tail + sent) & b.mask];
 			if (m->nb_segs > 1 && tx_indirect(q, m, d, (tail + sent) & b.mask)) {
+				if (ol && virtio_hdr_tx(&q->ol, m,
+							tide_mbuf_mtod(m, uint8_t *) -
+							    VIRTIO_HDR_LEN) < 0) {
+					tide_mbuf_free(m); /* counted as refused, and as an error */
+					dropped++;
+					continue;
+				}
 				bytes += m->pkt_len;
 				txc_burst_fill(&b, tail + sent, m);
 				sent++;
@@ -545,6 +658,16 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 			}
 			c = tx_bounce(q, m);
 
+			if (ol && c == NULL && (m->ol_flags & TIDE_MBUF_F_TX_TCP_SEG)) {
+				/* It cannot be placed whole: cut here instead. */
+				int k = tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes,
+						    &dropped);
+
+				if (k < 0)
+					break;
+				sent += (uint32_t)k;
+				continue;
+			}
 			if (c == NULL) {
 				tide_mbuf_free(m); /* taken, counted as an error */
 				dropped++;
@@ -553,7 +676,13 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 			m = c;
 		}
 		hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-		memset(hdr, 0, VIRTIO_HDR_LEN);
+		if (!ol)
+			memset(hdr, 0, VIRTIO_HDR_LEN);
+		else if (tide_unlikely(virtio_hdr_tx(&q->ol, m, hdr) < 0)) {
+			tide_mbuf_free(m); /* counted as refused, and as an error */
+			dropped++;
+			continue;
+		}
 		d = &desc[(tail + sent) & b.mask];
 		d->addr = (uint64_t)(uintptr_t)hdr;
 		d->len = (uint32_t)m->data_len + VIRTIO_HDR_LEN;
@@ -576,7 +705,17 @@ static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t
 	return i;
 }
 
-tide_tx_burst_fn virtio_tx_fn(void)
+static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
-	return tx_burst;
+	return tx_burst_gen(pub, pkts, n, false);
+}
+
+static uint16_t tx_burst_ol(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst_gen(pub, pkts, n, true);
+}
+
+tide_tx_burst_fn virtio_tx_fn(const struct virtio_txq *q)
+{
+	return q->offloads ? tx_burst_ol : tx_burst;
 }

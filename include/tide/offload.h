@@ -27,13 +27,18 @@ extern "C" {
 #define TIDE_OFFLOAD_RX_IPV4_CKSUM (1ull << 0) /* Rx: IPv4 header checksum status */
 #define TIDE_OFFLOAD_RX_TCP_CKSUM (1ull << 1)  /* Rx: TCP checksum status */
 #define TIDE_OFFLOAD_RX_UDP_CKSUM (1ull << 2)  /* Rx: UDP checksum status */
+/* Rx: large TCP packets, as a peer's TSO made them or a device coalesced them: such a
+ * packet arrives with TIDE_MBUF_F_TX_TCP_SEG, tso_segsz and the header lengths set (a TSO
+ * request, ready to send on or to cut with tide_offload_segment()). */
+#define TIDE_OFFLOAD_RX_TCP_LRO (1ull << 3)
 #define TIDE_OFFLOAD_TX_IPV4_CKSUM (1ull << 8) /* Tx: TIDE_MBUF_F_TX_IP_CKSUM */
 #define TIDE_OFFLOAD_TX_TCP_CKSUM (1ull << 9)  /* Tx: TIDE_MBUF_F_TX_TCP_CKSUM */
 #define TIDE_OFFLOAD_TX_UDP_CKSUM (1ull << 10) /* Tx: TIDE_MBUF_F_TX_UDP_CKSUM */
 #define TIDE_OFFLOAD_TX_TCP_TSO (1ull << 11)   /* Tx: TIDE_MBUF_F_TX_TCP_SEG */
 #define TIDE_OFFLOAD_TX_UDP_SEG (1ull << 12)   /* Tx: TIDE_MBUF_F_TX_UDP_SEG */
-#define TIDE_OFFLOAD_RX_ALL \
-	(TIDE_OFFLOAD_RX_IPV4_CKSUM | TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM)
+#define TIDE_OFFLOAD_RX_ALL                                                             \
+	(TIDE_OFFLOAD_RX_IPV4_CKSUM | TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM | \
+	 TIDE_OFFLOAD_RX_TCP_LRO)
 #define TIDE_OFFLOAD_TX_ALL                                                            \
 	(TIDE_OFFLOAD_TX_IPV4_CKSUM | TIDE_OFFLOAD_TX_TCP_CKSUM | TIDE_OFFLOAD_TX_UDP_CKSUM | \
 	 TIDE_OFFLOAD_TX_TCP_TSO | TIDE_OFFLOAD_TX_UDP_SEG)

@@ -55,7 +55,7 @@ else
 	checks="insmod open link intr udp_tx_64 udp_rx_64 udp_tx_1400 udp_rx_1400 udp_tx_8000
 		udp_rx_8000 ping_64 ping_1400 ping_8000 restart restart_after close existing_rx
 		existing_tx intr_event_idx existing multiqueue_rx multiqueue_tx multiqueue_one_pair
-		multiqueue multiqueue_close exit port_conformance"
+		multiqueue multiqueue_close tcp_echo tcp_echo_close exit port_conformance"
 fi
 for name in $checks; do
 	grep -aq "^VKTEST $name ok" "$dir/console.log" || fail "no 'VKTEST $name ok'"

@@ -22,6 +22,12 @@
  *                  both ways, then left as found (down)
  *   multiqueue     queues=2 on a multi-queue tap: exact counts over both pairs; then one
  *                  pair in use of the two: exact counts (no flow steered to the idle queue)
+ *   tcp_echo       with checksum, TSO and LRO offloads on the queues: a TCP connection of the
+ *                  kernel's to a minimal echo in tide (IP_PING:7000); the kernel sends 2 MiB
+ *                  and reads them back, every byte checked; the kernel's GSO packets and
+ *                  partial checksums arrive whole (Rx LRO), tide's echo goes out as TSO
+ *                  packets with partial checksums; nothing done in software, nothing
+ *                  refused
  *
  * Prints "VKTEST NAME ok|FAIL detail"; exit 0 when every check passed.
  * usage: vkern_test [COUNT [PINGS]]
@@ -54,6 +60,7 @@
 #include <tide/lcore.h>
 #include <tide/log.h>
 #include <tide/mbuf.h>
+#include <tide/offload.h>
 #include <tide/pool.h>
 #include <tide/port.h>
 
@@ -302,6 +309,20 @@ static void send_frame(unsigned q, const uint8_t *f, unsigned len)
 
 /* ---- tide's receive side: UDP counting, ARP and echo answers ---- */
 
+/* tcp_echo's end in tide (below): a TCP echo at IP_PING:TCP_PORT that acknowledges
+ * in-order data and sends it back as TSO packets; no retransmission of its own (the tap
+ * loses nothing tide sends), a segment out of order is dropped and the kernel sends it
+ * again. */
+static struct {
+	bool on, open;
+	uint16_t peer_port;
+	uint32_t rcv_nxt, snd_nxt;
+	uint64_t got, gso_in, partial_in, big_in, tso_out, bad;
+	uint32_t ol; /* the received packet's ol_flags */
+} tcp;
+
+static void tcp_handle(unsigned q, const uint8_t *f, unsigned len);
+
 static void handle(unsigned q, const uint8_t *f, unsigned len)
 {
 	static uint8_t r[FRAME_MAX];
@@ -344,6 +365,10 @@ static void handle(unsigned q, const uint8_t *f, unsigned len)
 		send_frame(q, r, 34 + ilen);
 		return;
 	}
+	if (f[23] == 6 && dst == ip_ping && tcp.on) {
+		tcp_handle(q, f, len);
+		return;
+	}
 	if (f[23] == 17 && dst == ip_udp && len >= 42 && get16(f + 36) == PORT_TIDE) {
 		unsigned plen = get16(f + 38) - 8u;
 		uint32_t seq;
@@ -372,7 +397,7 @@ other:
 /* One Rx burst on every queue; each packet copied out, handled and freed. */
 static unsigned service(void)
 {
-	static uint8_t f[FRAME_MAX + 64];
+	static uint8_t f[65536 + 64]; /* a GSO packet with Rx LRO */
 	struct tide_mbuf *m[32];
 	unsigned total = 0;
 
@@ -382,6 +407,7 @@ static unsigned service(void)
 		for (unsigned i = 0; i < n; i++) {
 			unsigned len = m[i]->pkt_len;
 
+			tcp.ol = m[i]->ol_flags;
 			if (len <= sizeof(f) && tide_mbuf_read(m[i], 0, len, f) == 0)
 				handle(q, f, len);
 			else
@@ -795,6 +821,256 @@ static void multiqueue(void)
 	      pool_whole() ? "whole" : "NOT whole");
 }
 
+
+/* ---- tcp_echo: the kernel's TCP through the tap to tide and back, with offloads ---- */
+
+#define TCP_PORT  7000
+#define TCP_BYTES (2u << 20)
+#define TCP_MSS	  1448
+#define TCP_CHUNK (10 * TCP_MSS) /* echo pieces: chains of at most 8 mbufs, sent in place */
+
+
+static void tcp_send(unsigned q, const uint8_t *data, unsigned n, uint8_t flags, bool syn)
+{
+	static uint8_t f[64 + TCP_CHUNK];
+	unsigned hl = syn ? 24 : 20;
+	struct tide_mbuf *m;
+	uint8_t *t = f + 34;
+
+	ip_hdr(f, ip_ping, 6, hl + n);
+	f[24] = f[25] = 0; /* the IPv4 header checksum: requested below */
+	memset(t, 0, hl);
+	put16(t, TCP_PORT);
+	put16(t + 2, tcp.peer_port);
+	t[4] = (uint8_t)(tcp.snd_nxt >> 24), t[5] = (uint8_t)(tcp.snd_nxt >> 16);
+	t[6] = (uint8_t)(tcp.snd_nxt >> 8), t[7] = (uint8_t)tcp.snd_nxt;
+	t[8] = (uint8_t)(tcp.rcv_nxt >> 24), t[9] = (uint8_t)(tcp.rcv_nxt >> 16);
+	t[10] = (uint8_t)(tcp.rcv_nxt >> 8), t[11] = (uint8_t)tcp.rcv_nxt;
+	t[12] = (uint8_t)((hl / 4) << 4);
+	t[13] = flags;
+	put16(t + 14, 65535);
+	if (syn) {
+		t[20] = 2, t[21] = 4; /* MSS */
+		put16(t + 22, 8960);
+	}
+	memcpy(t + hl, data, n);
+	m = mk_pkt(f, 34 + hl + n);
+	if (m == NULL)
+		return;
+	m->ol_flags = TIDE_MBUF_F_TX_IPV4 | TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_TCP_CKSUM;
+	m->l2_len = 14;
+	m->l3_len = 20;
+	m->l4_len = (uint8_t)hl;
+	if (n > TCP_MSS) {
+		m->ol_flags |= TIDE_MBUF_F_TX_TCP_SEG;
+		m->tso_segsz = TCP_MSS;
+		tcp.tso_out++;
+	}
+	tcp.snd_nxt += n + (syn ? 1 : 0);
+	send_pkts(q, &m, 1);
+}
+
+/* A TCP segment to IP_PING (frame @f of @len bytes, checksums as the header said). */
+static void tcp_handle(unsigned q, const uint8_t *f, unsigned len)
+{
+	const uint8_t *t = f + 34;
+	unsigned iplen = get16(f + 16), hl, n;
+	uint32_t seq;
+
+	if (len < 54 || iplen + 14u > len || get16(t + 2) != TCP_PORT) {
+		tcp.bad++;
+		return;
+	}
+	hl = (t[12] >> 4) * 4u;
+	if (hl < 20 || 20 + hl > iplen) {
+		tcp.bad++;
+		return;
+	}
+	n = iplen - 20 - hl;
+	seq = (uint32_t)t[4] << 24 | (uint32_t)t[5] << 16 | (uint32_t)t[6] << 8 | t[7];
+	if (t[13] & 0x02) { /* SYN (or its retransmission) */
+		tcp.open = true;
+		tcp.peer_port = get16(t);
+		tcp.rcv_nxt = seq + 1;
+		tcp.snd_nxt = 1000;
+		tcp_send(q, NULL, 0, 0x12, true);
+		return;
+	}
+	if (!tcp.open || get16(t) != tcp.peer_port)
+		return;
+	if (tcp.ol & TIDE_MBUF_F_TX_TCP_SEG)
+		tcp.gso_in++;
+	if ((tcp.ol & TIDE_MBUF_F_RX_L4_CKSUM_MASK) == TIDE_MBUF_F_RX_L4_CKSUM_NONE)
+		tcp.partial_in++;
+	if (n > TCP_MSS)
+		tcp.big_in++;
+	if (n == 0 && !(t[13] & 0x01))
+		return; /* an acknowledgement of ours */
+	if (seq != tcp.rcv_nxt) {
+		tcp_send(q, NULL, 0, 0x10, false); /* out of order: ask again */
+		return;
+	}
+	tcp.rcv_nxt += n + (t[13] & 0x01 ? 1 : 0);
+	tcp.got += n;
+	if (n == 0) {
+		tcp_send(q, NULL, 0, 0x10, false);
+		return;
+	}
+	/* The data back, in pieces of at most TCP_CHUNK, each acknowledging it. */
+	for (unsigned off = 0; off < n; off += TCP_CHUNK)
+		tcp_send(q, t + hl + off, n - off < TCP_CHUNK ? n - off : TCP_CHUNK, 0x18, false);
+}
+
+struct tcp_client {
+	unsigned sent, got, bad;
+	int err;
+	bool done;
+};
+
+static uint8_t tcp_byte(unsigned i)
+{
+	return (uint8_t)(i * 13 + (i >> 10) + 5);
+}
+
+/* The kernel's end: connect, send TCP_BYTES and read them back (both at once, so that
+ * neither side's window fills), checking every byte. */
+static void *tcp_client_run(void *arg)
+{
+	struct tcp_client *c = arg;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(TCP_PORT),
+				 .sin_addr.s_addr = ip_ping};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), big = 4 << 20;
+	struct timeval tv = {.tv_sec = 10};
+	static uint8_t buf[65536];
+	double end = now() + 60;
+
+	if (fd < 0) {
+		c->err = errno;
+		goto out;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		c->err = errno;
+		goto out;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (c->got < TCP_BYTES && now() < end) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN | (c->sent < TCP_BYTES ? POLLOUT : 0)};
+		ssize_t r;
+
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		if ((pf.revents & POLLOUT) && c->sent < TCP_BYTES) {
+			unsigned n = TCP_BYTES - c->sent < sizeof(buf) ? TCP_BYTES - c->sent : sizeof(buf);
+
+			for (unsigned i = 0; i < n; i++)
+				buf[i] = tcp_byte(c->sent + i);
+			r = send(fd, buf, n, 0);
+			if (r > 0)
+				c->sent += (unsigned)r;
+		}
+		if (pf.revents & POLLIN) {
+			r = recv(fd, buf, sizeof(buf), 0);
+			if (r == 0)
+				break;
+			for (ssize_t i = 0; i < r; i++)
+				c->bad += buf[i] != tcp_byte(c->got + (unsigned)i);
+			if (r > 0)
+				c->got += (unsigned)r;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Offload counters of the port that must be 0 in the TCP exchange. */
+static uint64_t ol_refusals(void)
+{
+	static const char *const n[] = {
+		"virtio_tx_offload_refused", "virtio_rx_hdr_flags", "virtio_rx_hdr_csum_beyond",
+		"virtio_rx_hdr_csum_align", "virtio_rx_hdr_csum_field", "virtio_rx_hdr_gso_type",
+		"virtio_rx_hdr_gso_size", "virtio_rx_hdr_gso_csum", "virtio_rx_hdr_gso_proto"};
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+		uint64_t v = 1;
+
+		tide_xstats_get_by_name(port, n[i], &v);
+		sum += v;
+	}
+	return sum;
+}
+
+static void tcp_echo(void)
+{
+	struct tide_rxq_conf rc = {.sz = sizeof(rc),
+				   .offloads = TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM |
+					       TIDE_OFFLOAD_RX_TCP_LRO};
+	struct tide_txq_conf tc = {.sz = sizeof(tc),
+				   .offloads = TIDE_OFFLOAD_TX_IPV4_CKSUM | TIDE_OFFLOAD_TX_TCP_CKSUM |
+					       TIDE_OFFLOAD_TX_TCP_TSO};
+	struct tcp_client c = {0};
+	uint64_t sw_tso = 1, sw_cksum = 1, refusals;
+	pthread_t th;
+	int rc_ = 0;
+	double t0;
+
+	nq = 1;
+	if ((rc_ = tide_port_open("virtio:path=/dev/vhost-net,iface=" TAP, &port)) == 0) {
+		struct tide_port_info info;
+
+		tide_port_info_get(port, &info);
+		memcpy(me, info.mac, 6);
+		if ((rc_ = tide_port_configure(port, 1, 1)) == 0 &&
+		    (rc_ = tide_rxq_setup(port, 0, 256, pool, &rc)) == 0 &&
+		    (rc_ = tide_txq_setup(port, 0, 256, &tc)) == 0 &&
+		    (rc_ = tide_port_start(port)) == 0)
+			rc_ = tap_config(TAP);
+	}
+	if (rc_ != 0) {
+		check(false, "tcp_echo", "port: %s", strerror(-rc_));
+		if (port != NULL)
+			tide_port_close(port);
+		port = NULL;
+		return;
+	}
+	memset(&tcp, 0, sizeof(tcp));
+	memset(&rx, 0, sizeof(rx));
+	tcp.on = true;
+	t0 = now();
+	if (pthread_create(&th, NULL, tcp_client_run, &c) != 0) {
+		check(false, "tcp_echo", "pthread_create");
+		return;
+	}
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+		service();
+	pthread_join(th, NULL);
+	tcp.on = false;
+	tide_xstats_get_by_name(port, "virtio_tx_sw_tso", &sw_tso);
+	tide_xstats_get_by_name(port, "virtio_tx_sw_cksum", &sw_cksum);
+	refusals = ol_refusals();
+	check(c.err == 0 && c.sent == TCP_BYTES && c.got == TCP_BYTES && c.bad == 0 &&
+		      tcp.got == TCP_BYTES && tcp.bad == 0 && tcp.gso_in > 0 && tcp.tso_out > 0 &&
+		      sw_tso == 0 && sw_cksum == 0 && refusals == 0,
+	      "tcp_echo",
+	      "%.1f s: the kernel sent %u bytes and read back %u (%u wrong, error %d); tide received "
+	      "%llu bytes: %llu GSO packets, %llu packets above %u payload bytes, %llu partial checksums; sent "
+	      "%llu TSO packets; software cut %llu, software checksums %llu, refusals %llu",
+	      now() - t0, c.sent, c.got, c.bad, c.err, (unsigned long long)tcp.got,
+	      (unsigned long long)tcp.gso_in, (unsigned long long)tcp.big_in, TCP_MSS,
+	      (unsigned long long)tcp.partial_in, (unsigned long long)tcp.tso_out,
+	      (unsigned long long)sw_tso, (unsigned long long)sw_cksum,
+	      (unsigned long long)refusals);
+	tide_port_close(port);
+	port = NULL;
+	check(if_nametoindex(TAP) == 0 && pool_whole(), "tcp_echo_close", "tap %s, pool %s",
+	      if_nametoindex(TAP) ? "left behind" : "gone", pool_whole() ? "whole" : "NOT whole");
+}
+
 int main(int argc, char **argv)
 {
 	struct tide_pktpool_opts o = {.sz = sizeof(o)};
@@ -863,6 +1139,7 @@ int main(int argc, char **argv)
 	      if_nametoindex(TAP) ? "left behind" : "gone", pool_whole() ? "whole" : "NOT whole");
 	existing_tap();
 	multiqueue();
+	tcp_echo();
 	tide_pool_free(pool);
 	tide_thread_unregister();
 	printf("VKTEST done failures=%d\n", failures);
