@@ -345,7 +345,7 @@ static void test_udp_zero(void **state)
 struct parse_case {
 	const char *name;
 	uint8_t f[96];
-	uint32_t len, need;	    /* frame length; the bytes the parser must have */
+	uint32_t len, need;	/* frame length; the bytes the parser must have */
 	uint32_t l2, l3, l4len; /* what it must find */
 	uint8_t proto, v6;
 };
@@ -400,14 +400,14 @@ static void test_parse_bounds(void **state)
 			rc = offload_parse(h, avail, pc->len, &o);
 			if (avail < pc->need) {
 				if (rc != -EINVAL)
-					fail_msg("%s, %u bytes of %u: %d, expected -EINVAL", pc->name, avail,
-						 pc->need, rc);
+					fail_msg("%s, %u bytes of %u: %d, expected -EINVAL",
+						 pc->name, avail, pc->need, rc);
 				continue;
 			}
 			if (rc != 0 || o.l2 != pc->l2 || o.l3 != pc->l3 || o.l4len != pc->l4len ||
 			    o.proto != pc->proto || o.v6 != pc->v6 || !o.ip || o.frag)
-				fail_msg("%s, %u bytes: %d, l2 %u l3 %u l4len %u proto %u v6 %u", pc->name,
-					 avail, rc, o.l2, o.l3, o.l4len, o.proto, o.v6);
+				fail_msg("%s, %u bytes: %d, l2 %u l3 %u l4len %u proto %u v6 %u",
+					 pc->name, avail, rc, o.l2, o.l3, o.l4len, o.proto, o.v6);
 		}
 	}
 	/* The lengths of an IPv4 header that disagree: a header length below 20, a total

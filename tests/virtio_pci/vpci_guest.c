@@ -251,7 +251,8 @@ struct slow {
 
 static void sleep_s(double s)
 {
-	struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+	struct timespec ts = {.tv_sec = (time_t)s,
+			      .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
 
 	nanosleep(&ts, NULL);
 }
@@ -288,8 +289,9 @@ static void test_reset_waits(struct ctx *c)
 	stuck_s = now() - t0;
 	v->common = real;
 	rc_after = tide_port_start(c->p);
-	result("reset_stuck", busy != 0 && rc_stuck == -ETIMEDOUT && stuck_s >= 0.5 && rc_after == 0,
-	       "status byte %#x; start %d after %.2f s, then %d", busy, rc_stuck, stuck_s, rc_after);
+	result(
+	    "reset_stuck", busy != 0 && rc_stuck == -ETIMEDOUT && stuck_s >= 0.5 && rc_after == 0,
+	    "status byte %#x; start %d after %.2f s, then %d", busy, rc_stuck, stuck_s, rc_after);
 	/* Late: the start waits for it and succeeds. */
 	tide_port_stop(c->p);
 	*(volatile uint32_t *)(volatile void *)(real + VPCI_DFSELECT) = 0;
@@ -321,7 +323,8 @@ static void *notify_later(void *arg)
 		usleep(1000);
 	}
 	sleep_s(SLOW_S);
-	*(volatile uint16_t *)(volatile void *)(sl->real + ((const volatile uint8_t *)at - sl->fake)) = *at;
+	*(volatile uint16_t *)(volatile void *)(sl->real +
+						((const volatile uint8_t *)at - sl->fake)) = *at;
 	__atomic_store_n(&sl->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -363,10 +366,10 @@ static void test_ctrl_waits(struct ctx *c)
 	tide_port_stop(c->p);
 	v->notify = sl.real;
 	rc_back = tide_port_start(c->p);
-	result("ctrl_wait", sl.done && rc_slow == 0 && slow_s >= SLOW_S && rc_back == 0 &&
-				    link_wait(c->p, 1, 5),
-	       "told the device %d; start %d after %.2f s (told at %.2f s), then %d", sl.done, rc_slow,
-	       slow_s, SLOW_S, rc_back);
+	result("ctrl_wait",
+	       sl.done && rc_slow == 0 && slow_s >= SLOW_S && rc_back == 0 && link_wait(c->p, 1, 5),
+	       "told the device %d; start %d after %.2f s (told at %.2f s), then %d", sl.done,
+	       rc_slow, slow_s, SLOW_S, rc_back);
 	free(sl.fake);
 }
 
