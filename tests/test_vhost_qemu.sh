@@ -8,10 +8,10 @@
 #   guest virtio_net (2nd NIC) --vhost-user--> tide-fwd io, the port to itself
 #
 # QEMU runs with the software CPU (-accel tcg; /dev/kvm here is PVM), guest memory from a
-# shared memfd, a Debian cloud kernel and a busybox initramfs (tests/guest/lib.sh). The
-# guest brings its link up, pings 10.0.0.1 through tide-fwd, sends COUNT UDP datagrams that
-# the namespace must receive intact, and receives COUNT datagrams sent from the namespace,
-# intact. tide-fwd must end
+# shared memfd, a Debian cloud kernel (apt-get download + dpkg -x, cached in the build
+# directory) and a busybox initramfs built here. The guest brings its link up, pings
+# 10.0.0.1 through tide-fwd, sends COUNT UDP datagrams that the namespace must receive
+# intact, and receives COUNT datagrams sent from the namespace, intact. tide-fwd must end
 # with every buffer back.
 #
 # MTU: both NICs have host_mtu=9000; the second also x-mtu-bypass-backend=off, so that QEMU
@@ -22,21 +22,31 @@
 #
 # Exit 77 (skip) when QEMU, busybox, a static libc or the kernel cannot be had.
 #
-# usage: test_vhost_qemu.sh TIDE_FWD CACHE_DIR GUEST_TOOL_SOURCE
+# usage: test_vhost_qemu.sh TIDE_FWD CACHE_DIR GUEST_TOOL_SOURCE LIB (tests/vhost_qemu_lib.sh)
 #   VHOST_QEMU_PACKED=1: the guest's NIC with packed virtqueues (virtio-net-pci packed=on);
 #   the guest must then report VIRTIO_F_RING_PACKED (feature bit 34) negotiated. Not in
 #   `make test` (a second guest run would take about 2 minutes more).
 set -u
-fwd=$1 cache=$2 tool_src=$3
+fwd=$1 cache=$2 tool_src=$3 lib=$4
 count=${VHOST_QEMU_COUNT:-2000}
 frame_size=8000 frame_count=20
 packed=${VHOST_QEMU_PACKED:-0}
-. "$(dirname "$0")/guest/lib.sh"
-skip() { guest_skip "$@"; }
-guest_preflight
+skip() { echo "skip: $*" >&2; exit 77; }
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+command -v busybox >/dev/null || skip "busybox not installed"
 command -v python3 >/dev/null || skip "python3 not installed"
 [ -n "${TDX_NS:-}" ] || skip "needs netns-env (root, veth)"
 "$fwd" --help 2>&1 | grep -q . || skip "no tide-fwd"
+. "$lib"
+
+dir=$(mktemp -d /tmp/tide-vhost-qemu-XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
 in_ns() { nsenter --net="/run/netns/$TDX_NS" "$@"; }
 wait_for() {
 	local t=$1; shift
@@ -47,25 +57,13 @@ wait_for() {
 	done
 }
 
-# ---- the guest kernel (tests/guest/lib.sh) and the initramfs: busybox, the UDP tool, the
-# virtio-net modules, /init ----
-guest_kernel "$cache"
-guest_tmpdir
-guest_rootfs
+# ---- the guest kernel (cached) and the initramfs: busybox, the UDP tool, the modules ----
+vq_kernel "$cache"
+vq_initramfs "$dir" "$tool_src"
 irfs=$dir/irfs
-${CC:-cc} -O2 -static -o "$irfs/bin/vhost_guest_udp" "$tool_src" 2>"$dir/cc.log" ||
-	skip "cannot build a static guest tool: $(head -1 "$dir/cc.log")"
-guest_modules net/core/failover drivers/net/net_failover drivers/virtio/virtio_ring \
-	drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
-	drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/net/virtio_net
-cat >"$dir/init" <<EOF
+cat >"$irfs/init" <<EOF
 #!/bin/sh
-. /lib/guest-init.sh
-guest_mounts
-guest_insmod VHT failover net_failover virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_net
-i=0; while [ ! -e /sys/class/net/eth1 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
-# The NICs by their MAC addresses, not by probe order.
-nic() { for d in /sys/class/net/eth*; do [ "\$(cat \$d/address)" = \$1 ] && echo \${d##*/}; done; }
+$VQ_INIT_MODULES
 main=\$(nic 52:54:00:00:00:02) big=\$(nic 52:54:00:00:00:03)
 echo 8388608 >/proc/sys/net/core/rmem_max
 echo 1 >/proc/sys/net/ipv6/conf/\$big/disable_ipv6 2>/dev/null # nothing but the test's frames there
@@ -82,7 +80,7 @@ echo "VHT UDP-MIB \$(grep Udp: /proc/net/snmp | tail -1)"
 echo "VHT DONE"
 poweroff -f
 EOF
-guest_pack "$dir/init"
+vq_pack "$dir"
 
 # ---- the namespace end ----
 in_ns ip addr add 10.0.0.1/24 dev "$TDX_A_PEER"

@@ -81,6 +81,10 @@ void fwd_cli_usage(FILE *f)
 	    "  -q, --quiet             no live statistics\n"
 	    "      --rx-mode MODE      poll (default) | interrupt: an idle lcore sleeps on its\n"
 	    "                          Rx queues' interrupt fds (ports that have them)\n"
+	    "      --offloads on|off   on (default): enable on every queue the checksum and TSO\n"
+	    "                          offloads its port offers; a packet whose Tx requests its\n"
+	    "                          egress queue lacks gets them in software (summary: sw_cksum,\n"
+	    "                          sw_gso; refused: the offload drop); off: none enabled\n"
 	    "  -h, --help              this text\n"
 	    "\n"
 	    "Exit status: 0 done; 1 runtime failure, packets that could not be sent (Tx errors,\n"
@@ -293,6 +297,7 @@ enum {
 	OPT_XSTATS,
 	OPT_PROM,
 	OPT_RX_MODE,
+	OPT_OFFLOADS,
 	OPT_MBUF_SIZE,
 	OPT_RATE,
 	OPT_MTU,
@@ -328,6 +333,7 @@ static const struct option long_opts[] = {
     {"xstats", no_argument, NULL, OPT_XSTATS},
     {"prom", required_argument, NULL, OPT_PROM},
     {"rx-mode", required_argument, NULL, OPT_RX_MODE},
+    {"offloads", required_argument, NULL, OPT_OFFLOADS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -466,6 +472,11 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			if (strcmp(optarg, "poll") != 0 && strcmp(optarg, "interrupt") != 0)
 				return bad(err, errlen, "--rx-mode %s: poll or interrupt", optarg);
 			cfg->rx_intr = strcmp(optarg, "interrupt") == 0;
+			break;
+		case OPT_OFFLOADS:
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				return bad(err, errlen, "--offloads %s: on or off", optarg);
+			cfg->offloads = strcmp(optarg, "on") == 0;
 			break;
 		case 'q':
 			cfg->quiet = true;

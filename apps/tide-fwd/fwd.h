@@ -26,6 +26,7 @@
 
 #include <tide/lcore.h>
 #include <tide/mbuf.h>
+#include <tide/offload.h>
 #include <tide/pool.h>
 #include <tide/port.h>
 
@@ -51,6 +52,7 @@ enum fwd_drop {
 	FWD_DROP_SAME_PORT,    /* routed back to the ingress port */
 	FWD_DROP_TX_FULL,      /* the Tx queue refused it */
 	FWD_DROP_NO_TXQ,       /* the egress port cannot send (a pcap port without tx=) */
+	FWD_DROP_OFFLOAD,      /* an offload the egress port lacks, refused in software */
 	FWD_DROP_NR,
 };
 
@@ -92,6 +94,7 @@ struct fwd_config {
 	bool xstats;         /* --xstats: print every port's extended statistics at the end */
 	bool quiet;
 	bool rx_intr; /* --rx-mode interrupt: sleep on the Rx interrupt fds when idle */
+	bool offloads; /* --offloads on (default): enable what the ports offer (fwd_ol.c) */
 };
 
 void fwd_config_init(struct fwd_config *cfg);
@@ -119,6 +122,8 @@ struct fwd_stream {
 struct fwd_ctr {
 	uint64_t cycles; /* TSC cycles spent polling and processing this port's streams */
 	uint64_t drops[FWD_DROP_NR];
+	uint64_t sw_cksum; /* egress: packets whose checksums were filled in software */
+	uint64_t sw_gso;   /* egress: packets segmented in software (TSO) */
 };
 
 /* txonly --rate: a token bucket per stream, in packets (TSC time). */
@@ -194,6 +199,10 @@ struct fwd_ctx {
 	unsigned port_txq[TIDE_MAX_PORTS]; /* nb_txq, or 0 for a port without Tx */
 	uint16_t pair[TIDE_MAX_PORTS];		/* io/mac/macswap egress: 0<->1, 2<->3, ... */
 	uint8_t nexthop_mac[TIDE_MAX_PORTS][6]; /* l3fwd/mac: 02:00:00:00:01:<port> */
+	/* Offloads (fwd_ol.c): what each port's queues enabled; sw_ol: some Rx queue enabled
+	 * offloads, so packets may carry Tx requests the egress does not do. */
+	uint64_t rx_ol[TIDE_MAX_PORTS], tx_ol[TIDE_MAX_PORTS];
+	bool sw_ol;
 	struct tide_pool *pool;
 	unsigned pool_n;
 	struct fwd_lcore *lcores;
@@ -236,6 +245,23 @@ int fwd_lcore_main(void *arg);
 
 /* Send every non-empty Tx buffer of @lc; refused packets are freed and counted. */
 void fwd_tx_flush(struct fwd_lcore *lc);
+
+/*
+ * The same when packets may carry Tx requests (ctx->sw_ol, fwd_ol.c): a packet asking for a
+ * checksum or a segmentation its egress queue did not enable gets it in software first
+ * (segments from the packet's own pool), counted in sw_cksum / sw_gso; one the software
+ * refuses is dropped (FWD_DROP_OFFLOAD).
+ */
+void fwd_tx_flush_ol(struct fwd_lcore *lc);
+
+/* A round of @lc that received nothing, with software segmentation on: the egress queues
+ * that took segments complete what they sent (tide_txq_done_cleanup()), so that frames a
+ * device left queued (AF_XDP: a refused kick) go out without waiting for the next burst. */
+void fwd_ol_idle(struct fwd_lcore *lc);
+
+/* The Rx and Tx offloads to enable on port @p's queues: what it offers and forwarding uses. */
+uint64_t fwd_rx_offloads(const struct fwd_ctx *ctx, unsigned p);
+uint64_t fwd_tx_offloads(const struct fwd_ctx *ctx, unsigned p);
 
 /* Queue @m for transmission on @port (sent by the next fwd_tx_flush). */
 static inline void fwd_tx_add(struct fwd_lcore *lc, uint16_t port, struct tide_mbuf *m)

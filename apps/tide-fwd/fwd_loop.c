@@ -14,6 +14,7 @@ static const char *const drop_names[FWD_DROP_NR] = {
     [FWD_DROP_BAD_CHECKSUM] = "bad_checksum", [FWD_DROP_TTL_EXPIRED] = "ttl_expired",
     [FWD_DROP_NO_ROUTE] = "no_route",	      [FWD_DROP_SAME_PORT] = "same_port",
     [FWD_DROP_TX_FULL] = "tx_full",	      [FWD_DROP_NO_TXQ] = "no_txq",
+    [FWD_DROP_OFFLOAD] = "offload",
 };
 
 const char *fwd_drop_name(enum fwd_drop d)
@@ -121,9 +122,17 @@ static uint64_t refused(const struct fwd_lcore *lc)
  * do (and stops, so that it does not spin until the main thread notices: instruction
  * counts stay proportional to packets).
  */
+static inline __attribute__((always_inline)) void tx_flush(struct fwd_lcore *lc, const bool ol)
+{
+	if (ol)
+		fwd_tx_flush_ol(lc);
+	else
+		fwd_tx_flush(lc);
+}
+
 static inline __attribute__((always_inline)) int
 poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf **pkts,
-	    uint16_t burst, const bool no_rx, const bool budgeted)
+	    uint16_t burst, const bool no_rx, const bool budgeted, const bool ol)
 {
 	struct fwd_ctx *ctx = lc->ctx;
 	uint16_t want = burst, n;
@@ -142,7 +151,7 @@ poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf *
 			ref0 = refused(lc);
 		ctx->engine->burst(lc, s, pkts, want);
 		if (lc->ndirty != 0)
-			fwd_tx_flush(lc);
+			tx_flush(lc, ol);
 		if (budgeted) {
 			unused = (int64_t)(burst - (lc->seq - seq0)) + (int64_t)(refused(lc) - ref0);
 			budget_put(ctx, unused);
@@ -160,12 +169,12 @@ poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf *
 	if (n != 0)
 		ctx->engine->burst(lc, s, pkts, n);
 	if (lc->ndirty != 0)
-		fwd_tx_flush(lc);
+		tx_flush(lc, ol);
 	return n;
 }
 
 static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *lc, const bool no_rx,
-							    const bool budgeted)
+							    const bool budgeted, const bool ol)
 {
 	struct fwd_ctx *ctx = lc->ctx;
 	const uint16_t burst = (uint16_t)ctx->cfg->burst;
@@ -175,6 +184,8 @@ static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *l
 	unsigned idle = 0, got = 0;
 
 	while (!__atomic_load_n(&ctx->stop, __ATOMIC_RELAXED)) {
+		const bool was_idle = !got;
+
 		if (intr) {
 			idle = got ? 0 : idle + 1;
 			got = 0;
@@ -185,9 +196,14 @@ static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *l
 		}
 		if (lc->nstreams == 0)
 			tide_pause(); /* an lcore left without streams by the mapping */
+		if (ol) {
+			if (was_idle)
+				fwd_ol_idle(lc);
+			got = 0;
+		}
 		for (unsigned i = 0; i < lc->nstreams; i++) {
 			const struct fwd_stream *s = &lc->streams[i];
-			int n = poll_stream(lc, s, pkts, burst, no_rx, budgeted);
+			int n = poll_stream(lc, s, pkts, burst, no_rx, budgeted, ol);
 
 			got |= (unsigned)(n > 0);
 			t1 = fwd_tsc();
@@ -205,15 +221,21 @@ int fwd_lcore_main(void *arg)
 	struct fwd_ctx *ctx = lc->ctx;
 	const bool no_rx = ctx->engine->flags & FWD_ENGINE_F_NO_RX;
 
-	/* The variants are chosen once: no per-packet test of the mode. */
-	if (ctx->cfg->packets == 0 && !no_rx)
-		lcore_loop(lc, false, false);
+	/* The variants are chosen once: no per-packet test of the mode. Packets carry Tx
+	 * requests only from an Rx queue with offloads enabled (sw_ol): without one, the
+	 * flush is the plain one. */
+	if (ctx->sw_ol && !no_rx && ctx->cfg->packets == 0)
+		lcore_loop(lc, false, false, true);
+	else if (ctx->sw_ol && !no_rx)
+		lcore_loop(lc, false, true, true);
+	else if (ctx->cfg->packets == 0 && !no_rx)
+		lcore_loop(lc, false, false, false);
 	else if (ctx->cfg->packets == 0)
-		lcore_loop(lc, true, false);
+		lcore_loop(lc, true, false, false);
 	else if (!no_rx)
-		lcore_loop(lc, false, true);
+		lcore_loop(lc, false, true, false);
 	else
-		lcore_loop(lc, true, true);
+		lcore_loop(lc, true, true, false);
 	/* Leave nothing in this thread's cache: the pool must look whole once ports stop. */
 	tide_pool_cache_flush(ctx->pool);
 	return 0;

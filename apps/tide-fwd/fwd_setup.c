@@ -41,6 +41,7 @@ void fwd_config_init(struct fwd_config *cfg)
 	cfg->txconf.txfree = TIDE_TXFREE_AUTO;
 	cfg->txconf.rs_thresh = 32;
 	cfg->txconf.free_thresh = 32;
+	cfg->offloads = true;
 	cfg->txonly_size = FWD_TXONLY_DEF;
 	cfg->flows = FWD_FLOWS_DEF;
 	cfg->stats_period = 1.0;
@@ -312,15 +313,24 @@ static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
 				    "port %u (%s): configure %u Rx / %u Tx queues: %s", p,
 				    ctx->info[p].name, ctx->nb_rxq[p], ctx->port_txq[p],
 				    strerror(-rc));
+		/* Offloads: what the port offers and forwarding uses (fwd_ol.c). */
+		ctx->rx_ol[p] = ctx->nb_rxq[p] ? fwd_rx_offloads(ctx, p) : 0;
+		ctx->tx_ol[p] = ctx->port_txq[p] ? fwd_tx_offloads(ctx, p) : 0;
+		ctx->sw_ol |= ctx->rx_ol[p] != 0;
 		for (unsigned q = 0; q < ctx->nb_rxq[p]; q++) {
-			rc = tide_rxq_setup(port, q, ctx->rxd, ctx->pool, NULL);
+			struct tide_rxq_conf rc_conf = {.sz = sizeof(rc_conf), .offloads = ctx->rx_ol[p]};
+
+			rc = tide_rxq_setup(port, q, ctx->rxd, ctx->pool, &rc_conf);
 			if (rc < 0)
 				return fail(err, errlen, rc,
 					    "port %u (%s): Rx queue %u (--rxd %u): %s", p,
 					    ctx->info[p].name, q, ctx->rxd, strerror(-rc));
 		}
 		for (unsigned q = 0; q < ctx->port_txq[p]; q++) {
-			rc = tide_txq_setup(port, q, ctx->txd, &cfg->txconf);
+			struct tide_txq_conf tc = cfg->txconf;
+
+			tc.offloads = ctx->tx_ol[p];
+			rc = tide_txq_setup(port, q, ctx->txd, &tc);
 			if (rc < 0)
 				return fail(err, errlen, rc,
 					    "port %u (%s): Tx queue %u (--txd %u --rs %s "

@@ -62,6 +62,8 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 			ps->cycles += ld(&c->cycles);
 			for (unsigned d = 0; d < FWD_DROP_NR; d++)
 				ps->drops[d] += ld(&c->drops[d]);
+			ps->sw_cksum += ld(&c->sw_cksum);
+			ps->sw_gso += ld(&c->sw_gso);
 		}
 		if (tide_port_stats_get(ctx->ports[p], &st) == 0) {
 			ps->rx_pkts = st.ipackets;
@@ -250,6 +252,11 @@ void fwd_summary_print(FILE *f, const struct fwd_ctx *ctx, const struct fwd_resu
 	sub_snap(&d, &r->end->total, &r->start->total);
 	drop_row(f, "total", &d);
 	fprintf(f, "tx hangs: %llu\n", (unsigned long long)d.tx_hangs);
+	if (ctx->sw_ol)
+		fprintf(f, "offloads in software (egress ports without them): sw_cksum %llu, "
+			   "sw_gso %llu (packets segmented), refused %llu\n",
+			(unsigned long long)d.sw_cksum, (unsigned long long)d.sw_gso,
+			(unsigned long long)d.drops[FWD_DROP_OFFLOAD]);
 	if (d.ierrors != 0)
 		fprintf(f, "rx errors: %llu packets received in error and dropped (e.g. longer than "
 			   "the %u-byte data room: --mbuf-size)\n",
@@ -303,7 +310,8 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 	for (unsigned i = 0; i < FWD_DROP_NR; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", fwd_drop_name((enum fwd_drop)i),
 			(unsigned long long)d->drops[i]);
-	fprintf(f, "}, \"device_idle_pct\": ");
+	fprintf(f, "}, \"sw_cksum\": %llu, \"sw_gso\": %llu, \"device_idle_pct\": ",
+		(unsigned long long)d->sw_cksum, (unsigned long long)d->sw_gso);
 	if (d->dev_polls != 0)
 		fprintf(f, "%.2f", 100.0 * (double)d->dev_idle / (double)d->dev_polls);
 	else

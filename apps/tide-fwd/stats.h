@@ -13,6 +13,7 @@ struct fwd_port_snap {
 	uint64_t rx_missed, rx_nombuf, tx_hangs, ierrors, oerrors;
 	uint64_t rx_polls, rx_idle_polls, tx_polls, tx_idle_polls;
 	uint64_t dev_polls, dev_idle; /* simnic mode=thread: the device model's loop */
+	uint64_t sw_cksum, sw_gso;    /* egress: offloads done in software (fwd_ol.c) */
 };
 
 /* Counters of every port at one moment: the lcores' (summed) and the ports' own. */

@@ -7,11 +7,13 @@
  * driver's work, so `valgrind --tool=callgrind --toggle-collect=bench_burst` counts the
  * driver and the engine alone, deterministically (no other process, no timing).
  *
- * usage: vhost_instr rx|tx[-packed][-inorder] PACKETS SIZE [SPEC_EXTRA]   e.g. vhost_instr tx 100000 64 ,txfree_loop=yes
+ * usage: vhost_instr rx|tx[-packed][-inorder][-ol] PACKETS SIZE [SPEC_EXTRA]   e.g. vhost_instr tx 100000 64 ,txfree_loop=yes
  * (-packed: the frontend negotiates VIRTIO_F_RING_PACKED and posts one-descriptor buffers on
  * packed rings, both driver event areas saying DISABLE, as a polling guest does; -inorder: it
  * negotiates VIRTIO_F_IN_ORDER too, as DPDK's virtio-user does by default, and takes a
- * guest Tx burst back from its one used element)
+ * guest Tx burst back from its one used element; -ol: the queues enable every offload the
+ * port offers and the frontend negotiates VIRTIO_NET_F_CSUM and HOST_TSO4/6, the packets
+ * asking for none: the cost of the offload bursts on plain traffic)
  * Prints "dir=.. packets=N size=S": divide bench_burst's inclusive Ir by N.
  */
 #include <stdio.h>
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
 	uint64_t total, done = 0;
 	unsigned size;
 	int tx, packed, inorder;
+	bool ol = false;
 	uint16_t next_id = 0;
 
 	if (argc < 4) {
@@ -66,6 +69,10 @@ int main(int argc, char **argv)
 	inorder = strstr(argv[1], "-inorder") != NULL;
 	if (inorder)
 		feats |= VIRTIO_BIT(VIRTIO_F_IN_ORDER);
+	if (strstr(argv[1], "-ol") != NULL) {
+		ol = true;
+		feats |= VIRTIO_BIT(0) | VIRTIO_BIT(11) | VIRTIO_BIT(12); /* CSUM, HOST_TSO4/6 */
+	}
 	total = strtoull(argv[2], NULL, 0);
 	size = (unsigned)atoi(argv[3]);
 	FE_CHECK(size >= 60 && size <= FE_BUF - 12);
@@ -75,8 +82,17 @@ int main(int argc, char **argv)
 	FE_CHECK(tide_pktpool_create("instr", 4096, 256, 0, NULL, &pool) == 0);
 	FE_CHECK(tide_port_open(spec, &P) == 0);
 	FE_CHECK(tide_port_configure(P, 1, 1) == 0);
-	FE_CHECK(tide_rxq_setup(P, 0, 1024, pool, NULL) == 0);
-	FE_CHECK(tide_txq_setup(P, 0, 1024, NULL) == 0);
+	{
+		struct tide_port_info pi = {.sz = sizeof(pi)};
+		struct tide_rxq_conf rc = {.sz = sizeof(rc)};
+		struct tide_txq_conf tc = {.sz = sizeof(tc)};
+
+		FE_CHECK(tide_port_info_get(P, &pi) == 0);
+		rc.offloads = ol ? pi.rx_offload_capa : 0;
+		FE_CHECK(tide_rxq_setup(P, 0, 1024, pool, &rc) == 0);
+		tc.offloads = ol ? pi.tx_offload_capa : 0;
+		FE_CHECK(tide_txq_setup(P, 0, 1024, ol ? &tc : NULL) == 0);
+	}
 	FE_CHECK(tide_port_start(P) == 0);
 	fe_init(&f);
 	fe_connect(&f, path);

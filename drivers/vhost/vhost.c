@@ -23,7 +23,6 @@ static int vhost_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	unsigned room = tide_pktpool_data_room(pool);
 
 	(void)nb_desc;
-	(void)conf;
 	if (room == 0 || room > UINT16_MAX) {
 		TIDE_LOG_ERR_(p->name, "Rx queue %u: pool data room %u unusable", qid, room);
 		return -EINVAL;
@@ -34,6 +33,8 @@ static int vhost_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->pool = pool;
 	q->dataroom = (uint16_t)room;
 	q->fast_max = (uint16_t)(room < VHOST_MAX_PKT ? room : VHOST_MAX_PKT);
+	q->vq.max_frame = VHOST_MAX_PKT;
+	q->vq.ol_en = conf != NULL ? conf->offloads : 0;
 	*out = &q->pub;
 	return 0;
 }
@@ -57,6 +58,7 @@ static int vhost_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 		return rc;
 	}
 	q->free_mode = vp->txfree_loop ? VHOST_FREE_LOOP : VHOST_FREE_AFTER;
+	q->vq.ol_en = conf != NULL ? conf->offloads : 0;
 	*out = &q->pub;
 	return 0;
 }
@@ -66,9 +68,43 @@ static void vhost_rxq_release(struct tide_rxq *q)
 	free(q);
 }
 
+/*
+ * The offload features to offer, from what the queues enabled (features are negotiated
+ * after queue setup, at connection time). The guest's transmit offloads (partial checksums,
+ * TSO) reach the application as Tx requests on received packets: offered only when every Rx
+ * queue enabled what they take (TCP and UDP checksum status; TCP_LRO too for TSO), so that
+ * no packet leaves tide with a partial checksum for an application that did not ask for
+ * them: the guest then does that work itself. The guest's receive offloads are always
+ * offered: tide's Tx does what the guest does not take in software.
+ */
+static uint64_t vhost_ol_features(const struct tide_port *p)
+{
+	const uint64_t csum = TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM;
+	uint64_t f = VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) |
+		     VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN);
+	bool rx_csum = true, rx_tso = true;
+
+	if (!vport(p)->offloads)
+		return 0;
+	for (unsigned i = 0; i < p->nb_rxq; i++) {
+		uint64_t en = ((const struct vhost_rxq *)p->rxq[i])->vq.ol_en;
+
+		rx_csum = rx_csum && (en & csum) == csum;
+		rx_tso = rx_tso && (en & TIDE_OFFLOAD_RX_TCP_LRO);
+	}
+	if (rx_csum)
+		f |= VIRTIO_BIT(VIRTIO_NET_F_CSUM);
+	if (rx_csum && rx_tso)
+		f |= VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) |
+		     VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN);
+	return f;
+}
+
 static int vhost_start(struct tide_port *p)
 {
 	struct vhost_port *vp = vport(p);
+
+	vp->offered = (vp->offered & ~VHOST_OL_FEATURES) | vhost_ol_features(p);
 
 	vp->fence = quiesce_kind() == 0;
 	if (vp->fence)
@@ -91,12 +127,18 @@ static int vhost_start(struct tide_port *p)
 	/* The queues' bursts, for either layout (the live word says which: vhost.h). Set
 	 * before the control plane starts, whose thread may start vrings before this returns;
 	 * port start publishes them once we return. */
-	for (unsigned i = 0; i < p->nb_rxq; i++)
-		__atomic_store_n(&p->rxq[i]->burst, vhost_rx_fn(), __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < p->nb_txq; i++)
-		__atomic_store_n(&p->txq[i]->burst,
-				 vhost_tx_fn(((struct vhost_txq *)p->txq[i])->free_mode),
+	for (unsigned i = 0; i < p->nb_rxq; i++) {
+		/* The offload burst where the guest may send requests (vhost_ol_features()). */
+		bool ol = vp->offered & VIRTIO_BIT(VIRTIO_NET_F_CSUM);
+
+		__atomic_store_n(&p->rxq[i]->burst, vhost_rx_fn(ol), __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
+
+		__atomic_store_n(&p->txq[i]->burst, vhost_tx_fn(q->free_mode, q->vq.ol_en != 0),
 				 __ATOMIC_RELAXED);
+	}
 	return vhost_ctl_start(vp);
 }
 
@@ -159,7 +201,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	static const char *const roles[] = {"server", "client", NULL};
 	static unsigned seq;
 	const char *sock = tide_kvargs_get(kv, "socket");
-	bool mrg, eidx, inord, indir, loop, upp, packed, unsealed, fmtu;
+	bool mrg, eidx, inord, indir, loop, upp, packed, unsealed, fmtu, ol;
 	struct vhost_port *vp;
 	struct tide_port *p;
 	uint64_t queues;
@@ -178,7 +220,8 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bench(kv, "used_per_pkt", &upp) ||
 	    tide_kvargs_bool(kv, "packed", true, &packed) ||
 	    tide_kvargs_bool(kv, "unsealed_mem", false, &unsealed) ||
-	    tide_kvargs_bool(kv, "mtu", true, &fmtu))
+	    tide_kvargs_bool(kv, "mtu", true, &fmtu) ||
+	    tide_kvargs_bool(kv, "offloads", true, &ol))
 		return -EINVAL;
 	if (sock == NULL) {
 		TIDE_LOG_ERR_("vhost", "socket=PATH is required");
@@ -205,6 +248,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->txfree_loop = loop;
 	vp->used_per_pkt = upp;
 	vp->unsealed_mem = unsealed;
+	vp->offloads = ol;
 	vp->lfd = vp->cfd = vp->wakefd = -1;
 	vp->rx.fds.max = VHOST_USER_MAX_FDS;
 	pthread_mutex_init(&vp->lock, NULL);
@@ -229,6 +273,14 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	p->info.max_desc = 4096;
 	p->info.count_completion = 1;
 	p->info.needs_poll_ctl = 0; /* the control thread serves the frontend */
+	if (ol) {
+		/* Rx: the guest's header as checksum status and Tx requests; Tx: every request,
+		 * through the guest's header or in software (UDP_SEG: neither). */
+		p->info.rx_offload_capa = TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM |
+					  TIDE_OFFLOAD_RX_TCP_LRO;
+		p->info.tx_offload_capa = TIDE_OFFLOAD_TX_IPV4_CKSUM | TIDE_OFFLOAD_TX_TCP_CKSUM |
+					  TIDE_OFFLOAD_TX_UDP_CKSUM | TIDE_OFFLOAD_TX_TCP_TSO;
+	}
 	vhost_mac(p->info.mac, (uint64_t)getpid(), seq - 1);
 	ports[0] = p;
 	return 1;
@@ -239,7 +291,7 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 
 const struct tide_driver tide_driver_vhost = {
 	.name = "vhost",
-	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, packed, unsealed_mem, mtu"
+	.keys = "socket, role, queues, mrg_rxbuf, event_idx, in_order, indirect, packed, unsealed_mem, mtu, offloads"
 		TIDE_BENCH_KEYS("txfree_loop, used_per_pkt"),
 	.open = vhost_open,
 	.rxq_setup = vhost_rxq_setup,
@@ -257,20 +309,43 @@ const struct tide_driver tide_driver_vhost = {
 };
 
 /* The connection counters for tide_xstats_*(), read as tide_vhost_info_get() reads them
- * (under the port lock: the control thread writes them). */
+ * (under the port lock: the control thread writes them), then the offload counters, summed
+ * over the queues (the workers', read relaxed). */
 static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
 			     unsigned max)
 {
-	static const char *const n[] = {"connects", "disconnects", "violations", "call_errors"};
+	/* rx_hdr_<reason>: guest headers refused (offload_vnet.h), the packets dropped. */
+	static const char *const n[] = {
+		"connects", "disconnects", "violations", "call_errors",
+		"rx_hdr_flags", "rx_hdr_csum_beyond", "rx_hdr_csum_align", "rx_hdr_csum_field",
+		"rx_hdr_gso_type", "rx_hdr_gso_size", "rx_hdr_gso_csum", "rx_hdr_gso_proto",
+		"tx_sw_cksum", "tx_sw_gso", "tx_ol_bad", "tx_ol_nombuf", "tx_gso_partial"};
+	enum { NR = sizeof(n) / sizeof(n[0]), RX = 4, TX = RX + OFFLOAD_VNET_NR_REASONS - 1 };
 	struct tide_vhost_info vi = {.sz = sizeof(vi)};
-	uint64_t v[4];
+	uint64_t v[NR] = {0};
 
+	_Static_assert(TX + 5 == NR, "vhost xstats names");
 	tide_vhost_info_get(p, &vi);
 	v[0] = vi.connects;
 	v[1] = vi.disconnects;
 	v[2] = vi.violations;
 	v[3] = vi.call_errors;
-	return tide_xstats_put(n, v, 4, xnames, values, max);
+	for (unsigned i = 0; i < p->nb_rxq && p->rxq[i] != NULL; i++) {
+		const struct vhost_rxq *q = (const struct vhost_rxq *)p->rxq[i];
+
+		for (unsigned r = 1; r < OFFLOAD_VNET_NR_REASONS; r++)
+			v[RX + r - 1] += __atomic_load_n(&q->hdr_drops[r], __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; i < p->nb_txq && p->txq[i] != NULL; i++) {
+		const struct vhost_tx_olstats *s = &((const struct vhost_txq *)p->txq[i])->ols;
+
+		v[TX + 0] += __atomic_load_n(&s->sw_cksum, __ATOMIC_RELAXED);
+		v[TX + 1] += __atomic_load_n(&s->sw_gso, __ATOMIC_RELAXED);
+		v[TX + 2] += __atomic_load_n(&s->bad, __ATOMIC_RELAXED);
+		v[TX + 3] += __atomic_load_n(&s->nombuf, __ATOMIC_RELAXED);
+		v[TX + 4] += __atomic_load_n(&s->gso_partial, __ATOMIC_RELAXED);
+	}
+	return tide_xstats_put(n, v, NR, xnames, values, max);
 }
 
 /* ---- tide/vhost.h ---- */

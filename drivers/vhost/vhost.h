@@ -50,6 +50,7 @@
 
 #include "inline.h"
 #include "driver.h"
+#include "offload_vnet.h"
 #include "quiesce.h"
 #include "txc.h"
 #include "unix_sock.h"
@@ -60,6 +61,53 @@
 #define VHOST_RETRY_NS	  (50 * 1000000) /* client: pause between connection attempts */
 #define VHOST_MAX_PKT	  16384u	 /* longest frame accepted from the guest */
 #define VHOST_REASON_LEN  127
+/* Longest frame accepted from a guest that negotiated VIRTIO_NET_F_HOST_TSO4/6: an IP
+ * datagram of 64 KiB behind Ethernet and two VLAN tags. */
+#define VHOST_MAX_GSO_PKT (65535u + 22u)
+
+/* The virtio-net offload feature bits (virtio 1.x, 5.1.3). */
+#ifndef VIRTIO_NET_F_CSUM
+#define VIRTIO_NET_F_CSUM	0
+#endif
+#ifndef VIRTIO_NET_F_GUEST_CSUM
+#define VIRTIO_NET_F_GUEST_CSUM 1
+#endif
+#ifndef VIRTIO_NET_F_GUEST_TSO4
+#define VIRTIO_NET_F_GUEST_TSO4 7
+#endif
+#ifndef VIRTIO_NET_F_GUEST_TSO6
+#define VIRTIO_NET_F_GUEST_TSO6 8
+#endif
+#ifndef VIRTIO_NET_F_GUEST_ECN
+#define VIRTIO_NET_F_GUEST_ECN	9
+#endif
+#ifndef VIRTIO_NET_F_HOST_TSO4
+#define VIRTIO_NET_F_HOST_TSO4	11
+#endif
+#ifndef VIRTIO_NET_F_HOST_TSO6
+#define VIRTIO_NET_F_HOST_TSO6	12
+#endif
+#ifndef VIRTIO_NET_F_HOST_ECN
+#define VIRTIO_NET_F_HOST_ECN	13
+#endif
+
+/* Every offload feature tide may offer (vhost_start() picks). */
+#define VHOST_OL_FEATURES                                                                 \
+	(VIRTIO_BIT(VIRTIO_NET_F_CSUM) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) |            \
+	 VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) |      \
+	 VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) |        \
+	 VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) | VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN))
+
+/* What the guest takes in its receive headers (struct vhost_vq.gfeat), from its features. */
+#define VHOST_G_CSUM 1u /* VIRTIO_NET_F_GUEST_CSUM: partial checksums, DATA_VALID */
+#define VHOST_G_TSO4 2u /* VIRTIO_NET_F_GUEST_TSO4 */
+#define VHOST_G_TSO6 4u /* VIRTIO_NET_F_GUEST_TSO6 */
+#define VHOST_G_ECN  8u /* VIRTIO_NET_F_GUEST_ECN */
+
+/* The mbuf requests a Tx queue with offloads enabled looks at, per packet. */
+#define VHOST_TX_REQ                                                                    \
+	(TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_L4_MASK | TIDE_MBUF_F_TX_TCP_SEG |    \
+	 TIDE_MBUF_F_TX_UDP_SEG)
 
 /* A queue's live word: its vring runs, with this layout (0: it does not run). */
 #define VHOST_LIVE_SPLIT  1u
@@ -113,6 +161,15 @@ struct vhost_vq {
 	bool indirect;
 	bool used_per_pkt;     /* publish used->idx after every packet (benchmark) */
 	bool in_order;	       /* VIRTIO_F_IN_ORDER: the guest Tx vring completes by count */
+	/* Offloads (docs/drivers/vhost.md, "Offloads"). @ol, Rx only: the guest's headers
+	 * are applied (VIRTIO_NET_F_CSUM negotiated; read by the offload burst, which port
+	 * start chose when the feature was offered). A Tx queue that enabled offloads has the
+	 * offload burst: the packets' requests go into the header where the guest takes them
+	 * (@gfeat), are done in software where it does not. */
+	bool ol;
+	uint8_t gfeat;	       /* VHOST_G_*: what the guest's receive headers may carry */
+	uint32_t max_frame;    /* Rx: longest frame taken (VHOST_MAX_PKT or _GSO_PKT) */
+	uint64_t ol_en;	       /* the queue's enabled offloads (queue setup) */
 	int callfd;	       /* -1: never notify; else a non-blocking eventfd */
 	uint64_t call_errors;  /* writes to callfd that failed (worker; read relaxed) */
 	struct vhost_mtab mem;
@@ -135,6 +192,17 @@ struct vhost_rxq {
 	struct vhost_vq vq;
 	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
 	struct vhost_fault_slot fs;
+	/* Guest headers refused (offload_vnet_to_mbuf()), by reason; the packet dropped. */
+	uint64_t hdr_drops[OFFLOAD_VNET_NR_REASONS];
+};
+
+/* A Tx queue's offload counters (worker; read relaxed). */
+struct vhost_tx_olstats {
+	uint64_t sw_cksum;    /* packets whose checksums were filled in software */
+	uint64_t sw_gso;      /* packets segmented in software (the guest takes no TSO) */
+	uint64_t bad;	      /* requests refused (inconsistent, or no fallback): dropped */
+	uint64_t nombuf;      /* software segmentation found its pool empty: dropped */
+	uint64_t gso_partial; /* segments of a packet dropped: the guest ring filled midway */
 };
 
 struct vhost_txq {
@@ -146,6 +214,7 @@ struct vhost_txq {
 	struct txc txc;
 	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
 	struct vhost_fault_slot fs;
+	struct vhost_tx_olstats ols;
 };
 
 /* A mapped region (control thread). */
@@ -182,6 +251,7 @@ struct vhost_port {
 	bool mrg, event_idx, in_order, indirect;
 	bool txfree_loop, used_per_pkt;
 	bool unsealed_mem; /* map memory that cannot be sealed against shrinking */
+	bool offloads;	   /* offer the checksum and segmentation offloads (offloads=yes) */
 	struct tide_port *port;
 
 	/* Control plane: the port's control thread (vhost_ctl.c) and tide_port_poll_ctl(),
@@ -237,9 +307,23 @@ int vhost_ctl_poll(struct vhost_port *vp);
 
 /* ---- data path ---- */
 /* The queues' burst functions (vhost_rxtx.c). */
-tide_rx_burst_fn vhost_rx_fn(void);
-tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f);
+tide_rx_burst_fn vhost_rx_fn(bool ol);
+tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f, bool ol);
 unsigned vhost_tx_advance_ool(struct txc *t);
+
+/*
+ * Offloads, off the fast paths (vhost_offload.c). vhost_rx_ol(): apply the guest's header
+ * @h to received packet @m; 0, or -1 when it was refused (counted by reason: the caller
+ * drops the packet). vhost_tx_ol_prep(): what to do with packet @m, which carries Tx
+ * requests: 0: send it with header *@h; k > 0: it was cut into the k packets in @segs
+ * (the guest takes no TSO; @m is left whole and unchanged, still the caller's: the caller
+ * frees it once the outputs are sent, or gives it back);
+ * -1: drop it (counted).
+ */
+#define VHOST_GSO_MAX_SEGS 128
+int vhost_rx_ol(struct vhost_rxq *q, struct tide_mbuf *m, const struct virtio_net_hdr_mrg *h);
+int vhost_tx_ol_prep(struct vhost_txq *q, struct tide_mbuf *m, struct virtio_net_hdr_mrg *h,
+		     struct tide_mbuf **segs);
 
 /* The bodies of each layout (vhost_split.c, vhost_packed.c), jumped to by the queue's burst
  * once it has entered (busy stored), read the layout from the live word and found no fault;
@@ -250,6 +334,14 @@ uint16_t vhost_split_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16
 uint16_t vhost_packed_rx(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+/* The same for a queue that enabled offloads (chosen at port start: the bodies above never
+ * look at offloads). */
+uint16_t vhost_split_rx_ol(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_split_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_split_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_packed_rx_ol(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_packed_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
+uint16_t vhost_packed_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n);
 
 /*
  * Guest physical address -> our address and how many bytes follow it in its region, through

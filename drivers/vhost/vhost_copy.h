@@ -66,7 +66,7 @@ typedef int (*vhost_next_fn)(struct vhost_vq *q, void *walk, struct vhost_desc *
 /* What a guest buffer gave (Rx) or what a packet found (Tx); VHOST_RX_NONE: no buffer is
  * available where the layout looked (nothing taken). */
 enum { VHOST_RX_OK, VHOST_RX_DROP, VHOST_RX_NOMBUF, VHOST_RX_FAULT, VHOST_RX_NONE };
-enum { VHOST_TX_OK, VHOST_TX_FULL, VHOST_TX_DROP, VHOST_TX_FAULT };
+enum { VHOST_TX_OK, VHOST_TX_FULL, VHOST_TX_DROP, VHOST_TX_FAULT, VHOST_TX_GONE };
 
 TIDE_ALWAYS_INLINE uint16_t vhost_load16(const uint16_t *p)
 {
@@ -75,14 +75,15 @@ TIDE_ALWAYS_INLINE uint16_t vhost_load16(const uint16_t *p)
 
 /*
  * Guest -> mbuf: the @left bytes at guest address @addr appended to @m (last segment *@cur),
- * the first *@skip bytes of the frame (its virtio-net header) left out. *@total counts the
- * bytes of the whole chain; past @max nothing more is copied (the caller drops the frame).
+ * the first *@skip bytes of the frame (its virtio-net header) left out of the packet and,
+ * unless @hdr_end is NULL, copied to the header's end @hdr_end less *@skip. *@total counts the bytes of the whole
+ * chain; past @max nothing more is copied (the caller drops the frame).
  * Returns 0, 1 when the pool ran dry, -1 with *@why for an address outside guest memory.
  */
 TIDE_ALWAYS_INLINE int vhost_copy_in(struct vhost_mtab *mem, struct tide_pool *pool,
 				     uint16_t dataroom, struct tide_mbuf *m, struct tide_mbuf **cur,
-				     uint64_t addr, uint64_t left, uint32_t *skip, uint64_t *total,
-				     uint64_t max, const char **why)
+				     uint64_t addr, uint64_t left, uint32_t *skip, uint8_t *hdr_end,
+				     uint64_t *total, uint64_t max, const char **why)
 {
 	*total += left;
 	while (left > 0 && *total <= max) {
@@ -100,6 +101,8 @@ TIDE_ALWAYS_INLINE int vhost_copy_in(struct vhost_mtab *mem, struct tide_pool *p
 		if (*skip) {
 			uint32_t s = k < *skip ? k : *skip;
 
+			if (hdr_end != NULL)
+				memcpy(hdr_end - *skip, src, s);
 			*skip -= s;
 			src += s;
 			k -= s;
@@ -121,9 +124,9 @@ struct vhost_src {
 };
 
 TIDE_ALWAYS_INLINE void vhost_src_init(struct vhost_src *s, const struct tide_mbuf *pkt,
-				       uint16_t hdr_len)
+				       uint16_t hdr_len, const struct virtio_net_hdr_mrg *hdr)
 {
-	s->p = (const uint8_t *)&vhost_tx_hdr;
+	s->p = (const uint8_t *)hdr;
 	s->left = hdr_len;
 	s->m = NULL;
 	s->pkt = pkt;
@@ -189,13 +192,14 @@ TIDE_ALWAYS_INLINE int vhost_copy_out(struct vhost_mtab *mem, struct vhost_src *
 	return 0;
 }
 
-/* The header of a one-buffer packet at @dst (10 or 12 bytes). */
-TIDE_ALWAYS_INLINE void vhost_hdr_put(uint8_t *dst, uint16_t hdr_len)
+/* The header @hdr (num_buffers 1) of a one-buffer packet at @dst (10 or 12 bytes). */
+TIDE_ALWAYS_INLINE void vhost_hdr_put(uint8_t *dst, uint16_t hdr_len,
+				      const struct virtio_net_hdr_mrg *hdr)
 {
-	if (hdr_len == sizeof(vhost_tx_hdr))
-		memcpy(dst, &vhost_tx_hdr, sizeof(vhost_tx_hdr));
+	if (hdr_len == sizeof(*hdr))
+		memcpy(dst, hdr, sizeof(*hdr));
 	else
-		memcpy(dst, &vhost_tx_hdr, sizeof(vhost_tx_hdr) - sizeof(vhost_tx_hdr.num_buffers));
+		memcpy(dst, hdr, sizeof(*hdr) - sizeof(hdr->num_buffers));
 }
 
 /* A packet over @nbuf buffers (mergeable receive buffers): num_buffers in its header. */
@@ -207,21 +211,24 @@ TIDE_ALWAYS_INLINE void vhost_hdr_nbuf(uint8_t *hdr_at, uint16_t nbuf)
 }
 
 /*
- * The end of a Tx burst that took @k packets, @dropped of them dropped (freed, NULL in
- * @pkts): their slots completed, the burst freed after the copy loop (seed 003) unless each
- * packet was (VHOST_FREE_LOOP), the stats.
+ * The end of a Tx burst that took @k packets, @dropped of them dropped and @gone others
+ * sent and freed already (software segmentation): those are NULL in @pkts. Their slots
+ * completed, the burst freed after the copy loop (seed 003) unless each packet was
+ * (VHOST_FREE_LOOP), the stats.
  */
 TIDE_ALWAYS_INLINE void vhost_tx_done(struct tide_txq *pub, struct txc *t, struct tide_mbuf **pkts,
-				      uint16_t k, uint64_t dropped, uint64_t bytes,
+				      uint16_t k, uint64_t dropped, uint64_t gone, uint64_t bytes,
 				      const enum vhost_txfree f)
 {
+	uint64_t inplace = dropped + gone;
+
 	if (k)
 		txc_commit_done(t, k);
 	if (f == VHOST_FREE_AFTER) {
 		unsigned nfree = k;
 
-		if (tide_unlikely(dropped)) {
-			/* Dropped packets were freed in place: close the gaps they left. */
+		if (tide_unlikely(inplace)) {
+			/* Those packets were freed in place: close the gaps they left. */
 			nfree = 0;
 			for (uint16_t j = 0; j < k; j++)
 				if (pkts[j] != NULL)
@@ -229,23 +236,25 @@ TIDE_ALWAYS_INLINE void vhost_tx_done(struct tide_txq *pub, struct txc *t, struc
 		}
 		txc_release_burst(t, pkts, nfree);
 	} else {
-		txc_count_released(t, (unsigned)(k - dropped)); /* freed in the copy loop */
+		txc_count_released(t, (unsigned)(k - inplace)); /* freed in the copy loop */
 	}
-	if (tide_unlikely(dropped)) {
-		txc_count_released(t, (unsigned)dropped);
+	if (tide_unlikely(inplace))
+		txc_count_released(t, (unsigned)inplace);
+	if (tide_unlikely(dropped))
 		tide_stat_add(&pub->stats.errors, dropped);
-	}
 	tide_stat_burst(&pub->stats, k - dropped, bytes);
 }
 
 /*
  * Rx, the general case: the guest's transmit buffer whose first descriptor is @d (the rest
- * through @next over @walk) copied into @m (reset, empty), its virtio-net header left out.
- * Every descriptor must be device-readable: a layout whose entries' write flag does not
- * count (packed indirect tables) clears it in its iterator.
+ * through @next over @walk) copied into @m (reset, empty), its virtio-net header left out
+ * and, unless @h is NULL, copied to *@h (whole when VHOST_RX_OK). Every descriptor must be device-readable: a
+ * layout whose entries' write flag does not count (packed indirect tables) clears it in
+ * its iterator.
  */
 TIDE_ALWAYS_INLINE int vhost_rx_buf(struct vhost_rxq *q, void *walk, vhost_next_fn next,
-				    struct vhost_desc d, struct tide_mbuf *m, const char **why)
+				    struct vhost_desc d, struct tide_mbuf *m,
+				    struct virtio_net_hdr_mrg *h, const char **why)
 {
 	struct vhost_vq *vq = &q->vq;
 	struct tide_mbuf *cur = m;
@@ -259,13 +268,14 @@ TIDE_ALWAYS_INLINE int vhost_rx_buf(struct vhost_rxq *q, void *walk, vhost_next_
 			return VHOST_RX_FAULT;
 		}
 		rc = vhost_copy_in(&vq->mem, q->pool, q->dataroom, m, &cur, d.addr, d.len, &skip,
-				   &total, VHOST_MAX_PKT + vq->hdr_len, why);
+				   h != NULL ? (uint8_t *)h + vq->hdr_len : NULL, &total,
+				   (uint64_t)vq->max_frame + vq->hdr_len, why);
 		if (tide_unlikely(rc != 0))
 			return rc < 0 ? VHOST_RX_FAULT : VHOST_RX_NOMBUF;
 	} while ((rc = next(vq, walk, &d, why)) > 0);
 	if (rc < 0)
 		return VHOST_RX_FAULT;
-	if (tide_unlikely(skip != 0 || total > VHOST_MAX_PKT + vq->hdr_len))
+	if (tide_unlikely(skip != 0 || total > (uint64_t)vq->max_frame + vq->hdr_len))
 		return VHOST_RX_DROP; /* shorter than the header, or longer than we take */
 	return VHOST_RX_OK;
 }
@@ -298,12 +308,12 @@ struct vhost_tx_chain {
  */
 TIDE_ALWAYS_INLINE int vhost_tx_bufs(struct vhost_vq *vq, const struct tide_mbuf *m, void *walk,
 				     struct vhost_desc d, const struct vhost_tx_chain *L,
-				     const char **why)
+				     const struct virtio_net_hdr_mrg *hdr, const char **why)
 {
 	struct vhost_src s;
 	uint16_t nbuf = 0;
 
-	vhost_src_init(&s, m, vq->hdr_len);
+	vhost_src_init(&s, m, vq->hdr_len, hdr);
 	for (;;) {
 		uint32_t wrote = 0;
 		int rc = 0;
@@ -339,7 +349,8 @@ TIDE_ALWAYS_INLINE int vhost_tx_bufs(struct vhost_vq *vq, const struct tide_mbuf
  *   count    a bound on the buffers available, up to @n, the cursor set up: 0 when none (or
  *            the guest broke a rule: then the queue has faulted);
  *   buf      the next buffer into @m, its used id into *@id: VHOST_RX_* (the layout resets @m
- *            once it has a buffer; VHOST_RX_NONE: none there, @m untouched);
+ *            once it has a buffer; VHOST_RX_NONE: none there, @m untouched); with @ol, the
+ *            buffer's virtio-net header (its first 10 bytes at least) into *@h on VHOST_RX_OK;
  *   used     the used element of that buffer (a whole chain: length 0);
  *   step     move past that buffer;
  *   publish  make the used elements written so far visible and notify the guest if it asked;
@@ -350,7 +361,7 @@ TIDE_ALWAYS_INLINE int vhost_tx_bufs(struct vhost_vq *vq, const struct tide_mbuf
 struct vhost_rx_layout {
 	unsigned (*count)(struct vhost_rxq *q, void *c, uint16_t n);
 	int (*buf)(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *id,
-		   const char **why);
+		   struct virtio_net_hdr_mrg *h, bool ol, const char **why);
 	void (*used)(struct vhost_vq *q, void *c, uint16_t id);
 	void (*step)(struct vhost_vq *q, void *c);
 	void (*publish)(struct vhost_vq *q, void *c);
@@ -362,11 +373,13 @@ struct vhost_rx_layout {
  * fault): copy up to @n of the guest's transmit buffers into mbufs, one used element per
  * buffer (length 0: we wrote nothing) or, with @batch (VIRTIO_F_IN_ORDER), one for the
  * burst; a buffer that breaks no rule but cannot be taken (too short, too long) is consumed
- * and counted. Leaves the burst.
+ * and counted. With @ol (VIRTIO_NET_F_CSUM negotiated) each buffer's header is applied to
+ * its packet (vhost_rx_ol()); a header refused drops the packet, counted by reason. Leaves
+ * the burst.
  */
 TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_mbuf **pkts,
 					      uint16_t n, void *c, const struct vhost_rx_layout *L,
-					      const bool batch)
+					      const bool batch, const bool ol)
 {
 	struct tide_rxq *pub = &q->pub;
 	struct vhost_vq *vq = &q->vq;
@@ -390,8 +403,15 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_m
 	/* At most @nb buffers: the layout checks each again. */
 	for (unsigned t = 0; t < nb; t++) {
 		struct tide_mbuf *m = pkts[i];
+		struct virtio_net_hdr_mrg h;
 		uint16_t id;
-		int rc = L->buf(q, c, m, &id, &why);
+		int rc = L->buf(q, c, m, &id, &h, ol, &why);
+
+		/* The header as read once from guest memory: a packet without requests (both
+		 * bytes 0) takes no call. */
+		if (ol && rc == VHOST_RX_OK && tide_unlikely(h.flags | h.gso_type) &&
+		    vhost_rx_ol(q, m, &h) < 0)
+			rc = VHOST_RX_DROP;
 
 		if (tide_unlikely(rc != VHOST_RX_OK)) {
 			if (rc == VHOST_RX_NONE)
@@ -430,47 +450,105 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_m
 	return i;
 }
 
-/* The Rx burst of a layout: in-order or not chosen once per burst, each loop specialised. */
+/* The Rx burst of a layout: in-order or not chosen once per burst, each loop specialised;
+ * and for @ol_fn (the burst of a queue that enabled Rx offloads), whether the guest's headers
+ * are applied (vhost_vq.ol, which the connection sets). */
 TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst(struct vhost_rxq *q, struct tide_mbuf **pkts,
-					   uint16_t n, void *c, const struct vhost_rx_layout *L)
+					   uint16_t n, void *c, const struct vhost_rx_layout *L,
+					   const bool ol_fn)
 {
 	const struct vhost_vq *vq = &q->vq;
 	bool used_per_pkt = TIDE_BENCH_VARIANTS && vq->used_per_pkt;
 	bool batch = vq->in_order && !used_per_pkt; /* one used element for the burst */
 
-	return batch ? vhost_rx_burst_as(q, pkts, n, c, L, true)
-		     : vhost_rx_burst_as(q, pkts, n, c, L, false);
+	if (ol_fn && vq->ol)
+		return batch ? vhost_rx_burst_as(q, pkts, n, c, L, true, true)
+			     : vhost_rx_burst_as(q, pkts, n, c, L, false, true);
+	return batch ? vhost_rx_burst_as(q, pkts, n, c, L, true, false)
+		     : vhost_rx_burst_as(q, pkts, n, c, L, false, false);
 }
 
 /*
  * A layout's Tx burst hooks, over its cursor @c:
  *   begin    is a guest receive buffer available? The cursor set up (false: none, or the
  *            guest broke a rule: then the queue has faulted);
- *   pkt      packet @m into the guest's buffers (VHOST_TX_*; on VHOST_TX_OK the cursor moved
- *            past them and their used elements are written, not yet visible);
+ *   pkt      packet @m behind header @hdr into the guest's buffers (VHOST_TX_*; on
+ *            VHOST_TX_OK the cursor moved past them and their used elements are written, not
+ *            yet visible);
+ *   ol       packet @m, which carries Tx requests, on a queue with offloads enabled: the
+ *            layout's vhost_tx_ol() (out of line), *@bytes counting what went out;
  *   publish, finish  as for Rx (finish: without the in-order element).
  */
 struct vhost_tx_layout {
 	bool (*begin)(struct vhost_txq *q, void *c);
-	int (*pkt)(struct vhost_vq *q, void *c, const struct tide_mbuf *m, const char **why);
+	int (*pkt)(struct vhost_vq *q, void *c, const struct tide_mbuf *m,
+		   const struct virtio_net_hdr_mrg *hdr, const char **why);
+	int (*ol)(struct vhost_txq *q, void *c, struct tide_mbuf *m, uint64_t *bytes,
+		  const char **why);
 	void (*publish)(struct vhost_vq *q, void *c);
 	void (*finish)(struct vhost_vq *q, void *c);
 };
 
+/* A layout's per-packet copy (struct vhost_tx_layout.pkt). */
+typedef int (*vhost_tx_pkt_fn)(struct vhost_vq *q, void *c, const struct tide_mbuf *m,
+			       const struct virtio_net_hdr_mrg *hdr, const char **why);
+
+/*
+ * Packet @m with Tx requests into the guest's buffers through the layout's @pkt: the
+ * requests the guest takes go into the header, the others are done in software first
+ * (vhost_tx_ol_prep()). Returns what @pkt returned for @m, VHOST_TX_DROP (refused: counted,
+ * the caller drops @m), or VHOST_TX_GONE: @m was segmented, its segments sent (those that
+ * did not fit once the guest's ring filled are dropped and counted; *@bytes counts those
+ * sent) and @m freed.
+ * VHOST_TX_FULL and VHOST_TX_FAULT leave @m the caller's, unchanged but for its checksums.
+ * The layout calls it from its own out-of-line function, so that the burst stays small.
+ */
+TIDE_ALWAYS_INLINE int vhost_tx_ol(struct vhost_txq *q, void *c, struct tide_mbuf *m,
+				   uint64_t *bytes, const char **why, vhost_tx_pkt_fn pkt)
+{
+	struct tide_mbuf *segs[VHOST_GSO_MAX_SEGS];
+	struct virtio_net_hdr_mrg h;
+	int k = vhost_tx_ol_prep(q, m, &h, segs), rc = VHOST_TX_OK, j;
+
+	if (k < 0)
+		return VHOST_TX_DROP;
+	if (k == 0)
+		return pkt(&q->vq, c, m, &h, why);
+	for (j = 0; j < k; j++) {
+		rc = pkt(&q->vq, c, segs[j], &vhost_tx_hdr, why);
+		if (rc != VHOST_TX_OK)
+			break;
+		*bytes += segs[j]->pkt_len;
+	}
+	/* Copied, or not sent. tide_offload_segment() dropped the reference vhost_tx_ol_prep()
+	 * added: @m has the caller's alone. */
+	tide_mbuf_free_bulk(segs, (unsigned)k);
+	if (j == 0 && rc != VHOST_TX_OK)
+		return rc; /* nothing went out: wait, drop or fault as for any packet */
+	if (rc == VHOST_TX_FAULT)
+		return rc; /* the queue stops; @m stays the caller's */
+	if (j < k)
+		tide_stat_add(&q->ols.gso_partial, (uint64_t)(k - j));
+	tide_stat_add(&q->ols.sw_gso, 1);
+	tide_mbuf_free(m);
+	return VHOST_TX_GONE;
+}
+
 /*
  * The Tx burst of a layout, entered: copy up to @n packets into the guest's receive buffers;
  * a packet too large for them is dropped and counted; the used elements published once per
- * burst (or per packet, used_per_pkt); the burst freed as @f says (vhost_tx_done()). Leaves
- * the burst.
+ * burst (or per packet, used_per_pkt); the burst freed as @f says (vhost_tx_done()). With
+ * @ol (the burst of a queue that enabled Tx offloads) a packet with Tx requests goes through
+ * the layout's ol hook. Leaves the burst.
  */
 TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf **pkts,
-					   uint16_t n, const enum vhost_txfree f, void *c,
-					   const struct vhost_tx_layout *L)
+					      uint16_t n, const enum vhost_txfree f, void *c,
+					      const struct vhost_tx_layout *L, const bool ol)
 {
 	struct tide_txq *pub = &q->pub;
 	struct vhost_vq *vq = &q->vq;
 	struct txc *t = &q->txc;
-	uint64_t bytes = 0, dropped = 0;
+	uint64_t bytes = 0, dropped = 0, gone = 0;
 	const char *why = NULL;
 	uint16_t i;
 	unsigned room;
@@ -486,8 +564,12 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 	used_per_pkt = TIDE_BENCH_VARIANTS && vq->used_per_pkt;
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
-		int rc = L->pkt(vq, c, m, &why);
+		int rc;
 
+		if (ol && tide_unlikely(m->ol_flags & VHOST_TX_REQ))
+			rc = L->ol(q, c, m, &bytes, &why);
+		else
+			rc = L->pkt(vq, c, m, &vhost_tx_hdr, &why);
 		if (tide_unlikely(rc != VHOST_TX_OK)) {
 			if (rc == VHOST_TX_FULL)
 				break;
@@ -495,10 +577,14 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 				vhost_fault(&q->fs, &pub->stats.errors, why);
 				break;
 			}
-			/* Too large for the guest's buffers: dropped and counted. */
-			tide_mbuf_free(m);
 			pkts[i] = NULL;
-			dropped++;
+			if (rc == VHOST_TX_GONE) { /* segmented, sent and freed */
+				gone++;
+			} else {
+				/* Too large for the guest's buffers, or refused: counted. */
+				tide_mbuf_free(m);
+				dropped++;
+			}
 			continue;
 		}
 		bytes += m->pkt_len;
@@ -508,7 +594,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 			L->publish(vq, c);
 	}
 	L->finish(vq, c);
-	vhost_tx_done(pub, t, pkts, i, dropped, bytes, f);
+	vhost_tx_done(pub, t, pkts, i, dropped, gone, bytes, f);
 	vhost_leave(&q->busy);
 	return i;
 }

@@ -349,7 +349,8 @@ struct pk_end {
 /* The buffer at @pos (first descriptor read into @d) in the general case: chains, indirect
  * tables, frames over several mbufs. Out of line; the result in registers. */
 static struct pk_end pk_rx_slow(struct vhost_rxq *q, uint16_t pos, bool wrap,
-				struct vring_packed_desc d, struct tide_mbuf *m, const char **why)
+				struct vring_packed_desc d, struct tide_mbuf *m,
+				struct virtio_net_hdr_mrg *h, const char **why)
 {
 	struct pk_end e = {.rc = VHOST_RX_FAULT};
 	struct pwalk w = {.pos = pos, .wrap = wrap, .ndesc = 1, .id = d.id, .ind_flags = 0};
@@ -357,7 +358,7 @@ static struct pk_end pk_rx_slow(struct vhost_rxq *q, uint16_t pos, bool wrap,
 
 	pk_desc(&vd, &d);
 	if (!(vd.flags & VRING_DESC_F_INDIRECT) || pk_indirect(&q->vq, &w, &vd, why) > 0)
-		e.rc = vhost_rx_buf(q, &w, pk_next, vd, m, why);
+		e.rc = vhost_rx_buf(q, &w, pk_next, vd, m, h, why);
 	e.pos = w.pos;
 	e.wrap = w.wrap;
 	e.id = w.id;
@@ -379,7 +380,7 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 }
 
 TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *idp,
-			      const char **why)
+			      struct virtio_net_hdr_mrg *h, const bool ol, const char **why)
 {
 	struct pk_rxc *r = c;
 	struct vhost_vq *vq = &q->vq;
@@ -408,11 +409,14 @@ TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m,
 			*why = "buffer id beyond the queue size";
 			rc = VHOST_RX_FAULT;
 		}
+		if (ol) /* flags .. csum_offset: every header has them */
+			memcpy(h, src, offsetof(struct virtio_net_hdr_mrg, num_buffers));
 		memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
 		m->data_len = k;
 		m->pkt_len = k;
 	} else {
-		struct pk_end e = pk_rx_slow(q, r->pos, r->pass_flags != 0, d, m, why);
+		struct pk_end e =
+			pk_rx_slow(q, r->pos, r->pass_flags != 0, d, m, ol ? h : NULL, why);
 
 		rc = e.rc;
 		r->end = e.pos;
@@ -476,7 +480,15 @@ uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t
 	struct pk_burst_used burst_used;
 	struct pk_rxc c = {.burst_used = &burst_used};
 
-	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &packed_rx);
+	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &packed_rx, false);
+}
+
+uint16_t vhost_packed_rx_ol(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct pk_burst_used burst_used;
+	struct pk_rxc c = {.burst_used = &burst_used};
+
+	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &packed_rx, true);
 }
 
 /* ---- Tx: mbufs -> guest Rx vring ---- */
@@ -562,8 +574,9 @@ struct pk_txr {
 /* The general case of tx_pkt() for the buffer at @pos in pass @wrap, its first descriptor
  * read into @d. Out of line; the position goes in and out by value. */
 static struct pk_txr pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst_used,
-				const struct tide_mbuf *m, uint16_t pos, bool wrap,
-				const char **why, struct vring_packed_desc d)
+				const struct tide_mbuf *m, const struct virtio_net_hdr_mrg *hdr,
+				uint16_t pos, bool wrap, const char **why,
+				struct vring_packed_desc d)
 {
 	struct pk_txr r = {.rc = VHOST_TX_FAULT};
 	struct pk_txw tw;
@@ -579,7 +592,7 @@ static struct pk_txr pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst
 	pk_desc(&vd, &d);
 	if ((vd.flags & VRING_DESC_F_INDIRECT) && pk_indirect(vq, &tw.w, &vd, why) < 0)
 		return r;
-	r.rc = vhost_tx_bufs(vq, m, &tw, vd, &packed_tx_chain, why);
+	r.rc = vhost_tx_bufs(vq, m, &tw, vd, &packed_tx_chain, hdr, why);
 	r.pos = tw.head; /* where the next buffer starts */
 	r.wrap = tw.hwrap;
 	return r;
@@ -589,7 +602,7 @@ static struct pk_txr pk_tx_slow(struct vhost_vq *vq, struct pk_burst_used *burst
  * their used elements written, not yet published; else the ring is untouched). Inline: the
  * common case, one segment into one descriptor in the region of the previous translation. */
 TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *cp, const struct tide_mbuf *m,
-			      const char **why)
+			      const struct virtio_net_hdr_mrg *hdr, const char **why)
 {
 	struct pk_txc *c = cp;
 	uint32_t len = (uint32_t)vq->hdr_len + m->data_len;
@@ -606,7 +619,7 @@ TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *cp, const struct tide_m
 			*why = "buffer id beyond the queue size";
 			return VHOST_TX_FAULT;
 		}
-		vhost_hdr_put(dst, vq->hdr_len);
+		vhost_hdr_put(dst, vq->hdr_len, hdr);
 		memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
 		pk_used_pass_flags(vq, c->burst_used, c->pos, c->pass_flags, d.id, len);
 		if (++c->pos == vq->num) {
@@ -615,7 +628,7 @@ TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *cp, const struct tide_m
 		}
 		return VHOST_TX_OK;
 	}
-	r = pk_tx_slow(vq, c->burst_used, m, c->pos, c->pass_flags != 0, why, d);
+	r = pk_tx_slow(vq, c->burst_used, m, hdr, c->pos, c->pass_flags != 0, why, d);
 	if (r.rc == VHOST_TX_OK) {
 		c->pos = r.pos;
 		c->pass_flags = vring_packed_used_flags(r.wrap);
@@ -656,8 +669,15 @@ TIDE_ALWAYS_INLINE void tx_finish(struct vhost_vq *vq, void *cp)
 	vq->wrap = wrap;
 }
 
+/* A packet with Tx requests (vhost_tx_ol()): out of line, off the burst's loop. */
+static __attribute__((noinline)) int tx_ol(struct vhost_txq *q, void *c, struct tide_mbuf *m,
+					   uint64_t *bytes, const char **why)
+{
+	return vhost_tx_ol(q, c, m, bytes, why, tx_pkt);
+}
+
 static const struct vhost_tx_layout packed_tx = {
-	.begin = tx_begin, .pkt = tx_pkt, .publish = tx_publish, .finish = tx_finish,
+	.begin = tx_begin, .pkt = tx_pkt, .ol = tx_ol, .publish = tx_publish, .finish = tx_finish,
 };
 
 uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
@@ -665,7 +685,8 @@ uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint
 	struct pk_burst_used burst_used;
 	struct pk_txc c = {.burst_used = &burst_used};
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx,
+			      false);
 }
 
 uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
@@ -673,5 +694,24 @@ uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint1
 	struct pk_burst_used burst_used;
 	struct pk_txc c = {.burst_used = &burst_used};
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx,
+			      false);
+}
+
+uint16_t vhost_packed_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct pk_burst_used burst_used;
+	struct pk_txc c = {.burst_used = &burst_used};
+
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx,
+			      true);
+}
+
+uint16_t vhost_packed_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct pk_burst_used burst_used;
+	struct pk_txc c = {.burst_used = &burst_used};
+
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx,
+			      true);
 }

@@ -25,21 +25,32 @@ TIDE_ALWAYS_INLINE uint32_t q_enter(uint32_t *busy, const uint32_t *live, bool f
 	return l;
 }
 
-static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+TIDE_ALWAYS_INLINE uint16_t rx_enter(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
+				     const bool ol)
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
 	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
 
 	if (tide_likely(live == VHOST_LIVE_SPLIT))
-		return vhost_split_rx(pub, pkts, n);
+		return ol ? vhost_split_rx_ol(pub, pkts, n) : vhost_split_rx(pub, pkts, n);
 	if (live == VHOST_LIVE_PACKED)
-		return vhost_packed_rx(pub, pkts, n);
+		return ol ? vhost_packed_rx_ol(pub, pkts, n) : vhost_packed_rx(pub, pkts, n);
 	return 0;
 }
 
-tide_rx_burst_fn vhost_rx_fn(void)
+static uint16_t rx_burst(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return rx_burst;
+	return rx_enter(q, pkts, n, false);
+}
+
+static uint16_t rx_burst_ol(struct tide_rxq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return rx_enter(q, pkts, n, true);
+}
+
+tide_rx_burst_fn vhost_rx_fn(bool ol)
+{
+	return ol ? rx_burst_ol : rx_burst;
 }
 
 unsigned vhost_tx_advance_ool(struct txc *t)
@@ -49,31 +60,52 @@ unsigned vhost_tx_advance_ool(struct txc *t)
 }
 
 TIDE_ALWAYS_INLINE uint16_t tx_enter(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				     const enum vhost_txfree f)
+				     const enum vhost_txfree f, const bool ol)
 {
 	struct vhost_txq *q = (struct vhost_txq *)pub;
 	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
 
-	if (tide_likely(live == VHOST_LIVE_SPLIT))
+	if (tide_likely(live == VHOST_LIVE_SPLIT)) {
+		if (ol)
+			return f == VHOST_FREE_LOOP ? vhost_split_tx_loop_ol(pub, pkts, n)
+						    : vhost_split_tx_after_ol(pub, pkts, n);
 		return f == VHOST_FREE_LOOP ? vhost_split_tx_loop(pub, pkts, n)
 					    : vhost_split_tx_after(pub, pkts, n);
-	if (live == VHOST_LIVE_PACKED)
+	}
+	if (live == VHOST_LIVE_PACKED) {
+		if (ol)
+			return f == VHOST_FREE_LOOP ? vhost_packed_tx_loop_ol(pub, pkts, n)
+						    : vhost_packed_tx_after_ol(pub, pkts, n);
 		return f == VHOST_FREE_LOOP ? vhost_packed_tx_loop(pub, pkts, n)
 					    : vhost_packed_tx_after(pub, pkts, n);
+	}
 	return 0;
 }
 
 static uint16_t tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return tx_enter(q, pkts, n, VHOST_FREE_AFTER);
+	return tx_enter(q, pkts, n, VHOST_FREE_AFTER, false);
 }
 
 static uint16_t tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return tx_enter(q, pkts, n, VHOST_FREE_LOOP);
+	return tx_enter(q, pkts, n, VHOST_FREE_LOOP, false);
 }
 
-tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f)
+static uint16_t tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
-	return TIDE_BENCH_VARIANTS && f == VHOST_FREE_LOOP ? tx_loop : tx_after;
+	return tx_enter(q, pkts, n, VHOST_FREE_AFTER, true);
+}
+
+static uint16_t tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_enter(q, pkts, n, VHOST_FREE_LOOP, true);
+}
+
+/* @ol: the queue enabled offloads (chosen at port start; the plain bursts never look). */
+tide_tx_burst_fn vhost_tx_fn(enum vhost_txfree f, bool ol)
+{
+	if (TIDE_BENCH_VARIANTS && f == VHOST_FREE_LOOP)
+		return ol ? tx_loop_ol : tx_loop;
+	return ol ? tx_after_ol : tx_after;
 }

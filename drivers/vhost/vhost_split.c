@@ -189,9 +189,9 @@ struct split_rxc {
 	uint16_t last, uidx;
 };
 
-/* Copy the chain at @head into @m (reset, empty). */
+/* Copy the chain at @head into @m (reset, empty); with @ol its header into *@h. */
 TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf *m,
-				const char **why)
+				struct virtio_net_hdr_mrg *h, const bool ol, const char **why)
 {
 	struct vhost_vq *vq = &q->vq;
 	struct vhost_desc d;
@@ -209,13 +209,15 @@ TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_
 		if (tide_likely(src != NULL)) {
 			uint16_t k = (uint16_t)(d.len - skip);
 
+			if (ol) /* flags .. csum_offset: every header has them */
+				memcpy(h, src, offsetof(struct virtio_net_hdr_mrg, num_buffers));
 			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
 			m->data_len = k;
 			m->pkt_len = k;
 			return VHOST_RX_OK;
 		}
 	}
-	return vhost_rx_buf(q, &w, walk_next, d, m, why);
+	return vhost_rx_buf(q, &w, walk_next, d, m, ol ? h : NULL, why);
 }
 
 TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
@@ -230,14 +232,14 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 }
 
 TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *id,
-			      const char **why)
+			      struct virtio_net_hdr_mrg *h, const bool ol, const char **why)
 {
 	struct split_rxc *r = c;
 	uint16_t head = vhost_load16(&q->vq.avail->ring[r->last & q->vq.mask]);
 
 	tide_mbuf_reset(m);
 	*id = head;
-	return rx_chain(q, head, m, why);
+	return rx_chain(q, head, m, h, ol, why);
 }
 
 TIDE_ALWAYS_INLINE void rx_used(struct vhost_vq *q, void *c, uint16_t id)
@@ -286,7 +288,14 @@ uint16_t vhost_split_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 {
 	struct split_rxc c;
 
-	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &split_rx);
+	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &split_rx, false);
+}
+
+uint16_t vhost_split_rx_ol(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct split_rxc c;
+
+	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &split_rx, true);
 }
 
 /* ---- Tx: mbufs -> guest Rx vring ---- */
@@ -355,12 +364,13 @@ struct split_txr {
  * read into @d and @w. Out of line; the cursor goes in and out by value, so that the burst
  * keeps it in registers. */
 static struct split_txr tx_chains(struct vhost_vq *vq, uint16_t aidx, uint16_t cursor,
-				  uint16_t uidx, const struct tide_mbuf *m, const char **why,
+				  uint16_t uidx, const struct tide_mbuf *m,
+				  const struct virtio_net_hdr_mrg *hdr, const char **why,
 				  uint16_t head, struct vhost_desc d, struct walk w)
 {
 	struct split_txw tw = {
 		.w = w, .aidx = aidx, .start = cursor, .head = head, .cur = cursor, .u = uidx};
-	int rc = vhost_tx_bufs(vq, m, &tw, d, &split_tx_chain, why);
+	int rc = vhost_tx_bufs(vq, m, &tw, d, &split_tx_chain, hdr, why);
 
 	return (struct split_txr){.rc = rc, .cursor = tw.cur, .uidx = tw.u};
 }
@@ -373,7 +383,7 @@ static struct split_txr tx_chains(struct vhost_vq *vq, uint16_t aidx, uint16_t c
  * in one region; everything else in tx_chains(), with the chain already read.
  */
 TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *c, const struct tide_mbuf *m,
-			      const char **why)
+			      const struct virtio_net_hdr_mrg *hdr, const char **why)
 {
 	struct split_txc *t = c;
 	uint16_t cur = t->cursor, head;
@@ -392,7 +402,7 @@ TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *c, const struct tide_mb
 		uint8_t *dst = vhost_gpa_fast(&vq->mem, d.addr, len);
 
 		if (tide_likely(dst != NULL)) {
-			vhost_hdr_put(dst, vq->hdr_len);
+			vhost_hdr_put(dst, vq->hdr_len, hdr);
 			memcpy(dst + vq->hdr_len, tide_mbuf_mtod(m, const uint8_t *), m->data_len);
 			used_put(vq, t->uidx, head, len);
 			t->cursor = (uint16_t)(cur + 1);
@@ -400,7 +410,7 @@ TIDE_ALWAYS_INLINE int tx_pkt(struct vhost_vq *vq, void *c, const struct tide_mb
 			return VHOST_TX_OK;
 		}
 	}
-	r = tx_chains(vq, t->aidx, cur, t->uidx, m, why, head, d, w);
+	r = tx_chains(vq, t->aidx, cur, t->uidx, m, hdr, why, head, d, w);
 	if (r.rc == VHOST_TX_OK) {
 		t->cursor = r.cursor;
 		t->uidx = r.uidx;
@@ -433,9 +443,17 @@ TIDE_ALWAYS_INLINE void tx_finish(struct vhost_vq *vq, void *c)
 		used_publish(vq, t->uidx);
 }
 
+/* A packet with Tx requests (vhost_tx_ol()): out of line, off the burst's loop. */
+static __attribute__((noinline)) int tx_ol(struct vhost_txq *q, void *c, struct tide_mbuf *m,
+					   uint64_t *bytes, const char **why)
+{
+	return vhost_tx_ol(q, c, m, bytes, why, tx_pkt);
+}
+
 static const struct vhost_tx_layout split_tx = {
 	.begin = tx_begin,
 	.pkt = tx_pkt,
+	.ol = tx_ol,
 	.publish = tx_publish,
 	.finish = tx_finish,
 };
@@ -444,12 +462,29 @@ uint16_t vhost_split_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint1
 {
 	struct split_txc c;
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx,
+			      false);
 }
 
 uint16_t vhost_split_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
 {
 	struct split_txc c;
 
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx);
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx,
+			      false);
+}
+
+uint16_t vhost_split_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct split_txc c;
+
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx,
+			      true);
+}
+
+uint16_t vhost_split_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
+{
+	struct split_txc c;
+
+	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx, true);
 }

@@ -189,6 +189,25 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 	q->indirect = vp->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 	q->used_per_pkt = vp->used_per_pkt;
 	q->in_order = vhost_in_order(vp); /* guest Tx vrings complete by count (Rx bursts) */
+	if (v % 2) {
+		/* tide's Rx: the guest's transmit headers, when it may send requests. */
+		q->ol = vp->features & VIRTIO_BIT(VIRTIO_NET_F_CSUM);
+		q->gfeat = 0;
+		q->max_frame = (vp->features & (VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) |
+						VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6)))
+				       ? VHOST_MAX_GSO_PKT
+				       : VHOST_MAX_PKT;
+	} else {
+		/* tide's Tx: what the guest takes of the packets' requests. */
+		uint64_t f = vp->features;
+
+		q->ol = false;
+		q->gfeat =
+		    (uint8_t)(((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)) ? VHOST_G_CSUM : 0) |
+			      ((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4)) ? VHOST_G_TSO4 : 0) |
+			      ((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6)) ? VHOST_G_TSO6 : 0) |
+			      ((f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN)) ? VHOST_G_ECN : 0));
+	}
 	q->callfd = vr->callfd;
 	q->mem.n = vp->nmap;
 	q->mem.last = 0;

@@ -25,6 +25,9 @@
  *                    shrinking (hugetlbfs files, memfds without MFD_ALLOW_SEALING: DPDK's
  *                    virtio-user) is refused, since a frontend that shrank it would crash
  *                    this process (SIGBUS) | yes: such memory is trusted not to shrink
+ *   offloads=B       yes (default): offer the checksum and TSO features (guest -> tide only
+ *                    when every Rx queue enabled TIDE_OFFLOAD_RX_TCP_CKSUM, _UDP_CKSUM and,
+ *                    for TSO, _TCP_LRO) and report them in rx/tx_offload_capa | no: none
  *
  * Control plane: a started port has a control thread of its own ("<port>-ctl", asleep in
  * poll() until the frontend sends, a worker finds a fault or the port stops), so the port's
