@@ -22,6 +22,16 @@ void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n)
 	tide_mbuf_free_bulk(m, n);
 }
 
+void txc__release_unsafe(struct txc *t, struct tide_mbuf **m, unsigned n)
+{
+	unsigned bufs = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		bufs += m[i] != NULL;
+	txc_count_released(t, bufs);
+	tide_mbuf_free_bulk(m, n); /* skips the holes */
+}
+
 /*
  * txfree=fast: the application promised one pool, refcnt 1, one segment. The pool is
  * learned from the first mbuf ever released and never read again; the slice of the
@@ -180,7 +190,7 @@ unsigned txc_release_all(struct txc *t)
 	/* The next start begins at slot 0, like the device. */
 	t->tail = t->done = t->clean = t->gap = 0;
 	t->mark_head = t->mark_tail = 0;
-	t->unsafe_until = 0;
+	t->unsafe_left = 0;
 	t->unsafe_pending = 0;
 	t->fast_pool = NULL; /* learned again: the next run may use another pool */
 	return n;
@@ -202,8 +212,7 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 	idx = t->clean & t->mask;
 	src = &t->sw[idx];
 	first = t->size - idx < n ? t->size - idx : n;
-	if (t->release == release_fast &&
-	    (!t->track || (int32_t)(t->unsafe_until - t->clean) <= 0)) {
+	if (t->release == release_fast && t->unsafe_left == 0) {
 		/* Contract asserted, or checked when these were sent: only the pool must match. */
 		if (t->fast_pool == NULL)
 			t->fast_pool = src[0]->pool;
@@ -213,9 +222,12 @@ unsigned txc_recycle_into(struct txc *t, struct tide_mbuf **dst, unsigned n,
 		for (unsigned i = 0; i < n; i++) {
 			const struct tide_mbuf *m = i < first ? src[i] : t->sw[i - first];
 
-			if (m->pool != pool || tide_mbuf_refcnt_read(m) != 1 || m->next != NULL)
+			if (m == NULL || m->pool != pool || tide_mbuf_refcnt_read(m) != 1 ||
+			    m->next != NULL)
 				goto normal;
 		}
+		/* These unsafe slots turned out safe: they leave the range with the move. */
+		t->unsafe_left -= t->unsafe_left < n ? t->unsafe_left : n;
 	}
 	memcpy(dst, src, first * sizeof(*dst));
 	if (n > first)

@@ -60,9 +60,12 @@ struct txc {
 	bool index_only;     /* slots never hold buffers and are not walked: completion only
 				moves `clean`, and the driver counts what it releases */
 	bool track;          /* check the fast-free contract per packet (auto/recycle without
-				it asserted): slots before unsafe_until may break it */
-	uint8_t unsafe_pending; /* the burst being committed had a packet breaking the contract */
-	uint32_t unsafe_until; /* slots before this index may hold unsafe buffers */
+				it asserted): the unsafe_left slots from `clean` may break it */
+	uint8_t unsafe_pending; /* the burst being committed had a packet breaking the contract,
+				   or a slot without a buffer (txc_burst_hole) */
+	uint32_t unsafe_left; /* slots from `clean` on that may hold unsafe buffers or none: they
+				 are released the safe way (a count, not an index: it cannot go
+				 stale when the indices wrap) */
 	struct tide_mbuf **sw;  /* one pointer per slot */
 	uint32_t *marks;        /* size entries */
 	txc_release_fn release;  /* for completed slots: the policy, or the benchmark's walk */
@@ -262,6 +265,10 @@ TIDE_ALWAYS_INLINE void txc__release_slots(struct txc *t, unsigned n, txc_releas
 /* The refcount-safe release, for slots that may break the fast-free contract. */
 void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n);
 
+/* The same for slots among which some hold no buffer (txc_burst_hole): skips those and
+ * counts as released only the buffers. */
+void txc__release_unsafe(struct txc *t, struct tide_mbuf **m, unsigned n);
+
 /*
  * Release up to @max completed slots through the queue's release policy. With slots that
  * hold no buffers this only moves an index: O(1) however many completed (docs/txc.md,
@@ -280,15 +287,18 @@ TIDE_ALWAYS_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)
 		t->clean += n;
 		return n;
 	}
-	txc_count_released(t, n);
-	if (t->track && (int32_t)(t->unsafe_until - t->clean) > 0) {
-		/* Buffers that broke the contract go the safe way; the rest the fast way. */
-		unsafe = t->unsafe_until - t->clean < n ? t->unsafe_until - t->clean : n;
-		txc__release_slots(t, unsafe, txc__release_bulk);
+	if (tide_unlikely(t->unsafe_left != 0)) {
+		/* Buffers that broke the contract, and slots without one, go the safe way; the
+		 * rest the queue's way. */
+		unsafe = t->unsafe_left < n ? t->unsafe_left : n;
+		t->unsafe_left -= unsafe;
+		txc__release_slots(t, unsafe, txc__release_unsafe);
 		n -= unsafe;
 	}
-	if (n)
+	if (n) {
+		txc_count_released(t, n);
 		txc__release_slots(t, n, t->release);
+	}
 	return total;
 }
 
@@ -360,9 +370,15 @@ TIDE_ALWAYS_INLINE void txc_commit(struct txc *t, unsigned n)
 {
 	if (tide_unlikely(t->unsafe_pending)) {
 		t->unsafe_pending = 0;
-		t->unsafe_until = t->tail + n;
-		if (t->fast_pool == NULL && n != 0)
-			t->fast_pool = t->sw[t->tail & t->mask]->pool; /* learned once */
+		t->unsafe_left = t->tail + n - t->clean;
+		/* The pool is learned once, from the burst's first buffer (a slot may be a
+		 * hole). */
+		for (unsigned i = 0; t->fast_pool == NULL && i < n; i++) {
+			const struct tide_mbuf *m = t->sw[(t->tail + i) & t->mask];
+
+			if (m != NULL)
+				t->fast_pool = m->pool;
+		}
 	}
 	t->tail += n;
 	if (t->auto_pair)
@@ -419,6 +435,18 @@ TIDE_ALWAYS_INLINE void txc_burst_fill(struct txc_burst *b, uint32_t idx, struct
 	b->sw[idx & b->mask] = m;
 	if (b->track)
 		txc_burst_check(b, m);
+}
+
+/*
+ * A slot that holds no buffer: a descriptor of the driver's own (a context descriptor)
+ * between packets. Its completion releases nothing and counts nothing; the burst's slots
+ * are released the safe way (refcount-aware, skipping the hole) and never recycled
+ * whole, under every txfree policy, so that no NULL reaches a pool or an Rx ring.
+ */
+TIDE_ALWAYS_INLINE void txc_burst_hole(struct txc_burst *b, uint32_t idx)
+{
+	b->sw[idx & b->mask] = NULL;
+	b->unsafe |= 1;
 }
 
 TIDE_ALWAYS_INLINE void txc_burst_end(struct txc *t, const struct txc_burst *b)

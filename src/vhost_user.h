@@ -19,6 +19,7 @@
 #define VHOST_USER_PROTOCOL_F_MQ	0
 #define VHOST_USER_PROTOCOL_F_REPLY_ACK 3
 #define VHOST_USER_PROTOCOL_F_NET_MTU	4
+#define VHOST_USER_PROTOCOL_F_BACKEND_REQ 5 /* the backend's request channel (SLAVE_REQ) */
 
 /* ---- requests (frontend -> backend) ---- */
 enum vhost_user_request {
@@ -41,7 +42,12 @@ enum vhost_user_request {
 	VHOST_USER_GET_QUEUE_NUM = 17,
 	VHOST_USER_SET_VRING_ENABLE = 18,
 	VHOST_USER_NET_SET_MTU = 20,
+	VHOST_USER_SET_BACKEND_REQ_FD = 21, /* one fd: the backend's request channel */
+	VHOST_USER_IOTLB_MSG = 22,	     /* struct vhost_user_iotlb: update or invalidate */
 };
+
+/* ---- requests on the backend's channel (backend -> frontend) ---- */
+#define VHOST_USER_BACKEND_IOTLB_MSG 1 /* struct vhost_user_iotlb: a miss */
 
 /* ---- header flags and limits ---- */
 #define VHOST_USER_VERSION	  0x1u
@@ -91,6 +97,28 @@ struct vhost_user_mem_table {
 	uint32_t padding;
 	struct vhost_user_mem_region r[VHOST_USER_MAX_REGIONS];
 };
+
+/*
+ * IOTLB_MSG (and BACKEND_IOTLB_MSG on the backend's channel), with VIRTIO_F_ACCESS_PLATFORM:
+ * the device IOTLB entry for [iova, iova + size): the frontend's virtual address of its
+ * first byte and the device's access rights; a miss names an IOVA and the access wanted.
+ */
+struct vhost_user_iotlb {
+	uint64_t iova;
+	uint64_t size;
+	uint64_t uaddr; /* frontend virtual address (the memory table's uva space) */
+	uint8_t perm;	/* VHOST_USER_ACCESS_* */
+	uint8_t type;	/* VHOST_USER_IOTLB_* */
+	uint8_t pad[6];
+};
+static_assert(sizeof(struct vhost_user_iotlb) == 32, "IOTLB message is 32 bytes");
+
+#define VHOST_USER_ACCESS_RO	     1u
+#define VHOST_USER_ACCESS_WO	     2u
+#define VHOST_USER_ACCESS_RW	     3u
+#define VHOST_USER_IOTLB_MISS	     1u
+#define VHOST_USER_IOTLB_UPDATE	     2u
+#define VHOST_USER_IOTLB_INVALIDATE  3u
 
 /* The largest payload of a request tide serves. */
 #define VHOST_USER_MAX_PAYLOAD sizeof(struct vhost_user_mem_table)

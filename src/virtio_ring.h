@@ -34,6 +34,7 @@
 #define VIRTIO_F_INDIRECT_DESC	   28
 #define VIRTIO_F_EVENT_IDX	   29
 #define VIRTIO_F_VERSION_1	   32
+#define VIRTIO_F_ACCESS_PLATFORM   33 /* addresses are IOVAs behind the platform's IOMMU */
 #define VIRTIO_F_RING_PACKED	   34
 #define VIRTIO_F_IN_ORDER	   35
 

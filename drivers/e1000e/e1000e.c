@@ -19,6 +19,12 @@
 
 extern const struct tide_driver tide_driver_e1000e;
 
+/* What the 82574 checks and fills: IPv4 header, TCP and UDP over IPv4 and IPv6. */
+#define E1000E_RX_OFFLOADS \
+	(TIDE_OFFLOAD_RX_IPV4_CKSUM | TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM)
+#define E1000E_TX_OFFLOADS \
+	(TIDE_OFFLOAD_TX_IPV4_CKSUM | TIDE_OFFLOAD_TX_TCP_CKSUM | TIDE_OFFLOAD_TX_UDP_CKSUM)
+
 static struct e1000e_port *eport(const struct tide_port *p)
 {
 	return p->priv;
@@ -188,6 +194,8 @@ static int e1000e_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->headroom = (uint16_t)pool->mbuf_headroom;
 	q->buf_size = rx_buf_size(room);
 	q->chain = ep->chain;
+	q->offloads = conf->offloads;
+	e1000e_rx_csum_init(q);
 	q->rdt = (volatile uint32_t *)(ep->regs + E1000E_RDT);
 	tide_mbuf__rx_tmpl_init(&q->tmpl, pool, (uint16_t)p->id, 0);
 	ep->rxq = q;
@@ -221,6 +229,7 @@ static int e1000e_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->tdt = (volatile uint32_t *)(ep->regs + E1000E_TDT);
 	q->dma_page = 4096; /* until the first packet finds its region */
 	q->fast_asserted = conf->txfree == TIDE_TXFREE_FAST || (conf->flags & TIDE_TXQ_F_FAST_FREE);
+	q->offload = (conf->offloads & E1000E_TX_OFFLOADS) != 0;
 	ep->txq = q;
 	*out = &q->pub;
 	return 0;
@@ -294,7 +303,8 @@ static int e1000e_start(struct tide_port *p)
 		e1000e_wr(ep, E1000E_TCTL, E1000E_TCTL_EN | E1000E_TCTL_PSP |
 						   0xfu << E1000E_TCTL_CT_SHIFT |
 						   0x3fu << E1000E_TCTL_COLD_SHIFT);
-		tq->pub.burst = e1000e_tx_burst_fn();
+		tq->ctx_valid = false; /* the device's context is not known after a stop */
+		tq->pub.burst = e1000e_tx_burst_fn(tq->offload);
 	}
 	if (rq != NULL) {
 		uint64_t a = (uintptr_t)rq->ring;
@@ -309,8 +319,16 @@ static int e1000e_start(struct tide_port *p)
 			TIDE_LOG_WARN_(p->name, "Rx: pool %s could fill only %u of %u descriptors",
 				       tide_pool_name(rq->rxr.pool), rq->rxr.refill - rq->rxr.next,
 				       rq->size);
+		/* Checksums are checked only where the queue asked (the status bits of the
+		 * others stay clear); PCSD stays 0: the descriptors carry checksum status. */
+		e1000e_wr(ep, E1000E_RXCSUM,
+			  (rq->offloads & TIDE_OFFLOAD_RX_IPV4_CKSUM ? E1000E_RXCSUM_IPOFLD : 0) |
+				  (rq->offloads & (TIDE_OFFLOAD_RX_TCP_CKSUM |
+						   TIDE_OFFLOAD_RX_UDP_CKSUM)
+					   ? E1000E_RXCSUM_TUOFLD
+					   : 0));
 		e1000e_wr(ep, E1000E_RCTL, rctl_value(ep, rq->buf_size));
-		rq->pub.burst = e1000e_rx_burst_fn();
+		rq->pub.burst = e1000e_rx_burst_fn(rq->offloads != 0);
 	}
 	intr_program(ep);
 	ep->link_up = (e1000e_rd(ep, E1000E_STATUS) & E1000E_STATUS_LU) != 0;
@@ -448,17 +466,18 @@ static void e1000e_stats_reset(struct tide_port *p)
 	memset(&ep->hw, 0, sizeof(ep->hw));
 }
 
-/* The device's statistics registers (accumulated: they clear on read) and the link
- * changes seen, for tide_xstats_*(). */
+/* The device's statistics registers (accumulated: they clear on read), the link changes
+ * seen and the Tx context descriptors written, for tide_xstats_*(). */
 static unsigned e1000e_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
 			      unsigned max)
 {
 	static const char *const n[] = {"crc_errors",	   "alignment_errors", "rx_errors",
 					"missed_packets",  "length_errors",    "no_rx_buffer",
 					"oversize",	   "good_rx_packets",  "good_tx_packets",
-					"total_rx_packets", "total_tx_packets", "link_changes"};
+					"total_rx_packets", "total_tx_packets", "link_changes",
+					"tx_contexts"};
 	struct e1000e_port *ep = eport(p);
-	uint64_t v[12];
+	uint64_t v[13];
 
 	hw_stats_read(ep);
 	v[0] = ep->hw.crcerrs;
@@ -473,7 +492,8 @@ static unsigned e1000e_xstats(struct tide_port *p, const char **xnames, uint64_t
 	v[9] = ep->hw.tpr;
 	v[10] = ep->hw.tpt;
 	v[11] = ep->link_changes;
-	return tide_xstats_put(n, v, 12, xnames, values, max);
+	v[12] = ep->txq ? ep->txq->contexts : 0;
+	return tide_xstats_put(n, v, 13, xnames, values, max);
 }
 
 /* ---- open ---- */
@@ -542,6 +562,8 @@ static int open_dev(struct tide_kvargs *kv, const char *bdf, struct tide_port **
 	p->info.max_txq = 1;
 	p->info.min_desc = 64;
 	p->info.max_desc = 4096;
+	p->info.rx_offload_capa = E1000E_RX_OFFLOADS;
+	p->info.tx_offload_capa = E1000E_TX_OFFLOADS;
 	/* Long packet reception is always on (RCTL.LPE) and frames span descriptors: the
 	 * limit is the 82574's largest jumbo, 9234 bytes with the FCS (stripped). */
 	tide_port_frame_limit(p, E1000E_MAX_FRAME);

@@ -35,7 +35,15 @@ struct e1000e_txq {
 	uintptr_t dma_lo, dma_len, dma_page;
 	bool fast_asserted;   /* txfree=fast: releases ignore references */
 	uint64_t unmapped;    /* packets refused: their memory is not mapped for the device */
-	uint64_t refused;     /* packets refused otherwise (shared chain segment, fast+split) */
+	uint64_t refused;     /* packets refused otherwise (shared chain segment, fast+split,
+				 a checksum request that does not match the packet) */
+	/* Checksum offload (a Tx checksum offload enabled: the burst reads each packet's
+	 * requests). The context the device holds, as last written on this queue: a packet
+	 * whose request needs another one gets a context descriptor first. */
+	bool offload;
+	bool ctx_valid;       /* false until the first context after start */
+	uint64_t ctx_setup;   /* the context descriptor's first 8 bytes (IPCSS .. TUCSE) */
+	uint64_t contexts;    /* context descriptors written */
 	struct e1000e_port *ep;
 };
 
@@ -54,8 +62,19 @@ struct e1000e_rxq {
 	uint64_t dropped_long; /* frames over one buffer dropped (rx_chain=no) */
 	uint64_t dropped_err;  /* frames the device flagged with an error */
 	struct tide_mbuf__rx_tmpl tmpl;
+	uint64_t offloads;    /* TIDE_OFFLOAD_RX_* enabled */
+	/* Rx checksum status: ol_flags for each combination of the descriptor's status and
+	 * error bits the device sets (rx_csum_index), built at setup from what is enabled. */
+	uint8_t csum_flags[128];
 	struct e1000e_port *ep;
 };
+
+/* The index into csum_flags of a descriptor's status and errors: IXSM, UDPCS, TCPCS, IPCS
+ * (bits 2, 4, 5, 6 of the status) and TCPE, IPE (bits 5, 6 of the errors). */
+static inline unsigned e1000e_rx_csum_index(uint8_t status, uint8_t errors)
+{
+	return (status >> 2 & 0x1du) | (errors & 0x60u);
+}
 
 struct e1000e_port {
 	struct pci_dev *pci; /* first: what the PCI layer's public calls find (pci_bus.c) */
@@ -88,7 +107,8 @@ static inline void e1000e_wr(const struct e1000e_port *ep, uint32_t reg, uint32_
 unsigned e1000e_tx_advance_ool(struct txc *t);
 void e1000e_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
 void e1000e_rx_refill(struct e1000e_rxq *q);
-tide_rx_burst_fn e1000e_rx_burst_fn(void);
-tide_tx_burst_fn e1000e_tx_burst_fn(void);
+void e1000e_rx_csum_init(struct e1000e_rxq *q);
+tide_rx_burst_fn e1000e_rx_burst_fn(bool csum);
+tide_tx_burst_fn e1000e_tx_burst_fn(bool offload);
 
 #endif

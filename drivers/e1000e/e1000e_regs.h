@@ -49,6 +49,9 @@
 #define E1000E_RCTL_SECRC (1u << 26) /* strip the Ethernet CRC */
 #define E1000E_MAX_FRAME 9230u /* largest jumbo of the 82574 (9234) without the FCS */
 #define E1000E_RFCTL 0x5008
+#define E1000E_RXCSUM 0x5000
+#define E1000E_RXCSUM_IPOFLD (1u << 8) /* check the IPv4 header checksum */
+#define E1000E_RXCSUM_TUOFLD (1u << 9) /* check the TCP/UDP checksum (IPv4 and IPv6) */
 #define E1000E_RDBAL 0x2800
 #define E1000E_RDBAH 0x2804
 #define E1000E_RDLEN 0x2808
@@ -103,6 +106,12 @@ struct e1000e_rx_desc {
 
 #define E1000E_RXD_STAT_DD 0x01
 #define E1000E_RXD_STAT_EOP 0x02
+#define E1000E_RXD_STAT_IXSM 0x04  /* ignore the checksum bits */
+#define E1000E_RXD_STAT_UDPCS 0x10 /* UDP checksum checked */
+#define E1000E_RXD_STAT_TCPCS 0x20 /* TCP (or UDP) checksum checked */
+#define E1000E_RXD_STAT_IPCS 0x40  /* IPv4 header checksum checked */
+#define E1000E_RXD_ERR_TCPE 0x20   /* TCP/UDP checksum wrong */
+#define E1000E_RXD_ERR_IPE 0x40    /* IPv4 header checksum wrong */
 /* CRC, symbol, sequence and Rx data errors; the checksum bits are not errors of the frame. */
 #define E1000E_RXD_ERR_FRAME 0x87
 
@@ -117,6 +126,27 @@ struct e1000e_tx_desc {
 #define E1000E_TXD_CMD_IFCS (0x02u << 24) /* insert the CRC */
 #define E1000E_TXD_CMD_RS (0x08u << 24)   /* report status: write DD back */
 #define E1000E_TXD_STAT_DD 0x01u
+
+/*
+ * Extended descriptors (DEXT), mixed freely with legacy ones in the same ring. The TCP/IP
+ * context descriptor (DTYP 0) sets up the checksums of the data descriptors (DTYP 1) that
+ * follow, until the next context:
+ *   addr  = IPCSS (byte 0) | IPCSO (1) | IPCSE (2-3) | TUCSS (4) | TUCSO (5) | TUCSE (6-7):
+ *           where the IPv4 header checksum's range starts, where the sum goes, where the
+ *           range ends (inclusive); the same for TCP/UDP, TUCSE 0 meaning the packet's end;
+ *   lower = PAYLEN (TSO) | DTYP 0 | TUCMD (bits 24-31: TCP, IP = IPv4, RS, DEXT);
+ *   upper = status (DD) | HDRLEN | MSS (TSO).
+ * A data descriptor: lower = length | DTYP 1 | DCMD (EOP, IFCS, RS, DEXT as legacy CMD);
+ * upper = status (DD) | POPTS << 8 (IXSM: insert the IPv4 header checksum, TXSM: insert the
+ * TCP/UDP checksum). The device sums its ranges and stores the result; it adds no
+ * pseudo-header: the TCP/UDP checksum field must hold the pseudo-header's sum.
+ */
+#define E1000E_TXD_CMD_DEXT (0x20u << 24)
+#define E1000E_TXD_DTYP_DATA (1u << 20)
+#define E1000E_TXD_TUCMD_TCP (0x01u << 24)
+#define E1000E_TXD_TUCMD_IP (0x02u << 24)
+#define E1000E_TXD_POPTS_IXSM (0x01u << 8)
+#define E1000E_TXD_POPTS_TXSM (0x02u << 8)
 
 static_assert(sizeof(struct e1000e_rx_desc) == 16, "legacy Rx descriptor is 16 bytes");
 static_assert(sizeof(struct e1000e_tx_desc) == 16, "legacy Tx descriptor is 16 bytes");

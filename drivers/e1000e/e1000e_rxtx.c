@@ -8,9 +8,12 @@
  * Memory the device touches goes through the IOMMU: a Tx segment whose data is not in a
  * region the PCI layer mapped is refused (freed and counted), never handed to the device.
  */
+#include <tide/offload.h>
+
 #include "inline.h"
 #include "e1000e.h"
 #include "log.h"
+#include "offload_pkt.h"
 
 /* ---- Tx ---- */
 
@@ -86,6 +89,13 @@ tx_write(struct e1000e_tx_desc *d, uintptr_t addr, uint32_t len, uint32_t cmd)
 	d->upper = 0;
 }
 
+/* What a packet's data descriptors carry besides the legacy fields: nothing, or the
+ * extended data type and the checksums to insert (POPTS). */
+struct tx_ext {
+	uint32_t cmd;   /* DEXT | DTYP data, or 0 */
+	uint32_t upper; /* POPTS << 8 */
+};
+
 /*
  * The rare packet: a chain, or a segment whose bytes cross a page of the memory it is in.
  * Every segment is checked (mapped; refcnt 1 in a chain), then gets one descriptor per
@@ -98,7 +108,7 @@ tx_write(struct e1000e_tx_desc *d, uintptr_t addr, uint32_t len, uint32_t cmd)
  * keeps the packet).
  */
 static int tx_slow(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, unsigned room,
-		   struct txc_burst *b, uint64_t *bytes)
+		   struct txc_burst *b, uint64_t *bytes, struct tx_ext ext)
 {
 	struct tide_mbuf *s;
 	unsigned need = 0, k = 0;
@@ -135,7 +145,7 @@ static int tx_slow(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, unsi
 	for (s = m; s != NULL;) {
 		struct tide_mbuf *next = s->next;
 		uintptr_t a = (uintptr_t)s->buf_addr + s->data_off;
-		uint32_t len = s->data_len, cmd = next ? 0 : E1000E_TXD_CMD_EOP;
+		uint32_t len = s->data_len, cmd = (next ? 0 : E1000E_TXD_CMD_EOP) | ext.cmd;
 
 		*bytes += len;
 		s->next = NULL;
@@ -145,13 +155,15 @@ static int tx_slow(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, unsi
 			uint32_t first = (uint32_t)(((a | (q->dma_page - 1)) + 1) - a);
 
 			tide_mbuf_refcnt_update(s, 1);
-			tx_write(&q->ring[(idx + k) & q->mask], a, first, 0);
+			tx_write(&q->ring[(idx + k) & q->mask], a, first, ext.cmd);
+			q->ring[(idx + k) & q->mask].upper = ext.upper;
 			txc_burst_fill(b, idx + k, s);
 			k++;
 			a += first;
 			len -= first;
 		}
 		tx_write(&q->ring[(idx + k) & q->mask], a, len, cmd);
+		q->ring[(idx + k) & q->mask].upper = ext.upper;
 		txc_burst_fill(b, idx + k, s);
 		k++;
 		s = next;
@@ -162,7 +174,123 @@ refuse:
 	return 0;
 }
 
-static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
+/* The requests the offload burst looks at: anything else is an ordinary packet. */
+#define TX_OL_REQ                                                                     \
+	(TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_L4_MASK | TIDE_MBUF_F_TX_TCP_SEG | \
+	 TIDE_MBUF_F_TX_UDP_SEG)
+
+static void tx_refuse_request(struct e1000e_txq *q, const struct tide_mbuf *m, const char *why)
+{
+	if (q->refused++ == 0)
+		TIDE_LOG_ERR_(q->ep->port->name, "Tx: a packet's offload request (ol_flags 0x%x, "
+			      "l2_len %u, l3_len %u) %s: refused (counted in oerrors)",
+			      m->ol_flags, m->l2_len, m->l3_len, why);
+}
+
+/*
+ * A packet with checksum requests (offload burst only). The request is checked against the
+ * packet as tide_offload_cksum_fill() checks it (the driver writes into the headers, and
+ * the device sums where the context says); the IPv4 checksum field is zeroed and the
+ * TCP/UDP field given the pseudo-header's sum, which the device does not add. A context
+ * descriptor goes first when the queue's last one differs (it takes a slot without a
+ * buffer: txc_burst_hole). Headers beyond the context's 8-bit offsets are filled in
+ * software. Returns the slots used, 0 (refused: freed and counted) or -1 (no room).
+ */
+static int tx_offload(struct e1000e_txq *q, struct tide_mbuf *m, uint32_t idx, unsigned room,
+		      struct txc_burst *b, uint64_t *bytes)
+{
+	const uint32_t f = m->ol_flags, l4 = f & TIDE_MBUF_F_TX_L4_MASK;
+	const int v6 = (f & TIDE_MBUF_F_TX_IPV6) != 0;
+	const uint32_t l2 = m->l2_len, l3 = m->l3_len, l4off = l2 + l3;
+	struct tx_ext ext = {E1000E_TXD_CMD_DEXT | E1000E_TXD_DTYP_DATA, 0};
+	uint32_t field = 0, l4len = 0, cmd = E1000E_TXD_CMD_DEXT;
+	uint64_t setup = 0;
+	uint8_t proto = 0, *ip;
+	unsigned ctx;
+	int k;
+
+	if (f & (TIDE_MBUF_F_TX_TCP_SEG | TIDE_MBUF_F_TX_UDP_SEG)) {
+		tx_refuse_request(q, m, "asks for segmentation, which this port does not offer "
+				  "(tide_offload_segment() does it in software)");
+		goto refuse;
+	}
+	if (((f & TIDE_MBUF_F_TX_IPV4) != 0) + v6 != 1 || ((f & TIDE_MBUF_F_TX_IP_CKSUM) && v6) ||
+	    offload_l3_check(m, v6, &proto, &l4len) < 0) {
+		tx_refuse_request(q, m, "does not match the packet's headers");
+		goto refuse;
+	}
+	/* Both L4 bits (no such request) leave field 0 too. */
+	if (l4 == TIDE_MBUF_F_TX_TCP_CKSUM)
+		field = proto == OFFLOAD_IPPROTO_TCP && l4len >= 20 ? 16 : 0;
+	else if (l4 == TIDE_MBUF_F_TX_UDP_CKSUM)
+		field = proto == OFFLOAD_IPPROTO_UDP && l4len >= 8 ? 6 : 0;
+	if (l4 && (field == 0 || l4off + field + 2 > m->data_len)) {
+		tx_refuse_request(q, m, "does not match the packet's headers");
+		goto refuse;
+	}
+	if (l4off + field + 2 > 255) {
+		/* The context's offsets are bytes: this packet's checksums are filled here. */
+		if (tide_offload_cksum_fill(m) < 0) {
+			tx_refuse_request(q, m, "cannot be filled in software");
+			goto refuse;
+		}
+		ext.cmd = 0;
+		return tx_slow(q, m, idx, room, b, bytes, ext);
+	}
+	ip = tide_mbuf_mtod_offset(m, uint8_t *, l2);
+	if (!v6) {
+		/* IPCSS, IPCSO, IPCSE (inclusive); the IPv4 bit of TUCMD. */
+		setup = l2 | (l2 + 10) << 8 | (l4off - 1) << 16;
+		cmd |= E1000E_TXD_TUCMD_IP;
+	}
+	if (f & TIDE_MBUF_F_TX_IP_CKSUM)
+		ext.upper |= E1000E_TXD_POPTS_IXSM;
+	if (l4) {
+		/* TUCSS, TUCSO; TUCSE 0: to the end of the packet. */
+		setup |= (uint64_t)(l4off | (l4off + field) << 8) << 32;
+		cmd |= l4 == TIDE_MBUF_F_TX_TCP_CKSUM ? E1000E_TXD_TUCMD_TCP : 0;
+		ext.upper |= E1000E_TXD_POPTS_TXSM;
+	}
+	/* TUCMD follows from the setup (IPv4: IP fields set; TCP: TUCSO 16 past TUCSS). */
+	ctx = !q->ctx_valid || q->ctx_setup != setup;
+	if (room < ctx + 1u)
+		return -1;
+	/* The headers change only once the packet is sure to go (or refused by tx_slow,
+	 * which frees it). */
+	k = tx_slow(q, m, idx + ctx, room - ctx, b, bytes, ext);
+	if (k <= 0)
+		return k;
+	if (f & TIDE_MBUF_F_TX_IP_CKSUM)
+		ip[10] = ip[11] = 0;
+	if (l4) {
+		uint16_t seed = (uint16_t)offload_pseudo_sum(ip, v6, l4len, proto);
+
+		memcpy(ip + l3 + field, &seed, 2);
+	}
+	if (ctx) {
+		struct e1000e_tx_desc *d = &q->ring[idx & q->mask];
+
+		d->addr = setup;
+		d->lower = cmd;
+		d->upper = 0;
+		txc_burst_hole(b, idx);
+		q->ctx_setup = setup;
+		q->ctx_valid = true;
+		q->contexts++;
+	}
+	return k + (int)ctx;
+refuse:
+	tide_mbuf_free(m);
+	return 0;
+}
+
+/*
+ * The Tx burst, specialised at start: @offload (a Tx checksum offload enabled) reads each
+ * packet's requests; without it no packet's flags are looked at, and the loop is the one
+ * of a queue that never heard of offloads.
+ */
+TIDE_ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				     const bool offload)
 {
 	struct e1000e_txq *q = (struct e1000e_txq *)pub;
 	struct txc *t = &q->txc;
@@ -185,6 +313,10 @@ static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 
 		if (used == room)
 			break;
+		if (offload && tide_unlikely(m->ol_flags & TX_OL_REQ)) {
+			k = tx_offload(q, m, first + used, room - used, &b, &bytes);
+			goto slow_done;
+		}
 		/* One segment in device memory, within one page: one descriptor. */
 		if (tide_likely(m->nb_segs == 1 && a - q->dma_lo < q->dma_len &&
 				m->data_len <= q->dma_len - (a - q->dma_lo) &&
@@ -196,7 +328,8 @@ static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 			npkts++;
 			continue;
 		}
-		k = tx_slow(q, m, first + used, room - used, &b, &bytes);
+		k = tx_slow(q, m, first + used, room - used, &b, &bytes, (struct tx_ext){0, 0});
+slow_done:
 		if (k < 0)
 			break;
 		used += (uint32_t)k;
@@ -215,6 +348,17 @@ static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, u
 	if (tide_unlikely(dropped))
 		tide_stat_add(&pub->stats.errors, dropped);
 	return (uint16_t)i;
+}
+
+static uint16_t e1000e_tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
+{
+	return tx_burst(pub, pkts, n, false);
+}
+
+static uint16_t e1000e_tx_burst_offload(struct tide_txq *pub, struct tide_mbuf **pkts,
+					uint16_t n)
+{
+	return tx_burst(pub, pkts, n, true);
 }
 
 /* ---- Rx ---- */
@@ -298,7 +442,8 @@ static unsigned rx_slow(struct e1000e_rxq *q, struct tide_mbuf *m, uint8_t statu
 	return 1;
 }
 
-static uint16_t e1000e_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
+static __attribute__((noinline)) uint16_t e1000e_rx_burst(struct tide_rxq *pub,
+							 struct tide_mbuf **pkts, uint16_t n)
 {
 	struct e1000e_rxq *q = (struct e1000e_rxq *)pub;
 	struct rxr *r = &q->rxr;
@@ -344,12 +489,65 @@ static uint16_t e1000e_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, u
 	return (uint16_t)k;
 }
 
-tide_rx_burst_fn e1000e_rx_burst_fn(void)
+void e1000e_rx_csum_init(struct e1000e_rxq *q)
 {
-	return e1000e_rx_burst;
+	const bool ip = q->offloads & TIDE_OFFLOAD_RX_IPV4_CKSUM,
+		   l4 = q->offloads & (TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM);
+
+	for (unsigned st = 0; st < 256; st++) {
+		for (unsigned err = 0; err < 256; err++) {
+			uint32_t fl = 0;
+
+			/* IXSM: the device says to ignore the checksum bits. */
+			if (!(st & E1000E_RXD_STAT_IXSM) && ip && (st & E1000E_RXD_STAT_IPCS))
+				fl |= err & E1000E_RXD_ERR_IPE ? TIDE_MBUF_F_RX_IP_CKSUM_BAD
+							       : TIDE_MBUF_F_RX_IP_CKSUM_GOOD;
+			if (!(st & E1000E_RXD_STAT_IXSM) && l4 &&
+			    (st & (E1000E_RXD_STAT_TCPCS | E1000E_RXD_STAT_UDPCS)))
+				fl |= err & E1000E_RXD_ERR_TCPE ? TIDE_MBUF_F_RX_L4_CKSUM_BAD
+								: TIDE_MBUF_F_RX_L4_CKSUM_GOOD;
+			q->csum_flags[e1000e_rx_csum_index((uint8_t)st, (uint8_t)err)] = (uint8_t)fl;
+		}
+	}
 }
 
-tide_tx_burst_fn e1000e_tx_burst_fn(void)
+/*
+ * The Rx burst of a queue with a checksum offload enabled: the plain burst (left exactly
+ * as it is for the queues without), then the status and error bits of each delivered
+ * frame's last descriptor, which are still in the ring (a slot is posted again only at the
+ * next burst's refill). A frame is matched to its packet by its first buffer: a frame
+ * dropped in the burst has no packet, and one begun in an earlier burst starts with the
+ * buffer the queue was assembling.
+ */
+static uint16_t e1000e_rx_burst_csum(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
 {
-	return e1000e_tx_burst;
+	struct e1000e_rxq *q = (struct e1000e_rxq *)pub;
+	struct tide_mbuf *const *const sw = q->rxr.sw;
+	struct tide_mbuf *first = q->pkt_first;
+	uint32_t idx = q->rxr.next;
+	const uint16_t k = e1000e_rx_burst(pub, pkts, n);
+
+	/* Every packet's last descriptor lies before the burst's end. */
+	for (uint16_t j = 0; j < k; idx++) {
+		const struct e1000e_rx_desc *d = &q->ring[idx & q->mask];
+
+		if (first == NULL)
+			first = sw[idx & q->mask];
+		if (!(d->status & E1000E_RXD_STAT_EOP))
+			continue;
+		if (pkts[j] == first)
+			pkts[j++]->ol_flags |= q->csum_flags[e1000e_rx_csum_index(d->status, d->errors)];
+		first = NULL;
+	}
+	return k;
+}
+
+tide_rx_burst_fn e1000e_rx_burst_fn(bool csum)
+{
+	return csum ? e1000e_rx_burst_csum : e1000e_rx_burst;
+}
+
+tide_tx_burst_fn e1000e_tx_burst_fn(bool offload)
+{
+	return offload ? e1000e_tx_burst_offload : e1000e_tx_burst;
 }

@@ -249,7 +249,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->used_per_pkt = upp;
 	vp->unsealed_mem = unsealed;
 	vp->offloads = ol;
-	vp->lfd = vp->cfd = vp->wakefd = -1;
+	vp->lfd = vp->cfd = vp->wakefd = vp->bfd = -1;
 	vp->rx.fds.max = VHOST_USER_MAX_FDS;
 	pthread_mutex_init(&vp->lock, NULL);
 	for (unsigned v = 0; v < 2 * VHOST_MAX_QP; v++)
@@ -261,9 +261,11 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 		      (indir ? VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) : 0) |
 		      (queues > 1 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) |
 		      (packed ? VIRTIO_BIT(VIRTIO_F_RING_PACKED) : 0) |
+		      VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM) | /* taken with VHOST_IOTLB_PROTO only */
 		      (fmtu ? VIRTIO_BIT(VIRTIO_NET_F_MTU) : 0);
 	vp->proto_offered = VIRTIO_BIT(VHOST_USER_PROTOCOL_F_MQ) |
 			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
+			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_BACKEND_REQ) |
 			    VIRTIO_BIT(VHOST_USER_PROTOCOL_F_NET_MTU);
 	tide_port_frame_limit(p, VHOST_MAX_PKT);
 	vp->mtu = p->info.mtu;
@@ -319,12 +321,13 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 		"connects", "disconnects", "violations", "call_errors",
 		"rx_hdr_flags", "rx_hdr_csum_beyond", "rx_hdr_csum_align", "rx_hdr_csum_field",
 		"rx_hdr_gso_type", "rx_hdr_gso_size", "rx_hdr_gso_csum", "rx_hdr_gso_proto",
-		"tx_sw_cksum", "tx_sw_gso", "tx_ol_bad", "tx_ol_nombuf", "tx_gso_partial"};
+		"tx_sw_cksum", "tx_sw_gso", "tx_ol_bad", "tx_ol_nombuf", "tx_gso_partial",
+		"iotlb_misses"};
 	enum { NR = sizeof(n) / sizeof(n[0]), RX = 4, TX = RX + OFFLOAD_VNET_NR_REASONS - 1 };
 	struct tide_vhost_info vi = {.sz = sizeof(vi)};
 	uint64_t v[NR] = {0};
 
-	_Static_assert(TX + 5 == NR, "vhost xstats names");
+	_Static_assert(TX + 6 == NR, "vhost xstats names");
 	tide_vhost_info_get(p, &vi);
 	v[0] = vi.connects;
 	v[1] = vi.disconnects;
@@ -345,6 +348,7 @@ static unsigned vhost_xstats(struct tide_port *p, const char **xnames, uint64_t 
 		v[TX + 3] += __atomic_load_n(&s->nombuf, __ATOMIC_RELAXED);
 		v[TX + 4] += __atomic_load_n(&s->gso_partial, __ATOMIC_RELAXED);
 	}
+	v[TX + 5] = __atomic_load_n(&vport(p)->iotlb_misses, __ATOMIC_RELAXED);
 	return tide_xstats_put(n, v, NR, xnames, values, max);
 }
 

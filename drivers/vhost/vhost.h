@@ -109,6 +109,10 @@
 	(TIDE_MBUF_F_TX_IP_CKSUM | TIDE_MBUF_F_TX_L4_MASK | TIDE_MBUF_F_TX_TCP_SEG |    \
 	 TIDE_MBUF_F_TX_UDP_SEG)
 
+/* The protocol features VIRTIO_F_ACCESS_PLATFORM needs (vhost_iotlb.c). */
+#define VHOST_IOTLB_PROTO                                                                          \
+	(VIRTIO_BIT(VHOST_USER_PROTOCOL_F_BACKEND_REQ) | VIRTIO_BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK))
+
 /* A queue's live word: its vring runs, with this layout (0: it does not run). */
 #define VHOST_LIVE_SPLIT  1u
 #define VHOST_LIVE_PACKED 2u
@@ -131,14 +135,31 @@ struct vhost_mreg {
 	uint8_t *host; /* where gpa is mapped here */
 };
 
+/* The device IOTLB (VIRTIO_F_ACCESS_PLATFORM, vhost_iotlb.c): entries the port keeps. */
+#define VHOST_IOTLB_MAX 128
+#define VHOST_MTAB_MAX	(VHOST_IOTLB_MAX > VHOST_USER_MAX_REGIONS ? VHOST_IOTLB_MAX : VHOST_USER_MAX_REGIONS)
+
 /*
  * The memory table (worker copy: written by the control thread while quiescent). @last is
- * the region of the latest translation, tried first (the worker's; always below @n).
+ * the region of the latest translation, tried first (the worker's; always below @n, and
+ * r[0] has size 0 when @n is 0). Without the IOTLB the regions are the memory table's,
+ * guest physical -> here; with it (@iotlb) they are the IOTLB entries that give this
+ * queue's buffers the access they need, IOVA -> here (vhost_iotlb_fill()).
+ *
+ * A miss (@iotlb only): the worker's translation that found no entry leaves its address in
+ * @miss_at; the burst then posts it once (vhost_fail(): @miss_iova, then @miss_state 1,
+ * release, and a wake of the control thread), stops where it is and takes nothing more
+ * until the control thread has asked the frontend (@miss_state 2) and an update restarted
+ * the queue with a new table (@miss_state 0 again).
  */
 struct vhost_mtab {
 	unsigned n;
 	unsigned last;
-	struct vhost_mreg r[VHOST_USER_MAX_REGIONS];
+	bool iotlb;
+	uint32_t miss_state; /* 0 none, 1 posted by the worker, 2 sent by the control thread */
+	uint64_t miss_at;    /* the worker's */
+	uint64_t miss_iova;  /* posted */
+	struct vhost_mreg r[VHOST_MTAB_MAX];
 };
 
 /* How a queue frees the copied Tx burst (seed 003) and publishes the used ring (seed 004). */
@@ -274,8 +295,18 @@ struct vhost_port {
 	unsigned nmap;
 	struct vhost_vring vr[2 * VHOST_MAX_QP];
 
+	/* The device IOTLB (VIRTIO_F_ACCESS_PLATFORM; vhost_iotlb.c) and the backend's
+	 * request channel that misses go out on (-1: none). */
+	struct vhost_iotlb_ent {
+		uint64_t iova, size, uaddr;
+		uint8_t perm;
+	} iotlb[VHOST_IOTLB_MAX];
+	unsigned niotlb;
+	int bfd;
+
 	/* Shared with other threads (relaxed). */
 	int up;
+	uint64_t iotlb_misses; /* misses sent to the frontend */
 	uint64_t connects, disconnects, violations, ctl_errors;
 	char reason[VHOST_REASON_LEN + 1];
 };
@@ -367,8 +398,13 @@ TIDE_ALWAYS_INLINE uint8_t *vhost_gpa_host(struct vhost_mtab *m,
 			return m->r[i].host + off;
 		}
 	}
+	m->miss_at = gpa;
 	return NULL;
 }
+
+/* The reason a translation of a buffer address failed: a fault without the IOTLB, a miss
+ * with it (vhost_fail()). */
+extern const char vhost_why_nomap[];
 
 /*
  * Burst entry and exit, and a fault found by a worker: the shared quiesce scheme
@@ -410,6 +446,27 @@ static inline void vhost_fault(struct vhost_fault_slot *s, uint64_t *errors, con
 	quiesce_fault(&s->why, errors, why);
 	if (first)
 		vhost_wake(s->wakefd);
+}
+
+/*
+ * The burst found @why: with the IOTLB, a translation that failed (vhost_why_nomap) is a
+ * miss, posted once (struct vhost_mtab) with the control thread woken; the burst returns
+ * what it has and the same buffer is tried again once the frontend answered. Anything else
+ * is a fault (vhost_fault()).
+ */
+static inline void vhost_fail(struct vhost_fault_slot *fs, uint64_t *errors, struct vhost_mtab *m,
+			      const char *why)
+{
+	if (m->iotlb && why == vhost_why_nomap) {
+		if (__atomic_load_n(&m->miss_state, __ATOMIC_RELAXED) == 0) {
+			__atomic_store_n(&m->miss_iova, m->miss_at, __ATOMIC_RELAXED);
+			/* Release: pairs with the control thread's acquire (vhost_iotlb_service()). */
+			__atomic_store_n(&m->miss_state, 1, __ATOMIC_RELEASE);
+			vhost_wake(fs->wakefd);
+		}
+		return;
+	}
+	vhost_fault(fs, errors, why);
 }
 
 #endif

@@ -76,9 +76,10 @@ TIDE_ALWAYS_INLINE uint16_t vhost_load16(const uint16_t *p)
 /*
  * Guest -> mbuf: the @left bytes at guest address @addr appended to @m (last segment *@cur),
  * the first *@skip bytes of the frame (its virtio-net header) left out of the packet and,
- * unless @hdr_end is NULL, copied to the header's end @hdr_end less *@skip. *@total counts the bytes of the whole
- * chain; past @max nothing more is copied (the caller drops the frame).
- * Returns 0, 1 when the pool ran dry, -1 with *@why for an address outside guest memory.
+ * unless @hdr_end is NULL, copied to the header's end @hdr_end less *@skip. *@total counts
+ * the bytes of the whole chain; past @max nothing more is copied (the caller drops the
+ * frame). Returns 0, 1 when the pool ran dry, -1 with *@why for an address outside guest
+ * memory (vhost_why_nomap: with the IOTLB, a miss).
  */
 TIDE_ALWAYS_INLINE int vhost_copy_in(struct vhost_mtab *mem, struct tide_pool *pool,
 				     uint16_t dataroom, struct tide_mbuf *m, struct tide_mbuf **cur,
@@ -92,7 +93,7 @@ TIDE_ALWAYS_INLINE int vhost_copy_in(struct vhost_mtab *mem, struct tide_pool *p
 		uint32_t k;
 
 		if (tide_unlikely(src == NULL)) {
-			*why = "descriptor address outside guest memory";
+			*why = vhost_why_nomap;
 			return -1;
 		}
 		k = (uint32_t)(left < contig ? left : contig);
@@ -167,7 +168,7 @@ TIDE_ALWAYS_INLINE int vhost_copy_out(struct vhost_mtab *mem, struct vhost_src *
 		uint32_t k;
 
 		if (tide_unlikely(dst == NULL)) {
-			*why = "descriptor address outside guest memory";
+			*why = vhost_why_nomap;
 			return -1;
 		}
 		if (s->hdr_at == NULL) {
@@ -423,7 +424,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_m
 				break;
 			}
 			if (rc == VHOST_RX_FAULT) {
-				vhost_fault(&q->fs, &pub->stats.errors, why);
+				vhost_fail(&q->fs, &pub->stats.errors, &vq->mem, why);
 				break;
 			}
 			dropped++; /* consumed, counted, the mbuf reused for the next buffer */
@@ -574,7 +575,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 			if (rc == VHOST_TX_FULL)
 				break;
 			if (rc == VHOST_TX_FAULT) {
-				vhost_fault(&q->fs, &pub->stats.errors, why);
+				vhost_fail(&q->fs, &pub->stats.errors, &vq->mem, why);
 				break;
 			}
 			pkts[i] = NULL;

@@ -57,6 +57,13 @@ int vhost_msg_set_features(struct vhost_port *vp, const struct vhost_msg *m)
 				 (unsigned long long)(u & ~vp->offered));
 		return -1;
 	}
+	/* IOVAs need the misses (the backend's channel) and the acknowledged updates. */
+	if ((u & VIRTIO_BIT(VIRTIO_F_ACCESS_PLATFORM)) && (~vp->proto & VHOST_IOTLB_PROTO)) {
+		vhost_disconnect(vp, KIND_CTL,
+				 "SET_FEATURES: VIRTIO_F_ACCESS_PLATFORM without the BACKEND_REQ "
+				 "and REPLY_ACK protocol features");
+		return -1;
+	}
 	vhost_vring_stop_all(vp, was);
 	vp->features = u;
 	return vhost_vring_start_all(vp, was);
@@ -108,6 +115,7 @@ int vhost_msg_reset_owner(struct vhost_port *vp, const struct vhost_msg *m)
 {
 	(void)m;
 	vhost_vrings_reset(vp);
+	vp->niotlb = 0; /* a reset device: the guest's IOMMU mappings are gone with it */
 	vp->features = 0;
 	vp->owner = false;
 	return 0;
@@ -145,7 +153,8 @@ static void ctl_wake(struct vhost_port *vp)
 	vhost_wake(vp->wakefd);
 }
 
-/* A worker found a violation in guest memory. Acquire: pairs with vhost_fault(). */
+/* A worker found a violation in guest memory (acquire: pairs with vhost_fault()), or
+ * posted an IOTLB miss. */
 static void check_faults(struct vhost_port *vp)
 {
 	for (unsigned v = 0; v < 2 * vp->queues && vp->cfd >= 0; v++) {
@@ -158,6 +167,8 @@ static void check_faults(struct vhost_port *vp)
 		if (f != NULL)
 			vhost_disconnect(vp, KIND_DATA, "vring %u: %s", v, f);
 	}
+	if (vp->cfd >= 0 && vhost_iotlb_on(vp))
+		vhost_iotlb_service(vp); /* the misses the bursts posted */
 }
 
 /* Every message that is complete. */

@@ -6,6 +6,7 @@
  *                  and its fds (SCM_RIGHTS), replies, disconnect
  *   vhost_msg.c    the table of requests and the decode step (vhost_msg.h)
  *   vhost_mem.c    the memory table: mapping and sealing regions, address translation
+ *   vhost_iotlb.c  the device IOTLB (VIRTIO_F_ACCESS_PLATFORM): IOVA translation, misses
  *   vhost_vring.c  vring life: start and stop, kick and call fds
  *   vhost_ctl.c    the control thread, the port-wide requests and the entry points
  */
@@ -49,6 +50,21 @@ void vhost_sock_unlisten(struct vhost_port *vp);
 /* Frontend virtual address range -> our address; NULL unless wholly inside one region. */
 uint8_t *vhost_uva_to_host(const struct vhost_port *vp, uint64_t uva, uint64_t len);
 void vhost_unmap_all(struct vhost_port *vp);
+
+/* ---- vhost_iotlb.c ---- */
+/* VIRTIO_F_ACCESS_PLATFORM negotiated: vring and buffer addresses are IOVAs. */
+bool vhost_iotlb_on(const struct vhost_port *vp);
+/* The reason of a ring that waits for a translation (a miss was sent). */
+extern const char vhost_iotlb_wait[];
+void *vhost_iotlb_ring(struct vhost_port *vp, uint64_t iova, uint64_t len, unsigned perm,
+		       const char **why);
+void vhost_iotlb_fill(const struct vhost_port *vp, struct vhost_mtab *m, unsigned perm);
+int vhost_iotlb_service(struct vhost_port *vp);
+/* Misses for the guest receive buffers the vring of @q has available (at its start, and
+ * when its burst missed; @skip: an IOVA asked for already, 0 for none). */
+void vhost_iotlb_ahead(struct vhost_port *vp, const struct vhost_vq *q, uint64_t skip);
+/* Forget every entry and close the backend's channel (a disconnect). */
+void vhost_iotlb_reset(struct vhost_port *vp);
 
 /* ---- vhost_vring.c ---- */
 /* The queue of vring @v, with its live word, busy word and fault reason in @slot; NULL if

@@ -45,6 +45,9 @@ static const struct vhost_req reqs[] = {
     [VHOST_USER_SET_VRING_ENABLE] = {"SET_VRING_ENABLE", VHOST_PL_STATE, VHOST_FDS_NONE,
 				     vhost_msg_set_vring_enable},
     [VHOST_USER_NET_SET_MTU] = {"NET_SET_MTU", VHOST_PL_U64, VHOST_FDS_NONE, vhost_msg_net_set_mtu},
+    [VHOST_USER_SET_BACKEND_REQ_FD] = {"SET_BACKEND_REQ_FD", VHOST_PL_NONE, VHOST_FDS_ONE,
+				       vhost_msg_set_backend_req_fd},
+    [VHOST_USER_IOTLB_MSG] = {"IOTLB_MSG", VHOST_PL_IOTLB, VHOST_FDS_NONE, vhost_msg_iotlb},
 };
 
 static const struct vhost_req *req_find(uint32_t req)
@@ -71,6 +74,8 @@ static bool size_ok(const struct vhost_req *r, uint32_t size)
 		return size == sizeof(struct vhost_user_vring_addr);
 	case VHOST_PL_MEM:
 		return true; /* checked against its region count */
+	case VHOST_PL_IOTLB:
+		return size == sizeof(struct vhost_user_iotlb);
 	default:
 		return size == 8;
 	}
@@ -174,6 +179,8 @@ int vhost_msg_decode(const uint8_t *buf, size_t len, unsigned nfds, bool too_man
 	if (m->req->fds == VHOST_FDS_NONE && nfds != 0) {
 		FAIL("%s: %u unexpected file descriptors", name, nfds);
 	}
+	if (m->req->fds == VHOST_FDS_ONE && nfds != 1)
+		FAIL("%s: %u file descriptors, expected 1", name, nfds);
 	if (h.size == 8)
 		memcpy(&m->u, pl, 8);
 	memcpy(&m->st, &m->u, sizeof(m->st));
@@ -187,6 +194,9 @@ int vhost_msg_decode(const uint8_t *buf, size_t len, unsigned nfds, bool too_man
 		return vring_fd_decode(m, nfds, nvrings, why, whylen);
 	case VHOST_PL_MEM:
 		return mem_decode(m, pl, nfds, why, whylen);
+	case VHOST_PL_IOTLB:
+		memcpy(&m->iotlb, pl, sizeof(m->iotlb));
+		return 0;
 	default:
 		return 0;
 	}

@@ -27,6 +27,7 @@ enum vhost_payload {
 	VHOST_PL_VRING_FD, /* 8 bytes: a vring index and the no-fd flag */
 	VHOST_PL_ADDR,	   /* struct vhost_user_vring_addr, its vring index checked */
 	VHOST_PL_MEM,	   /* struct vhost_user_mem_table: 8 bytes and 1..8 regions */
+	VHOST_PL_IOTLB,	   /* struct vhost_user_iotlb */
 };
 
 /* The file descriptors a request carries. */
@@ -34,6 +35,7 @@ enum vhost_fds {
 	VHOST_FDS_NONE,	   /* none */
 	VHOST_FDS_VRING,   /* one, none when the no-fd flag is set */
 	VHOST_FDS_REGIONS, /* one per memory region */
+	VHOST_FDS_ONE,	   /* exactly one */
 };
 
 typedef int vhost_msg_fn(struct vhost_port *vp, const struct vhost_msg *m);
@@ -54,6 +56,7 @@ struct vhost_msg {
 	struct vhost_user_vring_state st; /* u as a vring state */
 	struct vhost_user_vring_addr ad;  /* VHOST_PL_ADDR */
 	struct vhost_user_mem_table mem;  /* VHOST_PL_MEM: mem.nregions regions, disjoint */
+	struct vhost_user_iotlb iotlb;	  /* VHOST_PL_IOTLB (its values: vhost_iotlb.c) */
 	unsigned vring;		    /* STATE, VRING_FD, ADDR: the index, below nvrings */
 	bool nofd;		    /* VHOST_PL_VRING_FD: the no-fd flag */
 };
@@ -74,7 +77,9 @@ struct vhost_msg {
 	X(vhost_msg_set_protocol_features)                                                         \
 	X(vhost_msg_get_queue_num)                                                                 \
 	X(vhost_msg_set_vring_enable)                                                              \
-	X(vhost_msg_net_set_mtu)
+	X(vhost_msg_net_set_mtu)                                                                   \
+	X(vhost_msg_set_backend_req_fd)                                                            \
+	X(vhost_msg_iotlb)
 #define VHOST_MSG_DECLARE(f) vhost_msg_fn f;
 VHOST_MSG_HANDLERS(VHOST_MSG_DECLARE)
 #undef VHOST_MSG_DECLARE

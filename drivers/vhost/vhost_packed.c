@@ -183,6 +183,10 @@ static int pk_indirect(struct vhost_vq *q, struct pwalk *w, struct vhost_desc *d
 		return -1;
 	}
 	tbl = vhost_gpa_host(&q->mem, d->addr, &contig);
+	if (tide_unlikely(q->mem.iotlb) && (tbl == NULL || contig < d->len)) {
+		*why = tbl == NULL ? vhost_why_nomap : "indirect table crosses IOTLB entries";
+		return -1;
+	}
 	if (tbl == NULL || contig < d->len) {
 		*why = "indirect table outside guest memory";
 		return -1;

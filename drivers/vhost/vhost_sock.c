@@ -36,6 +36,7 @@ void vhost_disconnect(struct vhost_port *vp, int kind, const char *fmt, ...)
 	if (vp->cfd < 0)
 		return;
 	vhost_vrings_reset(vp);
+	vhost_iotlb_reset(vp);
 	vhost_unmap_all(vp);
 	vhost_rxmsg_reset(&vp->rx);
 	/* Shut down first: the frontend sees the end at once, and so does the control thread

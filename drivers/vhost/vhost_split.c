@@ -73,6 +73,8 @@ static const char *walk_indirect(struct vhost_vq *q, struct walk *w, struct vhos
 	    d->len / sizeof(struct vring_desc) > q->num)
 		return "indirect table size not a multiple of 16 up to the queue size";
 	tbl = (const struct vring_desc *)vhost_gpa_host(&q->mem, d->addr, &contig);
+	if (tide_unlikely(q->mem.iotlb) && (tbl == NULL || contig < d->len))
+		return tbl == NULL ? vhost_why_nomap : "indirect table crosses IOTLB entries";
 	if (tbl == NULL || contig < d->len)
 		return "indirect table outside guest memory";
 	w->tbl = tbl;

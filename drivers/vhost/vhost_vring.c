@@ -93,19 +93,41 @@ void vhost_update_link(struct vhost_port *vp)
 	tide_port_link_changed(vp->port);
 }
 
-/* Why vring @v cannot start with these addresses, or NULL. */
+/*
+ * A ring of @len bytes at @addr with the device access @perm: a frontend virtual address
+ * through the memory table, or with the IOTLB an IOVA through it (vhost_iotlb_ring(): the
+ * first problem in *@iow, later calls then return NULL at once).
+ */
+static void *ring_at(struct vhost_port *vp, uint64_t addr, uint64_t len, unsigned perm,
+		     const char **iow)
+{
+	if (!vhost_iotlb_on(vp))
+		return vhost_uva_to_host(vp, addr, len);
+	if (*iow != NULL)
+		return NULL;
+	return vhost_iotlb_ring(vp, addr, len, perm, iow);
+}
+
+/* Why vring @v cannot start with these addresses, or NULL (vhost_iotlb_wait: it waits for
+ * a translation). */
 static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq *q)
 {
 	struct vhost_vring *vr = &vp->vr[v];
 	uint32_t n = vr->num;
+	const char *iow = NULL;
 
 	if (vhost_packed_ring(vp)) {
 		/* The descriptor ring and the driver's and the device's event areas. */
-		q->desc = (struct vring_desc *)vhost_uva_to_host(vp, vr->desc, vring_desc_bytes(n));
-		q->avail = (struct vring_avail *)vhost_uva_to_host(
-		    vp, vr->avail, sizeof(struct vring_packed_event));
-		q->used = (struct vring_used *)vhost_uva_to_host(vp, vr->used,
-								 sizeof(struct vring_packed_event));
+		q->desc = (struct vring_desc *)ring_at(vp, vr->desc, vring_desc_bytes(n),
+						       VHOST_USER_ACCESS_RW, &iow);
+		q->avail = (struct vring_avail *)ring_at(vp, vr->avail,
+							 sizeof(struct vring_packed_event),
+							 VHOST_USER_ACCESS_RO, &iow);
+		q->used = (struct vring_used *)ring_at(vp, vr->used,
+						       sizeof(struct vring_packed_event),
+						       VHOST_USER_ACCESS_RW, &iow);
+		if (iow != NULL)
+			return iow;
 		if (!q->desc)
 			return "descriptor ring not in guest memory";
 		if (!q->avail)
@@ -120,9 +142,14 @@ static const char *vring_map(struct vhost_port *vp, unsigned v, struct vhost_vq 
 	}
 	if (!tide_is_pow2(n))
 		return "split ring size not a power of two";
-	q->desc = (struct vring_desc *)vhost_uva_to_host(vp, vr->desc, vring_desc_bytes(n));
-	q->avail = (struct vring_avail *)vhost_uva_to_host(vp, vr->avail, vring_avail_bytes(n));
-	q->used = (struct vring_used *)vhost_uva_to_host(vp, vr->used, vring_used_bytes(n));
+	q->desc = (struct vring_desc *)ring_at(vp, vr->desc, vring_desc_bytes(n),
+					       VHOST_USER_ACCESS_RO, &iow);
+	q->avail = (struct vring_avail *)ring_at(vp, vr->avail, vring_avail_bytes(n),
+						 VHOST_USER_ACCESS_RO, &iow);
+	q->used = (struct vring_used *)ring_at(vp, vr->used, vring_used_bytes(n),
+					       VHOST_USER_ACCESS_RW, &iow);
+	if (iow != NULL)
+		return iow;
 	if (q->desc == NULL)
 		return "descriptor table not in guest memory";
 	if (q->avail == NULL)
@@ -153,6 +180,8 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 		return 0;
 	}
 	if ((why = vring_map(vp, v, q)) != NULL) {
+		if (why == vhost_iotlb_wait)
+			return 0; /* a miss was sent: an update starts it */
 		vhost_disconnect(vp, KIND_CTL, "vring %u: %s", v, why);
 		return -1;
 	}
@@ -211,10 +240,18 @@ int vhost_vring_try_start(struct vhost_port *vp, unsigned v)
 	q->callfd = vr->callfd;
 	q->mem.n = vp->nmap;
 	q->mem.last = 0;
+	q->mem.iotlb = false;
 	for (unsigned i = 0; i < vp->nmap; i++) {
 		q->mem.r[i].gpa = vp->map[i].gpa;
 		q->mem.r[i].size = vp->map[i].size;
 		q->mem.r[i].host = vp->map[i].host;
+	}
+	/* With the IOTLB, buffers are IOVAs: the entries with the access this queue's buffers
+	 * need (it reads the guest's Tx buffers, writes its Rx buffers). */
+	if (vhost_iotlb_on(vp)) {
+		vhost_iotlb_fill(vp, &q->mem, v % 2 ? VHOST_USER_ACCESS_RO : VHOST_USER_ACCESS_WO);
+		if (v % 2 == 0)
+			vhost_iotlb_ahead(vp, q, 0);
 	}
 	/* We poll: ask the driver not to kick (with event index, avail_event is left alone,
 	 * so it kicks at most once per index wrap; packed: the device event area). */

@@ -59,6 +59,9 @@ static void check_accepted(const struct vhost_msg *m, size_t len, unsigned nfds,
 	case VHOST_FDS_VRING:
 		CHECK(nfds == (m->nofd ? 0u : 1u));
 		break;
+	case VHOST_FDS_ONE:
+		CHECK(nfds == 1);
+		break;
 	default:
 		CHECK(nfds == m->mem.nregions);
 		break;
@@ -90,6 +93,9 @@ static void check_accepted(const struct vhost_msg *m, size_t len, unsigned nfds,
 				CHECK(!overlap(a->gpa, a->size, b->gpa, b->size));
 				CHECK(!overlap(a->uva, a->size, b->uva, b->size));
 			}
+		break;
+	case VHOST_PL_IOTLB:
+		CHECK(m->h.size == sizeof(struct vhost_user_iotlb)); /* values: the handler's */
 		break;
 	default:
 		CHECK(0);

@@ -77,5 +77,15 @@ int main(int argc, char **argv)
 	seed_state(VHOST_USER_SET_VRING_ENABLE, 1, 1);
 	seed_state(VHOST_USER_GET_VRING_BASE, 1, 0);
 	seed(0, VHOST_USER_RESET_OWNER, VHOST_USER_NEED_REPLY, NULL, 0);
+	seed(1, VHOST_USER_SET_BACKEND_REQ_FD, 0, NULL, 0);
+	{
+		struct vhost_user_iotlb t = {.iova = 0x10000, .size = 4096, .uaddr = 0x7f0000000000ull,
+					     .perm = VHOST_USER_ACCESS_RW,
+					     .type = VHOST_USER_IOTLB_UPDATE};
+
+		seed(0, VHOST_USER_IOTLB_MSG, VHOST_USER_NEED_REPLY, &t, sizeof(t));
+		t.type = VHOST_USER_IOTLB_INVALIDATE;
+		seed(0, VHOST_USER_IOTLB_MSG, VHOST_USER_NEED_REPLY, &t, sizeof(t));
+	}
 	return 0;
 }

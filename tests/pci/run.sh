@@ -43,7 +43,10 @@ grep -a "^wire:" "$dir/wire.log" | grep -v "^wire: [<>] RX\|OK RX" | tail -40
 pci_checks bind bad_config open mac link_up port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 \
 	tx_8996 stats tx_unmapped tx_mapped_later tx_ring_full intr link stop_start_polling \
 	stop_pool_whole close_pool_whole rx_no_chain fwd_interrupt iommu_quiet_before_badmap \
-	badmap_fault_seen badmap_nothing_sent badmap_pool_whole
+	badmap_fault_seen badmap_nothing_sent badmap_pool_whole offload_capa offload_tx_mixed \
+	offload_tx_control offload_tx_refused offload_rx_good offload_rx_bad_l4 offload_rx_bad_ip \
+	offload_rx_not_ip offload_rx_off offload_rx_off_bad offload_tx_restart offload_rx_dropped \
+	offload_pool_whole
 pci_echo_checks "$count"
 # The IOMMU: silent until the deliberate fault, which it must report (QEMU's side: the
 # guest asked the wire to count QEMU's fault lines just before and just after it).

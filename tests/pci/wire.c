@@ -19,10 +19,19 @@
  *   FAULTS                     how many IOMMU fault lines ("vtd_") QEMU has printed so far
  *   REFLECT on|off             send every frame that is not a test frame straight back
  *                              (the port conformance row's partner)
+ *   CRX TAG COUNT LEN BAD [L2] send COUNT checksum test frames (csum_frame.h) of LEN bytes
+ *                              (every third of L2 bytes, if given), kinds in turn; BAD 0:
+ *                              checksums right, 1: the TCP/UDP one wrong, 2: the IPv4
+ *                              header's wrong
+ *   CWAIT TAG N MS             once N checksum test frames of TAG have come (or MS ms have
+ *                              passed): how many, and how many had a wrong IPv4 header
+ *                              checksum, a wrong TCP/UDP checksum, a wrong payload, or came
+ *                              out of order
  *   BYE                        print the totals and exit 0
  *
  * Every frame from the guest is checked (tests/pci/wire_frame.h): length, pattern, and
- * sequence order within its test. Frames that are not test frames count as foreign.
+ * sequence order within its test; a checksum test frame (tests/pci/csum_frame.h) has both
+ * its checksums recomputed. Frames that are neither count as foreign.
  *
  * usage: wire HOST_SOCK QEMU_SOCK CTL_SOCK MONITOR_SOCK NETDEV_ID SECONDS QEMU_STDERR
  */
@@ -38,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "csum_frame.h"
 #include "wire_frame.h"
 
 struct tagstat {
@@ -46,6 +56,13 @@ struct tagstat {
 };
 
 static struct tagstat stats[256];
+
+struct csumstat {
+	uint64_t rx, bad_ip, bad_l4, bad_pay, order;
+	uint32_t next_seq;
+};
+
+static struct csumstat cstats[256];
 static uint64_t foreign, reflected, total_rx, total_tx;
 static bool reflect;
 static int dg = -1, ctl = -1;
@@ -87,6 +104,26 @@ static void rx_one(const uint8_t *b, ssize_t n)
 	struct tagstat *s;
 
 	total_rx++;
+	if (rc == -1) {
+		uint8_t ct;
+		uint32_t cseq;
+		int cr = csum_check(b, (uint32_t)n, &ct, &cseq);
+
+		if (cr != -1) {
+			struct csumstat *c = &cstats[ct];
+
+			c->rx++;
+			c->bad_ip += cr == -2;
+			c->bad_l4 += cr == -3;
+			c->bad_pay += cr == -4;
+			if (cr != 0 && c->bad_ip + c->bad_l4 + c->bad_pay <= 3)
+				printf("wire: checksum frame tag %u seq %u len %zd: check %d\n", ct,
+				       cseq, n, cr);
+			c->order += cseq != c->next_seq;
+			c->next_seq = cseq + 1;
+			return;
+		}
+	}
 	if (rc == -1) {
 		foreign++;
 		/* Back at once, waiting briefly while QEMU is not reading (no receive here: this
@@ -220,7 +257,7 @@ static void monitor(const char *cmd)
 
 static void command(char *line)
 {
-	unsigned tag, count, len, ms, window = 0;
+	unsigned tag, count, len, ms, window = 0, bad, len2 = 0;
 	char arg[16];
 
 	printf("wire: < %s\n", line);
@@ -262,6 +299,36 @@ static void command(char *line)
 		reply("ECHO %u sent=%u back=%llu bad=%llu order=%llu", tag, sent,
 		      (unsigned long long)stats[tag].rx, (unsigned long long)stats[tag].bad,
 		      (unsigned long long)stats[tag].order);
+	} else if (sscanf(line, "CRX %u %u %u %u %u", &tag, &count, &len, &bad, &len2) >= 4 &&
+		   tag < 256 && len >= CSUM_MIN_LEN && len <= WIRE_MAX && bad <= 2 &&
+		   (len2 == 0 || (len2 >= CSUM_MIN_LEN && len2 <= WIRE_MAX))) {
+		static uint8_t b[WIRE_MAX];
+		unsigned i;
+
+		for (i = 0; i < count; i++) {
+			unsigned l = len2 && i % 3 == 2 ? len2 : len;
+
+			csum_fill(b, l, (uint8_t)tag, i, wire_guest_mac, wire_host_mac, (int)bad);
+			if (!tx_one(b, l, now() + 60))
+				break;
+			if ((i & 63) == 0)
+				rx_all();
+		}
+		reply("OK CRX %u sent=%u", tag, i);
+	} else if (sscanf(line, "CWAIT %u %u %u", &tag, &count, &ms) == 3 && tag < 256) {
+		double end = now() + ms / 1000.0;
+
+		rx_all();
+		while (cstats[tag].rx < count && now() < end) {
+			struct pollfd p = {.fd = dg, .events = POLLIN};
+
+			poll(&p, 1, 10);
+			rx_all();
+		}
+		reply("CSTAT %u rx=%llu badip=%llu badl4=%llu badpay=%llu order=%llu", tag,
+		      (unsigned long long)cstats[tag].rx, (unsigned long long)cstats[tag].bad_ip,
+		      (unsigned long long)cstats[tag].bad_l4, (unsigned long long)cstats[tag].bad_pay,
+		      (unsigned long long)cstats[tag].order);
 	} else if (sscanf(line, "LINK %15s", arg) == 1 &&
 		   (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0)) {
 		char cmd[128];
