@@ -4,7 +4,7 @@
 # input, exit 2, the one line printed naming the value), short real runs that end with a
 # summary and parsable --json, stop by exactly --packets and by SIGINT, and a malformed route
 # file (or one prefix given two ports) reported as FILE:LINE.
-# usage: [TIDE_BENCH_VARIANTS=0|1] test_fwd_cli.sh PATH_TO_TIDE_FWD
+# usage: [TIDE_BENCH_VARIANTS=0|1] test_fwd_cli.sh PATH_TO_TIDE_FWD [cpus]
 set -u
 fwd=$1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tide-fwd-cli.XXXXXX")
@@ -30,6 +30,47 @@ expect_bad() {
 		echo "ok: $* -> $(cat "$tmp/err")"
 	fi
 }
+
+# The cases that need two CPUs and taskset (argument "cpus", the test fwd_cli_cpus: exit 77,
+# a skip, without them).
+if [ "${2:-}" = cpus ]; then
+	if ! command -v taskset >/dev/null || [ "$(nproc --all)" -lt 2 ] || ! taskset -c 1 true 2>/dev/null; then
+		echo "skip: needs taskset and two CPUs this process may run on"
+		exit 77
+	fi
+	# Under taskset the defaults stay inside the mask: the lcore (first allowed CPU) and the
+	# simnic device thread (last allowed CPU; a CPU outside the mask is refused, see cpu=1023).
+	if taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread --packets 20000 --quiet \
+		>"$tmp/ts.out" 2>&1 && grep -q "lcores 1," "$tmp/ts.out"; then
+		echo "ok: taskset -c 1: lcore and device thread on CPU 1"
+	else
+		fail "taskset -c 1: $(cat "$tmp/ts.out")"
+	fi
+	taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread,cpu=0 --duration 0.2 \
+		>/dev/null 2>"$tmp/ts.err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q "cpu=0: this process may not run on CPU 0" "$tmp/ts.err"; then
+		echo "ok: taskset -c 1, cpu=0 -> $(cat "$tmp/ts.err")"
+	else
+		fail "taskset -c 1, cpu=0: rc $rc: $(cat "$tmp/ts.err")"
+	fi
+
+	# Two lcores share the --packets budget: still exact.
+	if "$fwd" --port simnic:ports=2,queues=2,mode=inline,wire=gen \
+		--lcores 0,1 --fwd io --packets 100001 --quiet --json "$tmp/two.json" >"$tmp/two.out" 2>&1 &&
+		python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["total"]
+assert t["rx_packets"] == 100001, t
+' "$tmp/two.json"; then
+		echo "ok: two lcores, --packets 100001 exact"
+	else
+		fail "two lcores --packets: $(cat "$tmp/two.out")"
+	fi
+	[ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
+	[ $fails -eq 0 ]
+	exit
+fi
 
 "$fwd" --help >"$tmp/help" || fail "--help exit status"
 grep -q "Examples:" "$tmp/help" || fail "--help has no examples"
@@ -185,27 +226,6 @@ awk 'BEGIN { for (i = 0; i <= 32768; i++) printf "10.%d.%d.128/25 0\n", i / 256,
 	>"$tmp/tbl8.txt"
 expect_bad "more than 32768 distinct /24s" --port $inline --fwd l3fwd --routes "$tmp/tbl8.txt"
 
-# Under taskset the defaults stay inside the mask: the lcore (first allowed CPU) and the
-# simnic device thread (last allowed CPU; a CPU outside the mask is refused, see cpu=1023).
-if command -v taskset >/dev/null && [ "$(nproc --all)" -ge 2 ] && taskset -c 1 true 2>/dev/null; then
-	if taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread --packets 20000 --quiet \
-		>"$tmp/ts.out" 2>&1 && grep -q "lcores 1," "$tmp/ts.out"; then
-		echo "ok: taskset -c 1: lcore and device thread on CPU 1"
-	else
-		fail "taskset -c 1: $(cat "$tmp/ts.out")"
-	fi
-	taskset -c 1 "$fwd" --port simnic:ports=2,mode=thread,cpu=0 --duration 0.2 \
-		>/dev/null 2>"$tmp/ts.err"
-	rc=$?
-	if [ $rc -eq 2 ] && grep -q "cpu=0: this process may not run on CPU 0" "$tmp/ts.err"; then
-		echo "ok: taskset -c 1, cpu=0 -> $(cat "$tmp/ts.err")"
-	else
-		fail "taskset -c 1, cpu=0: rc $rc: $(cat "$tmp/ts.err")"
-	fi
-else
-	echo "note: taskset cases skipped (need taskset and two CPUs)"
-fi
-
 # A run of 100 packets: cycles per packet would measure the waiting, so none is shown.
 if "$fwd" --port $inline --packets 100 --quiet >"$tmp/few.out" 2>&1 &&
 	grep -Eq '^total +100 +100 .* - ' "$tmp/few.out"; then
@@ -288,18 +308,6 @@ assert n == 100001, n
 	fi
 done
 
-# Two lcores share the --packets budget: still exact.
-if [ "$(nproc --all)" -ge 2 ] && "$fwd" --port simnic:ports=2,queues=2,mode=inline,wire=gen \
-	--lcores 0,1 --fwd io --packets 100001 --quiet --json "$tmp/two.json" >"$tmp/two.out" 2>&1 &&
-	python3 -c '
-import json, sys
-t = json.load(open(sys.argv[1]))["total"]
-assert t["rx_packets"] == 100001, t
-' "$tmp/two.json"; then
-	echo "ok: two lcores, --packets 100001 exact"
-elif [ "$(nproc --all)" -ge 2 ]; then
-	fail "two lcores --packets: $(cat "$tmp/two.out")"
-fi
 
 # SIGINT stops the run with the summary and status 0.
 "$fwd" --port $inline --fwd macswap --quiet >"$tmp/sig.out" 2>&1 &

@@ -60,7 +60,7 @@ run() { # $1 testpmd role, $2 tide role, $3 size
 	tp=$!
 	# Connect once testpmd forwards: its socket exists before the port starts, and a client
 	# that connects and goes away in between can make testpmd 22.11's interrupt thread
-	# panic ("Error adding fd ... epoll_ctl"), seen here once in four runs.
+	# panic ("Error adding fd ... epoll_ctl").
 	[ "$1" = server ] && wait_for grep -qs "start packet forwarding" "$log"
 	out=$("$peer" "memif:socket=$sock,role=$2,id=3" 7 "$count" "$3")
 	# testpmd prints its port counters every period: wait until they show every packet.

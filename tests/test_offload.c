@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <tide/lcore.h>
@@ -16,6 +17,7 @@
 #include <tide/port.h>
 
 #include "driver.h"
+#include "offload_pkt.h"
 #include "offload_vnet.h"
 #include "testutil.h"
 
@@ -333,6 +335,99 @@ static void test_udp_zero(void **state)
 }
 
 /* What verify cannot check is UNKNOWN: not IP, a fragment, another protocol, truncated. */
+/* ---- the parser's reads stay inside what it was given ---- */
+
+/*
+ * offload_parse() on every prefix of a frame, each laid against an inaccessible page so
+ * that a read past @avail faults: below the bytes the parser needs it refuses, from there
+ * on it finds the frame's headers. And headers whose lengths disagree, refused.
+ */
+struct parse_case {
+	const char *name;
+	uint8_t f[96];
+	uint32_t len, need;	/* frame length; the bytes the parser must have */
+	uint32_t l2, l3, l4len; /* what it must find */
+	uint8_t proto, v6;
+};
+
+static const struct parse_case parse_cases[] = {
+	{"ipv4/udp",
+	 {[12] = 0x08, [13] = 0x00, [14] = 0x45, [17] = 28, [23] = 17},
+	 42, 14 + 20, 14, 20, 8, 17, 0},
+	/* Two tags (802.1ad outer, 802.1Q inner); IPv4 with one word of options. */
+	{"qinq/ipv4-options/udp",
+	 {[12] = 0x88, [13] = 0xa8, [16] = 0x81, [17] = 0x00, [20] = 0x08, [21] = 0x00,
+	  [22] = 0x46, [25] = 32, [31] = 17},
+	 54, 22 + 20, 22, 24, 8, 17, 0},
+	/* IPv6 with hop-by-hop options (8 bytes). */
+	{"ipv6-hbh/udp",
+	 {[12] = 0x86, [13] = 0xdd, [14] = 0x60, [19] = 16, [20] = 0, [54] = 17, [55] = 0},
+	 70, 14 + 48, 14, 48, 8, 17, 1},
+	/* A tag; IPv6 with routing (8 bytes) then destination options (16): the last header's
+	 * end is beyond the point where its first 8 bytes are. */
+	{"vlan/ipv6-rh-dst/tcp",
+	 {[12] = 0x81, [13] = 0x00, [16] = 0x86, [17] = 0xdd, [18] = 0x60, [23] = 44, [24] = 43,
+	  [58] = 60, [59] = 0, [66] = 6, [67] = 1},
+	 102, 18 + 64, 18, 64, 20, 6, 1},
+};
+
+static uint8_t *guarded(uint8_t **map, size_t *maplen)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	*maplen = 2 * (size_t)pg;
+	*map = mmap(NULL, *maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(*map != MAP_FAILED);
+	assert_int_equal(mprotect(*map + pg, (size_t)pg, PROT_NONE), 0);
+	return *map + pg; /* the first byte that faults */
+}
+
+static void test_parse_bounds(void **state)
+{
+	struct offload_pkt o;
+	size_t maplen;
+	uint8_t *map, *end = guarded(&map, &maplen);
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(parse_cases) / sizeof(parse_cases[0]); c++) {
+		const struct parse_case *pc = &parse_cases[c];
+
+		for (uint32_t avail = 0; avail <= pc->len; avail++) {
+			uint8_t *h = end - avail;
+			int rc;
+
+			memcpy(h, pc->f, avail);
+			rc = offload_parse(h, avail, pc->len, &o);
+			if (avail < pc->need) {
+				if (rc != -EINVAL)
+					fail_msg("%s, %u bytes of %u: %d, expected -EINVAL",
+						 pc->name, avail, pc->need, rc);
+				continue;
+			}
+			if (rc != 0 || o.l2 != pc->l2 || o.l3 != pc->l3 || o.l4len != pc->l4len ||
+			    o.proto != pc->proto || o.v6 != pc->v6 || !o.ip || o.frag)
+				fail_msg("%s, %u bytes: %d, l2 %u l3 %u l4len %u proto %u v6 %u",
+					 pc->name, avail, rc, o.l2, o.l3, o.l4len, o.proto, o.v6);
+		}
+	}
+	/* The lengths of an IPv4 header that disagree: a header length below 20, a total
+	 * length below the header's. */
+	{
+		uint8_t f[42];
+
+		memcpy(f, parse_cases[0].f, sizeof(f));
+		f[14] = 0x44;
+		assert_int_equal(offload_parse(f, sizeof(f), sizeof(f), &o), -EINVAL);
+		f[14] = 0x45;
+		f[17] = 19;
+		assert_int_equal(offload_parse(f, sizeof(f), sizeof(f), &o), -EINVAL);
+		f[17] = 20;
+		assert_int_equal(offload_parse(f, sizeof(f), sizeof(f), &o), 0);
+		assert_int_equal(o.l4len, 0);
+	}
+	munmap(map, maplen);
+}
+
 static void test_verify_unknown(void **state)
 {
 	struct spec s = {.proto = 6, .payload = 100};
@@ -1334,6 +1429,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cksum_fill_variants),
 		cmocka_unit_test(test_udp_zero),
 		cmocka_unit_test(test_verify_unknown),
+		cmocka_unit_test(test_parse_bounds),
 		cmocka_unit_test(test_cksum_fill_refused),
 		cmocka_unit_test(test_long_chain),
 		cmocka_unit_test(test_segment_known),

@@ -11,8 +11,8 @@
 #   2. a second frontend connects and sees the port close it (one frontend at a time);
 #   3. the first sends GET_FEATURES (a header, no payload) and reads the reply.
 # Then tide-fwd is stopped (SIGINT) and the calls are counted:
-#   - tide-fwd's main thread: no recvmsg at all (a tick that polls the vhost port makes one
-#     on the silent connection: the old loop makes at least 20 here), and at least 20
+#   - tide-fwd's main thread: no recvmsg at all (a tick that polls the vhost port would make
+#     one on the silent connection), and at least 20
 #     accept4 (the memif port is still polled: it accepts its peers only inside
 #     tide_port_poll_ctl(); this also shows that strace sees the main thread's calls);
 #   - the vhost control thread (the one whose accept4 returned an fd): exactly 2 accept4,

@@ -13,14 +13,8 @@
 # and DPDK's after the last frame) are counted and their cost taken out by the host (an idle
 # run gives the cost of one). Output: "E1K ..." lines and the callgrind files, gzip +
 # base64 between "E1K-FILE NAME" and "E1K-END" lines.
-export PATH=/bin:/sbin:/usr/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs run /run
-mkdir -p /tmp /dev/hugepages
-mount -t tmpfs tmp /tmp
-mount -t hugetlbfs hugetlbfs /dev/hugepages
+. /lib/guest-init.sh # tests/guest/init.sh
+guest_mounts hugepages
 N=1280
 VARIANTS=""
 DPDK=1
@@ -36,23 +30,10 @@ done
 for m in irqbypass vfio_virqfd vfio vfio_iommu_type1 vfio-pci-core vfio-pci; do
 	[ -f /lib/modules/$m.ko ] && insmod /lib/modules/$m.ko
 done
-BDF=""
-for d in /sys/bus/pci/devices/*; do
-	[ "$(cat $d/vendor):$(cat $d/device)" = "0x8086:0x10d3" ] || continue
-	BDF=${d##*/}
-	echo vfio-pci >$d/driver_override
-	echo $BDF >/sys/bus/pci/drivers_probe
-done
+guest_vfio_bind 0x8086:0x10d3
 drv=$(readlink /sys/bus/pci/devices/$BDF/driver)
 echo "E1K bind ${drv##*/} $BDF"
-
-exec 3<>/dev/ttyS1
-stty -F /dev/ttyS1 raw -echo
-ask() {
-	echo "$*" >&3
-	read -r reply <&3
-	echo "$reply" | tr -d '\r'
-}
+guest_wire /dev/ttyS1
 emit() { # NAME FILE
 	echo "E1K-FILE $1"
 	gzip -c "$2" | base64

@@ -4,7 +4,7 @@
  * for instruction counts under callgrind. Every iteration sends one full burst each way
  * and receives it on the other end, in lock step: no other process, no timing, no empty
  * poll, so the counts are the same on every run. Each of the four burst calls has its own
- * noinline function:
+ * noinline function (bench/common/pair_instr.c; A the client, B the server):
  *
  *   bench_client_tx   client Tx burst (copy into the C2S ring's buffers, completions)
  *   bench_server_rx   server Rx burst (C2S descriptors checked, copied into mbufs)
@@ -31,35 +31,10 @@
 #include <tide/port.h>
 
 #include "../../tests/memif_util.h"
+#include "../common/pair_instr.h"
 #include "../lockstep_time.h"
 
 #define BURST 32
-
-static struct tide_port *S, *C;
-
-__attribute__((noinline)) uint16_t bench_client_tx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_client_tx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_tx_burst(tide_port_txq(C, 0), pk, n);
-}
-
-__attribute__((noinline)) uint16_t bench_server_rx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_server_rx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_rx_burst(tide_port_rxq(S, 0), pk, n);
-}
-
-__attribute__((noinline)) uint16_t bench_server_tx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_server_tx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_tx_burst(tide_port_txq(S, 0), pk, n);
-}
-
-__attribute__((noinline)) uint16_t bench_client_rx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_client_rx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_rx_burst(tide_port_rxq(C, 0), pk, n);
-}
 
 static void fill(struct tide_pool *pool, struct tide_mbuf **pk, unsigned size, uint64_t seq)
 {
@@ -94,7 +69,6 @@ int main(int argc, char **argv)
 	char dir[64], spec[256];
 	uint64_t total, done = 0;
 	uint64_t ns[4] = {0};
-	struct tide_link ls, lc;
 	unsigned size;
 
 	if (argc < 3) {
@@ -109,43 +83,36 @@ int main(int argc, char **argv)
 	MT_CHECK(tide_pktpool_create("instr", 8192, 256, 0, NULL, &pool) == 0);
 	snprintf(spec, sizeof(spec), "memif:socket=%s/s.sock,role=server%s", dir,
 		 argc > 3 ? argv[3] : "");
-	S = mt_port(spec, 1, 1024, pool);
+	pair_b = pair_port(spec, 1024, pool);
 	snprintf(spec, sizeof(spec), "memif:socket=%s/s.sock,role=client%s", dir,
 		 argc > 3 ? argv[3] : "");
-	C = mt_port(spec, 1, 1024, pool);
-	for (;;) {
-		tide_port_poll_ctl(S);
-		tide_port_poll_ctl(C);
-		tide_port_link_get(S, &ls);
-		tide_port_link_get(C, &lc);
-		if (ls.up && lc.up)
-			break;
+	pair_a = pair_port(spec, 1024, pool);
+	while (!pair_up())
 		usleep(1000);
-	}
 	while (done < total) {
 		struct tide_mbuf *pk[BURST];
 		unsigned k;
 
 		fill(pool, pk, size, done);
-		k = LS_TIMED(ns, 0, bench_client_tx(pk, BURST));
+		k = LS_TIMED(ns, 0, PAIR_A_TX(pk, BURST));
 		MT_CHECK(k == BURST);
-		k = LS_TIMED(ns, 1, bench_server_rx(pk, BURST));
+		k = LS_TIMED(ns, 1, PAIR_B_RX(pk, BURST));
 		MT_CHECK(k == BURST);
 		take(pk, k, size, done);
 		fill(pool, pk, size, done);
-		k = LS_TIMED(ns, 2, bench_server_tx(pk, BURST));
+		k = LS_TIMED(ns, 2, PAIR_B_TX(pk, BURST));
 		MT_CHECK(k == BURST);
-		k = LS_TIMED(ns, 3, bench_client_rx(pk, BURST));
+		k = LS_TIMED(ns, 3, PAIR_A_RX(pk, BURST));
 		MT_CHECK(k == BURST);
 		take(pk, k, size, done);
 		done += BURST;
 	}
 	printf("packets=%llu size=%u\n", (unsigned long long)done, size);
 	ls_print(ns, 4, done);
-	tide_port_stop(C);
-	tide_port_stop(S);
-	tide_port_close(C);
-	tide_port_close(S);
+	tide_port_stop(pair_a);
+	tide_port_stop(pair_b);
+	tide_port_close(pair_a);
+	tide_port_close(pair_b);
 	MT_CHECK(tide_pool_in_use(pool) == 0);
 	tide_pool_free(pool);
 	return 0;

@@ -24,7 +24,7 @@
  *  - wall clock: each burst call is timed (bench/lockstep_time.h) and printed per packet.
  *    One CPU, no second process: the time the backend's and the frontend's work takes,
  *    without the cross-CPU cache-line traffic and the scheduler that set the rate of a
- *    two-process pair on this machine (docs/drivers/vhost.md). With several backends the pairs
+ *    two-process pair (docs/drivers/vhost.md). With several backends the pairs
  *    take turns in blocks of BLOCK bursts (which goes first rotates): a slow spell of the
  *    machine (another guest, a frequency change) falls on both backends alike, while each
  *    block still runs on the caches its own previous block left.

@@ -3,7 +3,8 @@
  * virtio_instr: tide's virtio-net frontend (a virtio: port, vhost-user client) and tide's
  * vhost backend (a vhost: port, server) in one process, in lock step, for instruction counts
  * under callgrind: every iteration one frontend burst of 32, then one backend burst, each
- * behind a noinline function of its own:
+ * behind a noinline function of its own (bench/common/pair_instr.c; A the frontend, B the
+ * backend):
  *
  *   rx (guest -> backend):  bench_fe_tx  tide_tx_burst on the virtio port
  *                           bench_be_rx  tide_rx_burst on the vhost port
@@ -30,6 +31,8 @@
 #include <tide/lcore.h>
 #include <tide/port.h>
 
+#include "../common/pair_instr.h"
+
 #define BURST 32
 #define DESC 1024
 
@@ -41,53 +44,6 @@
 			exit(1);                                                  \
 		}                                                                 \
 	} while (0)
-
-static struct tide_port *FE, *BE;
-
-__attribute__((noinline)) uint16_t bench_fe_tx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_fe_tx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_tx_burst(tide_port_txq(FE, 0), pk, n);
-}
-
-__attribute__((noinline)) uint16_t bench_fe_rx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_fe_rx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_rx_burst(tide_port_rxq(FE, 0), pk, n);
-}
-
-__attribute__((noinline)) uint16_t bench_be_tx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_be_tx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_tx_burst(tide_port_txq(BE, 0), pk, n);
-}
-
-__attribute__((noinline)) uint16_t bench_be_rx(struct tide_mbuf **pk, uint16_t n);
-__attribute__((noinline)) uint16_t bench_be_rx(struct tide_mbuf **pk, uint16_t n)
-{
-	return tide_rx_burst(tide_port_rxq(BE, 0), pk, n);
-}
-
-static int up(struct tide_port *p)
-{
-	struct tide_link l;
-
-	tide_port_poll_ctl(p);
-	tide_port_link_get(p, &l);
-	return l.up;
-}
-
-static struct tide_port *port(const char *spec, struct tide_pool *pool)
-{
-	struct tide_port *p;
-
-	CHECK(tide_port_open(spec, &p) == 0);
-	CHECK(tide_port_configure(p, 1, 1) == 0);
-	CHECK(tide_rxq_setup(p, 0, DESC, pool, NULL) == 0);
-	CHECK(tide_txq_setup(p, 0, DESC, NULL) == 0);
-	CHECK(tide_port_start(p) == 0);
-	return p;
-}
 
 /* @n packets of @size bytes from @pool, or fewer when it runs dry. */
 static unsigned fill(struct tide_pool *pool, struct tide_mbuf **pk, unsigned n, unsigned size)
@@ -128,11 +84,11 @@ int main(int argc, char **argv)
 	CHECK(tide_pktpool_create("guest", 8192, 256, 0, &so, &fpool) == 0);
 	CHECK(tide_pktpool_create("switch", 8192, 256, 0, NULL, &bpool) == 0);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
-	BE = port(spec, bpool);
+	pair_b = pair_port(spec, DESC, bpool);
 	snprintf(spec, sizeof(spec), "virtio:path=%s,role=client,queue_size=%d%s", path, DESC,
 		 packed ? ",packed=yes" : "");
-	FE = port(spec, fpool);
-	for (unsigned i = 0; !(up(FE) && up(BE)); i++) {
+	pair_a = pair_port(spec, DESC, fpool);
+	for (unsigned i = 0; !pair_up(); i++) {
 		struct timespec ts = {0, 1000000};
 
 		CHECK(i < 60000); /* a minute (callgrind is slow) */
@@ -144,14 +100,14 @@ int main(int argc, char **argv)
 
 		if (tx) {
 			n = fill(bpool, pk, BURST, size);
-			k = bench_be_tx(pk, (uint16_t)n);
+			k = PAIR_B_TX(pk, (uint16_t)n);
 			tide_mbuf_free_bulk(pk + k, n - k);
-			r = bench_fe_rx(in, BURST);
+			r = PAIR_A_RX(in, BURST);
 		} else {
 			n = fill(fpool, pk, BURST, size);
-			k = bench_fe_tx(pk, (uint16_t)n);
+			k = PAIR_A_TX(pk, (uint16_t)n);
 			tide_mbuf_free_bulk(pk + k, n - k);
-			r = bench_be_rx(in, BURST);
+			r = PAIR_B_RX(in, BURST);
 		}
 		for (unsigned i = 0; i < r; i++)
 			CHECK(in[i]->pkt_len == size);
@@ -162,8 +118,8 @@ int main(int argc, char **argv)
 	}
 	printf("dir=%s packets=%llu size=%u layout=%s\n", tx ? "tx" : "rx", (unsigned long long)done,
 	       size, packed ? "packed" : "split");
-	tide_port_close(FE);
-	tide_port_close(BE);
+	tide_port_close(pair_a);
+	tide_port_close(pair_b);
 	CHECK(tide_pool_in_use(fpool) == 0 && tide_pool_in_use(bpool) == 0);
 	tide_pool_free(fpool);
 	tide_pool_free(bpool);

@@ -205,9 +205,9 @@ static void free_regions(struct memif_port *mp)
  * out. dpdk-testpmd 22.11 as server unmaps the regions on disconnect without waiting for
  * its forwarding lcore (a core dump shows the lcore faulting on the C2S ring header's
  * head in librte_net_memif after the unmap). Draining first means the server has every
- * packet we published and its lcore polls an empty ring when the message arrives; it does
- * not close DPDK's race (measured after a txonly run on one CPU: testpmd crashed or hung
- * in 7 of 20 runs without the drain, 3 of 20 with it). The queues are quiesced.
+ * packet we published and its lcore polls an empty ring when the message arrives; it
+ * narrows DPDK's race but cannot close it (docs/drivers/memif.md). The queues are
+ * quiesced.
  */
 static void drain_c2s(struct memif_port *mp)
 {

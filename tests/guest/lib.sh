@@ -14,16 +14,35 @@
 #   guest_rootfs                    $dir/irfs: busybox, /proc /sys /dev /run /var/run
 #   guest_modules PATH...           kernel modules by path under kernel/, without .ko
 #                                   (built-in ones are skipped), into /lib/modules/NAME.ko
+#   guest_vfio_modules              the VFIO modules (vfio-pci and what it needs)
 #   guest_bin NAME FILE             FILE as /bin/NAME; its libraries go in at guest_pack
 #   guest_dpdk PMD...               dpdk-testpmd and only these PMDs (EAL loads every
 #                                   plugin it finds), when dpdk-testpmd is installed
-#   guest_pack INIT                 INIT as /init, the library closure, $dir/initrd.gz
+#   guest_pack INIT                 INIT as /init, tests/guest/init.sh as
+#                                   /lib/guest-init.sh (the steps the /init scripts
+#                                   share), the library closure, $dir/initrd.gz
 #   guest_cpu                       the CPU to pin QEMU to (the last one this shell may use)
 #   guest_qemu SECONDS APPEND ARGS...  QEMU in the background (pid in $qemu), its console
 #                                   on $dir/console.log, stderr on $dir/qemu.out, a
 #                                   monitor on $dir/mon.sock; ARGS add the NICs and more;
 #                                   in network namespace $guest_netns when it is set
 #   guest_wait                      waits for QEMU, sets $qrc, strips CRs from the console
+#
+# The PCI suites' host side (tests/pci, tests/virtio_pci, bench/e1000e): the wire
+# (tests/pci/wire.c) between QEMU's netdev n0 and the guest's serial line, and the checks
+# of the guest's "PCITEST" lines; failures counted in $failed.
+#   guest_wire_start WIRE SECONDS   the wire in the background on $dir's sockets, its log
+#                                   $dir/wire.log; returns once it is ready
+#   guest_wire_args                 QEMU's arguments for the wire: the serial line, netdev n0
+#   guest_wire_wait                 waits for the wire, sets $wrc
+#   fail WHY                        one failure
+#   pci_checks NAME...              QEMU and the wire exited 0, no PCITEST FAIL, and a
+#                                   'PCITEST NAME ok' for each NAME
+#   pci_echo_checks COUNT           tide-fwd and dpdk-testpmd each sent back COUNT of COUNT
+#                                   per size, in order and intact, and tide-fwd exited 0
+#   guest_verdict SUITE             the logs and exit 1 after a failure, else "all passed"
+
+guest_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 guest_skip() { echo "skip: $*"; exit 77; }
 
@@ -93,6 +112,11 @@ guest_modules() {
 	done
 }
 
+guest_vfio_modules() {
+	guest_modules virt/lib/irqbypass drivers/vfio/vfio_virqfd drivers/vfio/vfio \
+		drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core drivers/vfio/pci/vfio-pci
+}
+
 guest_bin() {
 	cp "$2" "$dir/irfs/bin/$1"
 	guest_bins+=("$2")
@@ -126,6 +150,7 @@ guest_pack() {
 		{ mkdir -p "$irfs/lib64"; cp -L /lib64/ld-linux-x86-64.so.2 "$irfs/lib64/"; }
 	cp "$1" "$irfs/init"
 	chmod +x "$irfs/init"
+	cp "$guest_lib_dir/init.sh" "$irfs/lib/guest-init.sh"
 	(cd "$irfs" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$dir/initrd.gz")
 }
 
@@ -154,4 +179,59 @@ guest_wait() {
 	wait $qemu
 	qrc=$?
 	tr -d '\r' <"$dir/console.log" >"$dir/console.txt" && mv "$dir/console.txt" "$dir/console.log"
+}
+
+# ---- the PCI suites' host side ----
+
+guest_wire_start() {
+	"$1" "$dir/h.sock" "$dir/q.sock" "$dir/ctl.sock" "$dir/mon.sock" n0 "$2" "$dir/qemu.out" \
+		>"$dir/wire.log" 2>&1 &
+	pids+=($!)
+	wirepid=$!
+	failed=0
+	for _ in $(seq 50); do grep -q ready "$dir/wire.log" && break; sleep 0.1; done
+}
+
+guest_wire_args() {
+	wire_args=(-chardev socket,id=ctl,path="$dir/ctl.sock" -serial chardev:ctl
+		-netdev dgram,id=n0,local.type=unix,local.path="$dir/q.sock",remote.type=unix,remote.path="$dir/h.sock")
+}
+
+guest_wire_wait() {
+	wait $wirepid
+	wrc=$?
+}
+
+fail() { echo "FAIL: $*"; failed=1; }
+
+pci_checks() {
+	local name
+	[ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
+	[ $wrc -eq 0 ] || fail "wire exit status $wrc: $(tail -1 "$dir/wire.log")"
+	grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
+	for name in "$@"; do
+		grep -aq "^PCITEST $name ok" "$dir/console.log" || fail "no 'PCITEST $name ok'"
+	done
+}
+
+pci_echo_checks() {
+	local size t d want="sent=$1 back=$1 bad=0 order=0"
+	for size in 60 1514 8996; do
+		t=$(grep -a "^PCITEST echo_tide_$size " "$dir/console.log" | grep -o "sent=.*")
+		d=$(grep -a "^PCITEST echo_dpdk_$size " "$dir/console.log" | grep -o "sent=.*")
+		[ "$t" = "$want" ] || fail "tide-fwd at $size bytes: '$t', expected '$want'"
+		[ "$d" = "$want" ] || fail "dpdk-testpmd at $size bytes: '$d', expected '$want'"
+		[ "$t" = "$d" ] || fail "tide-fwd and dpdk-testpmd differ at $size bytes: '$t' / '$d'"
+	done
+	grep -aq "PCITEST fwd_exit rc=0" "$dir/console.log" || fail "tide-fwd did not exit 0 (buffers or errors)"
+}
+
+guest_verdict() {
+	if [ $failed -ne 0 ]; then
+		echo "--- QEMU stderr"; head -c 3000 "$dir/qemu.out"
+		echo "--- console"; tail -n 60 "$dir/console.log"
+		[ -f "$dir/wire.log" ] && { echo "--- wire"; tail -n 20 "$dir/wire.log"; }
+		exit 1
+	fi
+	echo "$1: all checks passed"
 }

@@ -7,128 +7,24 @@
 #   2. tide-fwd io: the wire sends COUNT frames per size, tide-fwd sends them back
 #   3. dpdk-testpmd io (net_e1000_em): the same traffic, the reference
 #   4. pci_guest badmap: the one deliberate IOMMU fault
-# Results are "PCITEST ..." lines on the console; the host checks them.
-export PATH=/bin:/sbin:/usr/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs run /run
-mkdir -p /tmp
-mount -t tmpfs tmp /tmp
-mkdir -p /dev/hugepages
-mount -t hugetlbfs hugetlbfs /dev/hugepages
-COUNT=1000
-PHASES=main,tide,dpdk,badmap
-for a in $(cat /proc/cmdline); do
-	case $a in
-	pcicount=*) COUNT=${a#pcicount=} ;;
-	pciphases=*) PHASES=${a#pciphases=} ;;
-	pciverbose=*) PCIVERBOSE=1 ;;
-	esac
-done
-phase() { case ",$PHASES," in *,$1,*) return 0 ;; esac; return 1; }
-for m in irqbypass vfio_virqfd vfio vfio_iommu_type1 vfio-pci-core vfio-pci; do
-	[ -f /lib/modules/$m.ko ] && { insmod /lib/modules/$m.ko || echo "PCITEST insmod FAIL $m"; }
-done
-BDF=""
-for d in /sys/bus/pci/devices/*; do
-	[ "$(cat $d/vendor):$(cat $d/device)" = "0x8086:0x10d3" ] || continue
-	BDF=${d##*/}
-	echo vfio-pci >$d/driver_override
-	echo $BDF >/sys/bus/pci/drivers_probe
-done
+# Results are "PCITEST ..." lines on the console; the host checks them. The shared steps:
+# tests/guest/init.sh.
+. /lib/guest-init.sh
+guest_mounts hugepages
+pci_cmdline main,tide,dpdk,badmap
+guest_insmod PCITEST irqbypass vfio_virqfd vfio vfio_iommu_type1 vfio-pci-core vfio-pci
+guest_vfio_bind 0x8086:0x10d3
 drv=$(readlink /sys/bus/pci/devices/$BDF/driver)
 grp=$(readlink /sys/bus/pci/devices/$BDF/iommu_group)
 echo "PCITEST bind $([ "${drv##*/}" = vfio-pci ] && echo ok || echo FAIL) $BDF driver=${drv##*/} group=${grp##*/}"
-
-exec 3<>/dev/ttyS1
-stty -F /dev/ttyS1 raw -echo
-ask() { # one command to the wire, its reply on stdout
-	echo "$*" >&3
-	read -r reply <&3
-	echo "$reply" | tr -d '\r'
-}
+guest_wire /dev/ttyS1
 
 phase main && pci_guest $BDF /dev/ttyS1 $COUNT main
-
-# The port conformance row (tests/test_port.c), the wire sending every frame back.
-if phase main; then
-	ask "REFLECT on" >/dev/null
-	TIDE_TEST_PCI_BDF=$BDF test_port conformance e1000e >/run/conf.log 2>&1
-	rc=$?
-	ask "REFLECT off" >/dev/null
-	echo "PCITEST port_conformance $([ $rc = 0 ] && echo ok || echo FAIL) rc=$rc"
-	[ $rc = 0 ] || tail -n 20 /run/conf.log | sed 's/^/conformance: /'
-fi
-
-# Wait until a forwarder's log ($1) shows it forwarding ($2), then a second for the link.
-ready() {
-	for _ in $(seq 300); do grep -aq "$2" $1 && break; sleep 0.1; done
-	sleep 1
-}
-
-# Echo through a forwarder: $1 name, then the forwarder command in the background.
-echo_runs() { # NAME TAGBASE
-	t=$2
-	for size in 60 1514 8996; do
-		r=$(ask "ECHO $t $COUNT $size 30000")
-		echo "PCITEST echo_$1_$size $r"
-		t=$((t + 1))
-	done
-}
-
-if phase tide; then
-	tide-fwd -p pci:$BDF -l 0 --rxd 1024 --txd 1024 --mbuf-size 2048 --stats-period 0 \
-		>/run/fwd.log 2>&1 &
-	fwd=$!
-	ready /run/fwd.log "Ctrl-C stops"
-	echo_runs tide 21
-	kill -INT $fwd
-	wait $fwd
-	echo "PCITEST fwd_exit rc=$?"
-	tail -n 25 /run/fwd.log | sed 's/^/fwd: /'
-fi
-
-# tide-fwd sleeping on the Rx interrupt between bursts of traffic; the driver by name, not
-# promiscuous (the frames are addressed to the NIC).
-if phase tide; then
-	tide-fwd -p e1000e:pci=$BDF,promisc=no -l 0 --rx-mode interrupt --stats-period 0 \
-		>/run/fwdi.log 2>&1 &
-	fwd=$!
-	ready /run/fwdi.log "Ctrl-C stops"
-	r1=$(ask "ECHO 26 1000 60 30000")
-	sleep 1
-	r2=$(ask "ECHO 27 1000 1514 30000")
-	kill -INT $fwd
-	wait $fwd
-	rc=$?
-	ok=FAIL
-	[ "$rc" = 0 ] && [ "${r1#* }" = "26 sent=1000 back=1000 bad=0 order=0" ] &&
-		[ "${r2#* }" = "27 sent=1000 back=1000 bad=0 order=0" ] && ok=ok
-	echo "PCITEST fwd_interrupt $ok rc=$rc: $r1; $r2"
-	[ $ok = ok ] || tail -n 12 /run/fwdi.log | sed 's/^/fwd: /'
-fi
-
-if ! phase dpdk; then
-	:
-elif command -v dpdk-testpmd >/dev/null; then
-	dpdk-testpmd --lcores 0@0,1@0 -a $BDF --file-prefix g --huge-dir /dev/hugepages -- \
-		--forward-mode=io --port-topology=loop --nb-cores=1 --total-num-mbufs=8192 \
-		--rxd=512 --txd=512 --mbuf-size=2048 --max-pkt-len=9100 --enable-scatter \
-		--stats-period 1 </dev/null >/run/tp.log 2>&1 &
-	tp=$!
-	ready /run/tp.log "packet forwarding - ports="
-	echo_runs dpdk 31
-	kill -INT $tp
-	wait $tp
-	echo "PCITEST testpmd_exit rc=$?"
-	grep -a -A3 "Forward statistics for port 0" /run/tp.log | tail -3 | sed 's/^/testpmd: /'
-	grep -aiE "error|fail|cause|warn" /run/tp.log | head -5 | sed 's/^/testpmd: /'
-	[ -n "${PCIVERBOSE:-}" ] && tail -n 40 /run/tp.log | sed 's/^/testpmd: /'
-else
-	echo "PCITEST testpmd FAIL dpdk-testpmd not in the initramfs"
-fi
-
+phase main && pci_conformance e1000e
+phase tide && pci_fwd pci:$BDF 1024
+# The driver by name, not promiscuous (the frames are addressed to the NIC).
+phase tide && pci_fwd_interrupt e1000e:pci=$BDF,promisc=no
+phase dpdk && pci_testpmd 512
 phase badmap && pci_guest $BDF /dev/ttyS1 1 badmap
 echo BYE >&3
 echo "PCITEST guest-done"

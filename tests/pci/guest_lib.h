@@ -3,7 +3,9 @@
  * What the PCI guest programs share (tests/pci/pci_guest.c, tests/virtio_pci/vpci_guest.c):
  * PCITEST result lines, the serial line to the host's wire (tests/pci/wire.c: one command,
  * one reply line), the test frames (wire_frame.h) in and out of mbuf chains, one queue pair
- * brought up, and the Rx and Tx exchanges with the wire. Static functions: include once,
+ * brought up, the Rx and Tx exchanges with the wire, the link event, and stop/start while
+ * another thread polls (poller_start, stop_start_cycles, poller_stop, stop_pool_whole).
+ * Static functions: include once,
  * after defining GUEST_NAME (the program's name in its messages) and GUEST_PACE (frames
  * sent before the wire is asked to have them all).
  */
@@ -13,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -299,6 +302,91 @@ static void test_tx(struct ctx *c, uint8_t tag, uint32_t len, unsigned n)
 			     bytes == (unsigned long long)n * len,
 	       "sent %u, the wire has %u, bad %u, out of order %u, bytes %llu", sent, rx, bad, order,
 	       bytes);
+}
+
+/* 1 when the port's link event fd @fd has an event (and clears it). */
+static int link_event(int fd)
+{
+	uint64_t n;
+
+	return read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
+}
+
+/* ---- stop/start while another thread polls ---- */
+
+/* A thread receiving on c's queue pair: frames counted, those not 60-byte frames of tag 60
+ * counted bad; a Tx burst of none each round (its completions). */
+struct poller {
+	struct ctx *c;
+	pthread_t th;
+	volatile bool stop;
+	unsigned long got, bad;
+};
+
+static void *poll_thread(void *arg)
+{
+	struct poller *w = arg;
+	struct tide_mbuf *pkts[32];
+
+	tide_thread_register();
+	while (!w->stop) {
+		uint16_t k = tide_rx_burst(w->c->rxq, pkts, 32);
+
+		for (uint16_t i = 0; i < k; i++) {
+			uint32_t seq;
+
+			w->bad += frame_verify(pkts[i], 60, 60, &seq) != 0;
+		}
+		w->got += k;
+		tide_mbuf_free_bulk(pkts, k);
+		tide_tx_burst(w->c->txq, pkts, 0);
+	}
+	tide_thread_unregister();
+	return NULL;
+}
+
+static void poller_start(struct poller *w, struct ctx *c)
+{
+	w->c = c;
+	pthread_create(&w->th, NULL, poll_thread, w);
+}
+
+static void poller_stop(struct poller *w)
+{
+	w->stop = true;
+	pthread_join(w->th, NULL);
+}
+
+/*
+ * The wire sends @n frames of tag 60 while the port stops and starts three times, 200 ms
+ * apart (a poller running). True when every stop found the pool whole and every stop and
+ * start returned 0; the wire's reply in *@reply (NULL: none within 60 s).
+ */
+static bool stop_start_cycles(struct ctx *c, unsigned n, bool *whole, const char **reply)
+{
+	bool restarted = true;
+
+	*whole = true;
+	ctl_send("RX 60 %u 60", n);
+	for (int i = 0; i < 3; i++) {
+		usleep(200000);
+		if (tide_port_stop(c->p) != 0)
+			restarted = false;
+		*whole &= pool_whole(c->pool);
+		if (tide_port_start(c->p) != 0)
+			restarted = false;
+	}
+	*reply = ctl_reply(60000);
+	usleep(500000);
+	return restarted;
+}
+
+/* The port stopped: every buffer is home. */
+static void stop_pool_whole(struct ctx *c)
+{
+	tide_port_stop(c->p);
+	result("stop_pool_whole", pool_whole(c->pool), "avail %u of %u", tide_pool_avail(c->pool),
+	       tide_pool_size(c->pool));
 }
 
 #endif /* TIDE_TESTS_PCI_GUEST_LIB_H */

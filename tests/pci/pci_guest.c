@@ -158,14 +158,6 @@ static void test_intr(struct ctx *c)
 	       woke, waited, k);
 }
 
-/* 1 when the port's link event fd has an event (and clears it). */
-static int link_event(int fd)
-{
-	uint64_t n;
-
-	return read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
-}
-
 static void test_link(struct ctx *c)
 {
 	int fd = tide_pci_link_fd(c->p), ev = tide_port_link_event_fd(c->p);
@@ -199,65 +191,23 @@ static void test_link(struct ctx *c)
 
 /* ---- stop/start/close while another thread polls ---- */
 
-struct poller {
-	struct ctx *c;
-	volatile bool stop;
-	unsigned long got, bad;
-};
-
-static void *poll_thread(void *arg)
-{
-	struct poller *w = arg;
-	struct tide_mbuf *pkts[32];
-
-	tide_thread_register();
-	while (!w->stop) {
-		uint16_t k = tide_rx_burst(w->c->rxq, pkts, 32);
-
-		for (uint16_t i = 0; i < k; i++) {
-			uint32_t seq;
-
-			w->bad += frame_verify(pkts[i], 60, 60, &seq) != 0;
-		}
-		w->got += k;
-		tide_mbuf_free_bulk(pkts, k);
-		tide_tx_burst(w->c->txq, pkts, 0);
-	}
-	tide_thread_unregister();
-	return NULL;
-}
-
 static void test_lifecycle(struct ctx *c)
 {
-	struct poller w = {.c = c};
-	pthread_t th;
-	bool whole = true, restarted = true;
+	struct poller w = {0};
 	unsigned n = count / 2;
 	const char *r;
+	bool whole, restarted;
 
-	pthread_create(&th, NULL, poll_thread, &w);
-	ctl_send("RX 60 %u 60", n);
-	for (int i = 0; i < 3; i++) {
-		usleep(200000);
-		if (tide_port_stop(c->p) != 0)
-			restarted = false;
-		whole &= pool_whole(c->pool);
-		if (tide_port_start(c->p) != 0)
-			restarted = false;
-	}
-	r = ctl_reply(60000);
-	usleep(500000);
-	w.stop = true;
-	pthread_join(th, NULL);
+	poller_start(&w, c);
+	restarted = stop_start_cycles(c, n, &whole, &r);
+	poller_stop(&w);
 	/* Frames the device had written but nobody had read when a stop came are dropped
 	 * with their buffers; every frame received is intact, and traffic flows after. */
 	result("stop_start_polling", r != NULL && whole && restarted && w.bad == 0 && w.got > 0 &&
 					     w.got <= n,
 	       "pool whole at every stop %d, restarts %d, received %lu of %u while stopping "
 	       "3 times, bad %lu", whole, restarted, w.got, n, w.bad);
-	tide_port_stop(c->p);
-	result("stop_pool_whole", pool_whole(c->pool), "avail %u of %u", tide_pool_avail(c->pool),
-	       tide_pool_size(c->pool));
+	stop_pool_whole(c);
 }
 
 /* ---- configuration refused ---- */

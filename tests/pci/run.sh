@@ -11,19 +11,17 @@
 # mapping. Exit 77 when QEMU or the guest kernel cannot be had.
 #
 # usage: run.sh PCI_GUEST TIDE_FWD WIRE TEST_PORT CACHE_DIR [COUNT]
-#   The guest kernel, initramfs and QEMU: tests/guest/lib.sh.
+#   The guest kernel, initramfs, QEMU, the wire and the checks: tests/guest/lib.sh.
 set -u
 guest=$1 fwd=$2 wire=$3 test_port=$4 cache=$5 count=${6:-${PCI_COUNT:-10000}}
 . "$(dirname "$0")/../guest/lib.sh"
-fail() { echo "FAIL: $*"; failed=1; }
 guest_preflight
 guest_kernel "$cache"
 guest_tmpdir
 
 # ---- the initramfs (in this run's temp dir) ----
 guest_rootfs
-guest_modules virt/lib/irqbypass drivers/vfio/vfio_virqfd drivers/vfio/vfio \
-	drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core drivers/vfio/pci/vfio-pci
+guest_vfio_modules
 guest_bin pci_guest "$guest"
 guest_bin tide-fwd "$fwd"
 guest_bin test_port "$test_port"
@@ -31,44 +29,25 @@ guest_dpdk bus_pci mempool_ring net_e1000
 guest_pack "$(dirname "$0")/guest_init.sh"
 
 # ---- one guest ----
-"$wire" "$dir/h.sock" "$dir/q.sock" "$dir/ctl.sock" "$dir/mon.sock" n0 175 "$dir/qemu.out" \
-	>"$dir/wire.log" 2>&1 &
-pids+=($!)
-wirepid=$!
-for _ in $(seq 50); do grep -q ready "$dir/wire.log" && break; sleep 0.1; done
+guest_wire_start "$wire" 175
+guest_wire_args
 start=$SECONDS
 guest_qemu 170 "hugepages=64 pcicount=$count pciphases=${PCI_PHASES:-main,tide,dpdk,badmap}${PCI_VERBOSE:+ pciverbose=1}" \
-	-chardev socket,id=ctl,path="$dir/ctl.sock" -serial chardev:ctl \
-	-netdev dgram,id=n0,local.type=unix,local.path="$dir/q.sock",remote.type=unix,remote.path="$dir/h.sock" \
-	-device e1000e,netdev=n0,mac=52:54:00:12:34:56
+	"${wire_args[@]}" -device e1000e,netdev=n0,mac=52:54:00:12:34:56
 guest_wait
-wait $wirepid
-wrc=$?
+guest_wire_wait
 echo "guest ran $((SECONDS - start)) s (QEMU exit $qrc, wire exit $wrc), $count frames per size"
 grep -a "PCITEST\|^fwd:\|^testpmd:\|DMAR" "$dir/console.log"
 grep -a "^wire:" "$dir/wire.log" | grep -v "^wire: [<>] RX\|OK RX" | tail -40
 
-failed=0
-[ $qrc -eq 0 ] || fail "QEMU exit status $qrc (124: the guest timed out)"
-[ $wrc -eq 0 ] || fail "wire exit status $wrc: $(tail -1 "$dir/wire.log")"
-grep -a "PCITEST" "$dir/console.log" | grep -a " FAIL" && fail "a check failed in the guest"
-for name in bind bad_config open mac link_up port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 \
-	stats tx_unmapped tx_mapped_later tx_ring_full intr link stop_start_polling stop_pool_whole \
-	close_pool_whole rx_no_chain fwd_interrupt iommu_quiet_before_badmap badmap_fault_seen badmap_nothing_sent \
-	badmap_pool_whole offload_capa offload_tx_mixed offload_tx_control offload_tx_refused \
-	offload_rx_good offload_rx_bad_l4 offload_rx_bad_ip offload_rx_not_ip offload_rx_off \
-	offload_rx_off_bad offload_tx_restart offload_rx_dropped offload_pool_whole; do
-	grep -aq "^PCITEST $name ok" "$dir/console.log" || fail "no 'PCITEST $name ok'"
-done
-for size in 60 1514 8996; do
-	t=$(grep -a "^PCITEST echo_tide_$size " "$dir/console.log" | grep -o "sent=.*")
-	d=$(grep -a "^PCITEST echo_dpdk_$size " "$dir/console.log" | grep -o "sent=.*")
-	want="sent=$count back=$count bad=0 order=0"
-	[ "$t" = "$want" ] || fail "tide-fwd at $size bytes: '$t', expected '$want'"
-	[ "$d" = "$want" ] || fail "dpdk-testpmd at $size bytes: '$d', expected '$want'"
-	[ "$t" = "$d" ] || fail "tide-fwd and dpdk-testpmd differ at $size bytes: '$t' / '$d'"
-done
-grep -aq "PCITEST fwd_exit rc=0" "$dir/console.log" || fail "tide-fwd did not exit 0 (buffers or errors)"
+pci_checks bind bad_config open mac link_up port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 \
+	tx_8996 stats tx_unmapped tx_mapped_later tx_ring_full intr link stop_start_polling \
+	stop_pool_whole close_pool_whole rx_no_chain fwd_interrupt iommu_quiet_before_badmap \
+	badmap_fault_seen badmap_nothing_sent badmap_pool_whole offload_capa offload_tx_mixed \
+	offload_tx_control offload_tx_refused offload_rx_good offload_rx_bad_l4 offload_rx_bad_ip \
+	offload_rx_not_ip offload_rx_off offload_rx_off_bad offload_tx_restart offload_rx_dropped \
+	offload_pool_whole
+pci_echo_checks "$count"
 # The IOMMU: silent until the deliberate fault, which it must report (QEMU's side: the
 # guest asked the wire to count QEMU's fault lines just before and just after it).
 vtd_all=$(grep -ac vtd_ "$dir/qemu.out")
@@ -78,10 +57,4 @@ dmar_after=$(sed -n '/PCITEST badmap-begin/,$p' "$dir/console.log" | grep -ac DM
 [ "$vtd_all" -gt 0 ] || fail "the deliberate bad mapping raised no vtd_ line in QEMU"
 [ "$dmar_after" -gt 0 ] || fail "the deliberate bad mapping raised no DMAR line in the guest"
 echo "IOMMU faults: QEMU $vtd_all line(s), all after the deliberate one; guest DMAR $dmar_after"
-if [ $failed -ne 0 ]; then
-	echo "--- QEMU stderr"; head -c 3000 "$dir/qemu.out"
-	echo "--- console"; tail -n 60 "$dir/console.log"
-	echo "--- wire"; tail -n 20 "$dir/wire.log"
-	exit 1
-fi
-echo "pci: all checks passed"
+guest_verdict pci

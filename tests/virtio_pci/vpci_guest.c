@@ -7,15 +7,17 @@
  * on a missing ok.
  *
  * usage: vpci_guest BDF TTY COUNT [MQ_BDF]
- *   configuration refused (two queue pairs on a one-pair device among it), the control
- *   queue's command acked at each start, MAC and queue limit from the device, exact counts and payloads
- *   both ways at 60, 1514 and 8996 bytes, statistics, a Tx from a pool the device does not
- *   reach (copied), Rx interrupts, link down/up through the config-change vector and the
- *   link event, a queue fault (as the frontend's checks raise it) taking the device down
- *   until a restart, stop/start while another thread polls, pools whole; with MQ_BDF (a
- *   device on a two-queue tap, mqpeer.py at the other end) two queue pairs: Tx on both,
- *   exact counts at the tap, and 16 flows spread over both Rx queues, exact, each flow on one
- *   queue and in order
+ *   Without MQ_BDF: configuration refused (two queue pairs on a one-pair device among
+ *   it), the control queue's command acked at each start, MAC and queue limit from the
+ *   device, exact counts and payloads both ways at 60, 1514 and 8996 bytes, statistics, a
+ *   Tx from a pool the device does not reach (copied), Rx interrupts, link down/up through
+ *   the config-change vector and the link event, a reset and a control command that
+ *   complete late (waited for) or never (-ETIMEDOUT, and the port starts again), a queue
+ *   fault (as the frontend's checks raise it) taking the device down until a restart,
+ *   stop/start while another thread polls, pools whole. With MQ_BDF (a device on a
+ *   two-queue tap, mqpeer.py at the other end), only two queue pairs on that device: Tx on
+ *   both, exact counts at the tap, and 16 flows spread over both Rx queues,
+ *   exact, each flow on one queue and in order (the suite virtio_pci_mq)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,13 +122,6 @@ static void test_intr(struct ctx *c)
 	       "after %.3f s, received %u of 2", en, idle, woke, waited, k);
 }
 
-static int link_event(int fd)
-{
-	uint64_t n;
-
-	return read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
-}
-
 /* QEMU's set_link: the config-change vector fires, the link reads down, the link event
  * comes; and back up. */
 static void test_link(struct ctx *c)
@@ -192,71 +187,29 @@ static void test_fault(struct ctx *c)
 	       "%u", down, (unsigned long long)(f1 - f0), rc, up, k);
 }
 
-struct poller {
-	struct ctx *c;
-	volatile bool stop;
-	unsigned long got, bad;
-};
-
-static void *poll_thread(void *arg)
-{
-	struct poller *w = arg;
-	struct tide_mbuf *pkts[32];
-
-	tide_thread_register();
-	while (!w->stop) {
-		uint16_t k = tide_rx_burst(w->c->rxq, pkts, 32);
-
-		for (uint16_t i = 0; i < k; i++) {
-			uint32_t seq;
-
-			w->bad += frame_verify(pkts[i], 60, 60, &seq) != 0;
-		}
-		w->got += k;
-		tide_mbuf_free_bulk(pkts, k);
-		tide_tx_burst(w->c->txq, pkts, 0);
-	}
-	tide_thread_unregister();
-	return NULL;
-}
-
 /* Stop and start three times while frames arrive and another thread polls: the device is
  * reset at each stop, every buffer comes home, and traffic resumes. */
 static void test_lifecycle(struct ctx *c)
 {
-	struct poller w = {.c = c};
-	pthread_t th;
-	bool whole = true, restarted = true;
+	struct poller w = {0};
 	unsigned n = count / 2;
 	unsigned long before;
 	const char *r;
+	bool whole, restarted;
 
-	pthread_create(&th, NULL, poll_thread, &w);
-	ctl_send("RX 60 %u 60", n);
-	for (int i = 0; i < 3; i++) {
-		usleep(200000);
-		if (tide_port_stop(c->p) != 0)
-			restarted = false;
-		whole &= pool_whole(c->pool);
-		if (tide_port_start(c->p) != 0)
-			restarted = false;
-	}
-	r = ctl_reply(60000);
-	usleep(500000);
+	poller_start(&w, c);
+	restarted = stop_start_cycles(c, n, &whole, &r);
 	before = w.got;
 	ctl_send("RX 61 10 60");
 	(void)ctl_reply(10000);
 	usleep(500000);
-	w.stop = true;
-	pthread_join(th, NULL);
+	poller_stop(&w);
 	/* The frames of tag 61 count as bad for the poller's check (tag 60): exactly 10. */
 	result("stop_start_polling", r != NULL && whole && restarted && w.got >= before + 10 &&
 					     w.bad == 10 && before <= n,
 	       "pool whole at every stop %d, restarts %d, received %lu of %u while stopping 3 "
 	       "times, %lu after", whole, restarted, before, n, w.got - before);
-	tide_port_stop(c->p);
-	result("stop_pool_whole", pool_whole(c->pool), "avail %u of %u", tide_pool_avail(c->pool),
-	       tide_pool_size(c->pool));
+	stop_pool_whole(c);
 }
 
 /* QEMU's mq=on on a single-queue netdev: VIRTIO_NET_F_MQ with one pair. The transport takes
@@ -276,6 +229,148 @@ static void test_ctrl(struct ctx *c)
 	       "restart %d, features 0x%llx, max pairs %u, acked %llu then %llu", rc,
 	       (unsigned long long)vp->features, v->max_qp, (unsigned long long)acked,
 	       (unsigned long long)v->ctrl.acked);
+}
+
+/*
+ * The waits of the transport, against a device that is slow or never answers. The
+ * register window is moved, not the device: with the common configuration read 16 bytes
+ * lower, the status register the driver writes and reads is device_feature (read-only,
+ * its low byte non-zero under DFSELECT 0, zero under DFSELECT 2): a reset that does not
+ * complete until the test selects dword 2. With the notify area moved to memory of the
+ * test's own, the device is never told of the control command until the test tells it.
+ */
+#define SLOW_S 0.1 /* how late the slow device answers */
+
+struct slow {
+	struct virtio_pci *v;
+	volatile uint8_t *real;
+	uint8_t *fake;
+	uint32_t fake_len;
+	bool done;
+};
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {.tv_sec = (time_t)s,
+			      .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+
+	nanosleep(&ts, NULL);
+}
+
+/* The reset completes SLOW_S after the start began: the common window back in place, then
+ * device_feature dword 2 (zero) in the status register's place. */
+static void *reset_later(void *arg)
+{
+	struct slow *sl = arg;
+
+	sleep_s(SLOW_S);
+	__atomic_store_n(&sl->v->common, sl->real, __ATOMIC_RELEASE);
+	*(volatile uint32_t *)(volatile void *)(sl->real + VPCI_DFSELECT) = 2;
+	return NULL;
+}
+
+static void test_reset_waits(struct ctx *c)
+{
+	struct virtio_pci *v = virtio_vport(c->p)->vpci;
+	volatile uint8_t *real = v->common;
+	struct slow sl = {.v = v, .real = real};
+	uint8_t busy;
+	pthread_t th;
+	double t0, stuck_s, slow_s;
+	int rc_stuck, rc_after, rc_slow;
+
+	/* Never: the start fails with -ETIMEDOUT; with the window back, it starts again. */
+	tide_port_stop(c->p);
+	*(volatile uint32_t *)(volatile void *)(real + VPCI_DFSELECT) = 0;
+	busy = real[VPCI_DF];
+	v->common = real + VPCI_DF - VPCI_STATUS;
+	t0 = now();
+	rc_stuck = tide_port_start(c->p);
+	stuck_s = now() - t0;
+	v->common = real;
+	rc_after = tide_port_start(c->p);
+	result(
+	    "reset_stuck", busy != 0 && rc_stuck == -ETIMEDOUT && stuck_s >= 0.5 && rc_after == 0,
+	    "status byte %#x; start %d after %.2f s, then %d", busy, rc_stuck, stuck_s, rc_after);
+	/* Late: the start waits for it and succeeds. */
+	tide_port_stop(c->p);
+	*(volatile uint32_t *)(volatile void *)(real + VPCI_DFSELECT) = 0;
+	v->common = real + VPCI_DF - VPCI_STATUS;
+	pthread_create(&th, NULL, reset_later, &sl);
+	t0 = now();
+	rc_slow = tide_port_start(c->p);
+	slow_s = now() - t0;
+	pthread_join(th, NULL);
+	v->common = real;
+	result("reset_wait", rc_slow == 0 && slow_s >= SLOW_S && link_wait(c->p, 1, 5),
+	       "start %d after %.2f s (the reset done at %.2f s)", rc_slow, slow_s, SLOW_S);
+}
+
+/* The control command reaches the device SLOW_S after the driver posted it. */
+static void *notify_later(void *arg)
+{
+	struct slow *sl = arg;
+	double end = now() + 5;
+	volatile uint16_t *at;
+
+	for (;;) {
+		at = __atomic_load_n(&sl->v->ctrl_notify, __ATOMIC_ACQUIRE);
+		if ((const volatile uint8_t *)at >= sl->fake &&
+		    (const volatile uint8_t *)at < sl->fake + sl->fake_len && *at != 0)
+			break;
+		if (now() > end)
+			return NULL;
+		usleep(1000);
+	}
+	sleep_s(SLOW_S);
+	*(volatile uint16_t *)(volatile void *)(sl->real +
+						((const volatile uint8_t *)at - sl->fake)) = *at;
+	__atomic_store_n(&sl->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_ctrl_waits(struct ctx *c)
+{
+	struct virtio_pci *v = virtio_vport(c->p)->vpci;
+	struct slow sl = {.v = v, .real = v->notify, .fake_len = v->notify_len};
+	pthread_t th;
+	double t0, stuck_s, slow_s;
+	int rc_stuck, rc_after, rc_slow, rc_back;
+
+	sl.fake = calloc(1, sl.fake_len);
+	if (sl.fake == NULL) {
+		result("ctrl_stuck", false, "no memory");
+		return;
+	}
+	/* Never answered: the start fails with -ETIMEDOUT; told again, it starts. */
+	tide_port_stop(c->p);
+	v->notify = sl.fake;
+	t0 = now();
+	rc_stuck = tide_port_start(c->p);
+	stuck_s = now() - t0;
+	v->notify = sl.real;
+	rc_after = tide_port_start(c->p);
+	result("ctrl_stuck",
+	       rc_stuck == -ETIMEDOUT && stuck_s >= VPCI_CTRL_WAIT_MS / 1000.0 && rc_after == 0,
+	       "start %d after %.2f s, then %d", rc_stuck, stuck_s, rc_after);
+	/* Answered late: the start waits and succeeds (its queues' notify in the test's memory,
+	 * so it restarts with the device's). */
+	tide_port_stop(c->p);
+	memset(sl.fake, 0, sl.fake_len);
+	v->notify = sl.fake;
+	pthread_create(&th, NULL, notify_later, &sl);
+	t0 = now();
+	rc_slow = tide_port_start(c->p);
+	slow_s = now() - t0;
+	pthread_join(th, NULL);
+	tide_port_stop(c->p);
+	v->notify = sl.real;
+	rc_back = tide_port_start(c->p);
+	result("ctrl_wait",
+	       sl.done && rc_slow == 0 && slow_s >= SLOW_S && rc_back == 0 && link_wait(c->p, 1, 5),
+	       "told the device %d; start %d after %.2f s (told at %.2f s), then %d", sl.done,
+	       rc_slow, slow_s, SLOW_S, rc_back);
+	free(sl.fake);
 }
 
 static void test_bad_config(struct tide_pool *pool)
@@ -426,7 +521,7 @@ static void test_mq(struct tide_pool *pool, const char *mqbdf)
 	       bad, split, order, pool_whole(pool));
 }
 
-static void run(const char *mqbdf)
+static void run(void)
 {
 	static const uint32_t sizes[] = {60, 1514, 8996};
 	struct ctx c = {0};
@@ -452,6 +547,8 @@ static void run(const char *mqbdf)
 	       info.mac[2], info.mac[3], info.mac[4], info.mac[5], info.driver, info.max_desc);
 	result("link_up", link_wait(c.p, 1, 5), "");
 	test_ctrl(&c);
+	test_reset_waits(&c);
+	test_ctrl_waits(&c);
 	for (unsigned i = 0; i < 3; i++)
 		test_rx(&c, (uint8_t)(1 + i), sizes[i], count);
 	for (unsigned i = 0; i < 3; i++)
@@ -471,9 +568,19 @@ static void run(const char *mqbdf)
 	tide_port_close(c.p);
 	result("close_pool_whole", rc == 0 && pool_whole(c.pool), "avail %u of %u",
 	       tide_pool_avail(c.pool), tide_pool_size(c.pool));
-	if (mqbdf != NULL)
-		test_mq(c.pool, mqbdf);
 	tide_pool_free(c.pool);
+}
+
+static void run_mq(const char *mqbdf)
+{
+	struct tide_pool *pool;
+
+	if (tide_pktpool_create("guest", 4096, 256, 2048, NULL, &pool) < 0) {
+		result("pool", false, "");
+		return;
+	}
+	test_mq(pool, mqbdf);
+	tide_pool_free(pool);
 }
 
 int main(int argc, char **argv)
@@ -495,7 +602,10 @@ int main(int argc, char **argv)
 	tcsetattr(tty, TCSANOW, &t);
 	tide_log_set_level(TIDE_LOG_INFO);
 	tide_thread_register();
-	run(argc == 5 ? argv[4] : NULL);
+	if (argc == 5)
+		run_mq(argv[4]);
+	else
+		run();
 	tide_thread_unregister();
 	printf("PCITEST main-done failures=%d\n", failures);
 	return failures ? 1 : 0;
