@@ -245,3 +245,13 @@ unsigned txc_advance_none_ool(struct txc *t)
 {
 	return txc_advance_none(t);
 }
+
+void txc__learn_pool(struct txc *t, unsigned n)
+{
+	for (unsigned i = 0; t->fast_pool == NULL && i < n; i++) {
+		const struct tide_mbuf *m = t->sw[(t->tail + i) & t->mask];
+
+		if (m != NULL)
+			t->fast_pool = m->pool;
+	}
+}

@@ -265,6 +265,11 @@ TIDE_ALWAYS_INLINE void txc__release_slots(struct txc *t, unsigned n, txc_releas
 /* The refcount-safe release, for slots that may break the fast-free contract. */
 void txc__release_bulk(struct txc *t, struct tide_mbuf **m, unsigned n);
 
+/* The pool is learned once, from the first buffer of the burst of @n slots being committed
+ * (a slot may be a hole). Out of line: rare, and its loop would weigh on the bursts that
+ * inline txc_commit(). */
+void txc__learn_pool(struct txc *t, unsigned n);
+
 /* The same for slots among which some hold no buffer (txc_burst_hole): skips those and
  * counts as released only the buffers. */
 void txc__release_unsafe(struct txc *t, struct tide_mbuf **m, unsigned n);
@@ -371,14 +376,8 @@ TIDE_ALWAYS_INLINE void txc_commit(struct txc *t, unsigned n)
 	if (tide_unlikely(t->unsafe_pending)) {
 		t->unsafe_pending = 0;
 		t->unsafe_left = t->tail + n - t->clean;
-		/* The pool is learned once, from the burst's first buffer (a slot may be a
-		 * hole). */
-		for (unsigned i = 0; t->fast_pool == NULL && i < n; i++) {
-			const struct tide_mbuf *m = t->sw[(t->tail + i) & t->mask];
-
-			if (m != NULL)
-				t->fast_pool = m->pool;
-		}
+		if (t->fast_pool == NULL)
+			txc__learn_pool(t, n);
 	}
 	t->tail += n;
 	if (t->auto_pair)
