@@ -541,7 +541,8 @@ static void test_tx_kick_refused(void **state)
 		got += ns_recv_for(&s, 16 - got, seen, 10);
 	}
 	if (got != 16)
-		fail_msg("refused kick: %u of 16 frames reached the peer with only done_cleanup", got);
+		fail_msg("refused kick: %u of 16 frames reached the peer with only done_cleanup",
+			 got);
 	/* Nothing pending: no kick. */
 	calls = kick_calls;
 	for (int i = 0; i < 100; i++)
