@@ -94,7 +94,8 @@ struct afxdp_txq {
 	int fd;
 	bool wakeup;
 	uint32_t kick_max;    /* kicks per burst at most (copy mode sends 32 frames per kick) */
-	uint64_t kicks, kick_again, kick_errors, copies;
+	/* Kicks taken; refused (no frame moved: the frames wait for a later kick); failed. */
+	uint64_t kicks, kick_refused, kick_errors, copies;
 	unsigned nb_desc;
 	struct afxdp_port *ap;
 	struct txc txc;

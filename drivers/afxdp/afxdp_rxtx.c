@@ -118,25 +118,41 @@ uint16_t afxdp_rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t 
 
 /* ---- Tx completion ---- */
 
-/* Kick the kernel to send: copy mode needs one per 32 frames; EAGAIN, EBUSY and ENOBUFS
- * mean "again later" (the frames stay in the ring and the next burst kicks again). */
+/*
+ * Kick the kernel to send what the Tx ring holds, until its consumer index reaches what was
+ * produced, at most kick_max times. Copy mode sends at most 32 frames per kick and then
+ * says EAGAIN while frames remain: frames moved, so kick again. EAGAIN, EBUSY, ENOBUFS and
+ * EINTR with no frame moved is a refusal (the device's queue is busy, the socket's send
+ * buffer is full): counted, and the frames wait for the next kick, which the next burst or
+ * completion check (tide_txq_done_cleanup) makes. The kernel's other reason to say EAGAIN,
+ * a full completion ring, cannot occur: the ring is as deep as the engine, which bounds
+ * the frames not yet completed. Other errors are counted as oerrors.
+ */
 static void tx_kick(struct afxdp_txq *q)
 {
-	for (uint32_t k = 0; k < q->kick_max; k++) {
-		/* Pairs with the kernel's release of the consumer index. */
-		if (__atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE) == q->tx.cached_prod)
-			return;
+	/* Pairs with the kernel's release of the consumer index. */
+	uint32_t cons = __atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE);
+
+	for (uint32_t k = 0; k < q->kick_max && cons != q->tx.cached_prod; k++) {
+		uint32_t before = cons;
+
 		if (q->wakeup && !xsk_ring_prod__needs_wakeup(&q->tx))
 			return;
 		if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0) {
-			if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
-			    errno == EINTR)
-				tide_stat_add(&q->kick_again, 1);
-			else
+			if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS &&
+			    errno != EINTR) {
 				tide_stat_add(&q->kick_errors, 1);
-			return;
+				return;
+			}
+			cons = __atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE);
+			if (cons == before) {
+				tide_stat_add(&q->kick_refused, 1);
+				return;
+			}
+			continue;
 		}
 		tide_stat_add(&q->kicks, 1);
+		cons = __atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE);
 	}
 }
 

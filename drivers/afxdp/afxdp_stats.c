@@ -56,25 +56,47 @@ void afxdp_stats_reset(struct tide_port *p)
 {
 	struct afxdp_port *ap = p->priv;
 
+	for (unsigned i = 0; i < ap->nb_txq; i++) {
+		struct afxdp_txq *q = (struct afxdp_txq *)p->txq[i];
+
+		if (q) {
+			tide_stat_zero(&q->kick_refused, 1);
+			tide_stat_zero(&q->kick_errors, 1);
+		}
+	}
+
 	memset(ap->xs_saved, 0, sizeof(ap->xs_saved));
 	afxdp_xs_live(ap, ap->xs_base);
 }
 
-/* The kernel's XDP_STATISTICS for tide_xstats_*(), each summed over the port's sockets. */
+/* The driver's own counters after the kernel's, in afxdp_xstats(). */
+enum { AFXDP_X_KICK_REFUSED = AFXDP_XS_N, AFXDP_X_N };
+
+/* The kernel's XDP_STATISTICS for tide_xstats_*(), each summed over the port's sockets,
+ * then the Tx kicks the kernel refused, summed over the Tx queues. */
 unsigned afxdp_xstats(struct tide_port *p, const char **xnames, uint64_t *values, unsigned max)
 {
-	static const char *const n[AFXDP_XS_N] = {
+	static const char *const n[AFXDP_X_N] = {
 	    [AFXDP_XS_RX_DROPPED] = "rx_dropped",
 	    [AFXDP_XS_RX_INVALID] = "rx_invalid_descs",
 	    [AFXDP_XS_TX_INVALID] = "tx_invalid_descs",
 	    [AFXDP_XS_RX_RING_FULL] = "rx_ring_full",
 	    [AFXDP_XS_FILL_RING_EMPTY] = "rx_fill_ring_empty_descs",
 	    [AFXDP_XS_TX_RING_EMPTY] = "tx_ring_empty_descs",
+	    [AFXDP_X_KICK_REFUSED] = "tx_kick_refused",
 	};
-	uint64_t xs[AFXDP_XS_N];
+	const struct afxdp_port *ap = p->priv;
+	uint64_t xs[AFXDP_X_N] = {0};
 
-	port_xs(p->priv, xs);
-	return tide_xstats_put(n, xs, AFXDP_XS_N, xnames, values, max);
+	port_xs(ap, xs);
+	for (unsigned i = 0; i < ap->nb_txq; i++) {
+		const struct afxdp_txq *q = (const struct afxdp_txq *)p->txq[i];
+
+		if (q)
+			xs[AFXDP_X_KICK_REFUSED] +=
+				__atomic_load_n(&q->kick_refused, __ATOMIC_RELAXED);
+	}
+	return tide_xstats_put(n, xs, AFXDP_X_N, xnames, values, max);
 }
 
 /* The sockets are about to close: keep what they counted. */

@@ -395,8 +395,11 @@ TIDE_EXPORT int tide_xstats_reset(struct tide_port *p);
 
 /*
  * Reclaim buffers the device has completed on an idle Tx queue, up to @max (0 = no limit).
- * Returns how many were released: 0 on a stopped (or never started) queue, and while the
- * queue is being handed over from another thread. Same thread rules as tide_tx_burst().
+ * It also hands the device packets a burst queued but the device refused to take then (an
+ * afxdp kick the kernel refused): an application that may stop sending while packets are
+ * in flight calls it on idle rounds. Returns how many were released: 0 on a stopped (or
+ * never started) queue, and while the queue is being handed over from another thread.
+ * Same thread rules as tide_tx_burst().
  */
 TIDE_EXPORT unsigned tide_txq_done_cleanup(struct tide_txq *q, unsigned max);
 

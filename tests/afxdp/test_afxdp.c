@@ -38,6 +38,28 @@
 
 static const char *ns, *dev_a, *peer_a, *dev_b, *peer_b;
 
+/* ---- a kernel that refuses Tx kicks ----
+ * With kick_refuse > 0, that many Tx kicks (sendto with no data: the driver's only sendto)
+ * fail with EAGAIN without reaching the kernel and send nothing, as when the device's queue
+ * is stopped (NETDEV_TX_BUSY); kick_calls counts every kick. */
+
+static int kick_refuse;
+static unsigned kick_calls;
+
+ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to,
+	       socklen_t tolen)
+{
+	if (buf == NULL && len == 0) {
+		kick_calls++;
+		if (kick_refuse > 0) {
+			kick_refuse--;
+			errno = EAGAIN;
+			return -1;
+		}
+	}
+	return (ssize_t)syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
+}
+
 /* ---- a kernel that refuses busy polling ----
  * The driver is linked into this program, so its setsockopt() calls land here. With
  * refuse_budget_after >= 0, SO_BUSY_POLL_BUDGET succeeds that many times and then fails
@@ -206,14 +228,14 @@ static void ns_send(struct ns_sock *s, const uint8_t *dst, uint32_t seq)
 	assert_int_equal(send(s->fd, buf, len, 0), (ssize_t)len);
 }
 
-/* Receive on the namespace side until @want frames of ours arrived or 2 s of silence. */
-static unsigned ns_recv(struct ns_sock *s, unsigned want, uint8_t *seen)
+/* Receive on the namespace side until @want frames of ours arrived or @ms of silence. */
+static unsigned ns_recv_for(struct ns_sock *s, unsigned want, uint8_t *seen, int ms)
 {
 	uint8_t buf[2048];
 	unsigned got = 0;
 	struct pollfd pfd = {.fd = s->fd, .events = POLLIN};
 
-	while (got < want && poll(&pfd, 1, 2000) > 0) {
+	while (got < want && poll(&pfd, 1, ms) > 0) {
 		struct sockaddr_ll from;
 		socklen_t fl = sizeof(from);
 		ssize_t r = recvfrom(s->fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
@@ -229,6 +251,12 @@ static unsigned ns_recv(struct ns_sock *s, unsigned want, uint8_t *seen)
 		got++;
 	}
 	return got;
+}
+
+/* The same with 2 s of silence. */
+static unsigned ns_recv(struct ns_sock *s, unsigned want, uint8_t *seen)
+{
+	return ns_recv_for(s, want, seen, 2000);
 }
 
 /* ---- the tide side ---- */
@@ -441,6 +469,87 @@ static void test_tx_walk(void **state)
 {
 	(void)state;
 	tx_case(",txc_walk=yes", true);
+}
+
+/* Fill @m with @n frames of the UMEM pool, sequence numbers from @seq. */
+static void umem_frames(struct tide_pool *pool, struct tide_mbuf **m, unsigned n, uint32_t seq)
+{
+	static const uint8_t dst[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *d;
+
+		m[i] = tide_mbuf_alloc(pool);
+		assert_non_null(m[i]);
+		d = (uint8_t *)tide_mbuf_append(m[i], (uint16_t)pkt_len(seq + i));
+		assert_non_null(d);
+		pkt_make(d, dst, seq + i);
+	}
+}
+
+/*
+ * One burst of more frames than the kernel sends per kick (copy mode: 32, then EAGAIN with
+ * the rest still in the Tx ring), then no other call on the queue: the burst itself must
+ * have handed every frame over. Then kicks the kernel refuses outright: nothing leaves
+ * with the burst, the refusal is counted, and tide_txq_done_cleanup() alone sends the
+ * frames (no more bursts).
+ */
+static void test_tx_kick_refused(void **state)
+{
+	char spec[160];
+	struct tide_pool *pool = umem_pool();
+	struct tide_port *p;
+	struct tide_txq *tq;
+	struct ns_sock s = ns_open(peer_a);
+	static uint8_t seen[NPKT];
+	struct tide_mbuf *m[64];
+	uint64_t refused = 0;
+	unsigned got, calls;
+
+	(void)state;
+	memset(seen, 0, sizeof(seen));
+	snprintf(spec, sizeof(spec), "afxdp:dev=%s,zero_copy=no", dev_a);
+	p = port_up(spec, pool, 1);
+	tq = tide_port_txq(p, 0);
+	umem_frames(pool, m, 64, 0);
+	assert_int_equal(tide_tx_burst(tq, m, 64), 64);
+	got = ns_recv(&s, 64, seen);
+	if (got != 64)
+		fail_msg("one burst of 64 frames: %u reached the peer without another call", got);
+	assert_int_equal(tide_xstats_get_by_name(p, "afxdp_tx_kick_refused", &refused), 0);
+	assert_int_equal(refused, 0);
+
+	/* The kernel refuses the burst's kicks: the frames wait in the Tx ring. */
+	kick_refuse = 1000;
+	kick_calls = 0;
+	umem_frames(pool, m, 16, 64);
+	assert_int_equal(tide_tx_burst(tq, m, 16), 16);
+	calls = kick_calls;
+	assert_true(calls >= 1);
+	assert_int_equal(ns_recv_for(&s, 16, seen, 200), 0);
+	assert_int_equal(tide_xstats_get_by_name(p, "afxdp_tx_kick_refused", &refused), 0);
+	assert_int_equal(refused, calls);
+	/* A refused kick without frames moving is not retried at once: one per call. */
+	assert_int_equal(calls, 1);
+	/* Accepted again: idle-time cleanup alone drains the ring. */
+	kick_refuse = 0;
+	got = 0;
+	for (int i = 0; i < 200 && got < 16; i++) {
+		tide_txq_done_cleanup(tq, 0);
+		got += ns_recv_for(&s, 16 - got, seen, 10);
+	}
+	if (got != 16)
+		fail_msg("refused kick: %u of 16 frames reached the peer with only done_cleanup",
+			 got);
+	/* Nothing pending: no kick. */
+	calls = kick_calls;
+	for (int i = 0; i < 100; i++)
+		tide_txq_done_cleanup(tq, 0);
+	assert_int_equal(kick_calls, calls);
+	tide_port_close(p);
+	close(s.fd);
+	assert_pool_full(pool);
+	tide_pool_free(pool);
 }
 
 /* l2fwd through tide: namespace -> a -> tide -> b -> namespace. */
@@ -1073,6 +1182,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tx),
 		cmocka_unit_test(test_tx_too_long),
 		cmocka_unit_test(test_tx_only_port),
+		cmocka_unit_test(test_tx_kick_refused),
 		cmocka_unit_test(test_fwd_native),
 		cmocka_unit_test(test_two_queues),
 		cmocka_unit_test(test_dev_removed),
