@@ -126,7 +126,8 @@ static uint64_t ctr_sum(const struct fwd_ctx *ctx, unsigned port, size_t off)
 	uint64_t n = 0;
 
 	for (unsigned i = 0; i < ctx->nlcores; i++)
-		n += *(const uint64_t *)((const char *)&ctx->lcores[i].ctr[port] + off);
+		n += __atomic_load_n((const uint64_t *)((const char *)&ctx->lcores[i].ctr[port] + off),
+				     __ATOMIC_RELAXED); /* the lcores count while we read */
 	return n;
 }
 
