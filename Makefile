@@ -80,7 +80,7 @@ mutate-quick:
 test: build $(SAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja matrix mutate-quick
 	ninja -C $(SAN_BUILD)
 	ninja -C $(TSAN_BUILD)
-	TSAN_OPTIONS=halt_on_error=1 scripts/run-tests $(BUILD) $(SAN_BUILD) $(TSAN_BUILD):unit \
+	TSAN_OPTIONS=halt_on_error=1 scripts/run-tests $(BUILD) $(SAN_BUILD):-plain_only $(TSAN_BUILD):unit \
 		$(REL_BUILD):unit $(CLANG_BUILD):unit $(ARM_BUILD):exe \
 		--mutants $(MUT_BUILD)/quick.json
 
