@@ -17,6 +17,7 @@
 
 #include "driver.h"
 #include "testutil.h"
+#include "proc_util.h"
 
 #define NPKT 1024
 
@@ -35,14 +36,6 @@ static int group_teardown(void **state)
 	(void)state;
 	tide_pool_free(pool);
 	return 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Open, configure and set up every queue; start when asked. */

@@ -20,19 +20,12 @@
 #include "driver.h"
 #include "testutil.h"
 #include "vhost_front.h"
+#include "proc_util.h"
 
 #define DEADLINE_S 10.0
 
 static char dir[64];
 static struct tide_pool *pool; /* shared: the virtio rows need it */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int group_setup(void **state)
 {

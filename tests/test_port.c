@@ -18,6 +18,7 @@
 
 #include "driver.h"
 #include "testutil.h"
+#include "proc_util.h"
 
 static int setup_thread(void **state)
 {
@@ -77,14 +78,6 @@ static char veth_a[16], veth_b[16];
 static bool driver_built(const char *name)
 {
 	return tide_driver_find(name) != NULL;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void quiet(enum tide_log_level l, const char *c, const char *m, void *u)

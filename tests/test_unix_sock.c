@@ -22,6 +22,7 @@
 
 #include "sock_util.h"
 #include "unix_sock.h"
+#include "proc_util.h"
 
 static char dir[] = "/tmp/tide-unix-sock-XXXXXX", sock[108];
 
@@ -90,18 +91,6 @@ static void full_backlog(const char *path, int type)
 		close(pend[i]);
 	close(l);
 	unlink(path);
-}
-
-static unsigned count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	unsigned n = 0;
-
-	SU_CHECK(d != NULL);
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n;
 }
 
 /* Send "msg" on @s with @nfds new descriptors (eventfds, closed here after the send). */

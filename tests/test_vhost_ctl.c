@@ -37,20 +37,13 @@
 
 #include "driver.h"
 #include "vhost_front.h"
+#include "proc_util.h"
 
 #define WINDOW_MS 300
 
 static struct tide_pool *pool;
 static const uint64_t feats = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
 			      VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void pause_ms(unsigned ms)
 {
@@ -59,18 +52,8 @@ static void pause_ms(unsigned ms)
 	nanosleep(&t, NULL);
 }
 
-/* Check @cond every millisecond for up to 5 s (the control thread does the work). */
-#define WAIT_FOR(cond, what)                                                                      \
-	do {                                                                                       \
-		double end_ = now_s() + 5;                                                         \
-		while (!(cond)) {                                                                  \
-			if (now_s() > end_) {                                                      \
-				fprintf(stderr, "timed out waiting for %s\n", what);               \
-				exit(1);                                                           \
-			}                                                                          \
-			pause_ms(1);                                                               \
-		}                                                                                  \
-	} while (0)
+/* Check @cond every millisecond (the control thread does the work). */
+#define WAIT_FOR(cond, what) POLL_UNTIL(pause_ms(1), cond, what)
 
 static struct tide_vhost_info info(struct tide_port *p)
 {

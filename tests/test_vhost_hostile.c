@@ -22,6 +22,7 @@
 #include <tide/vhost.h>
 
 #include "vhost_front.h"
+#include "proc_util.h"
 
 static struct tide_port *P;
 static uint64_t extra_feats; /* negotiated on top of feats (the event index, for some runs) */
@@ -31,18 +32,6 @@ static unsigned mfd_flags = MFD_CLOEXEC | MFD_ALLOW_SEALING; /* of good_connecti
 static const uint64_t feats = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
 			      VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) |
 			      VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
-
-static unsigned count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	unsigned n = 0;
-
-	FE_CHECK(d != NULL);
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n;
-}
 
 static void vinfo(struct tide_vhost_info *vi)
 {
@@ -55,22 +44,8 @@ static void poll_ctl(void)
 	FE_CHECK(tide_port_poll_ctl(P) == 0);
 }
 
-/* Poll the control plane until @cond or 5 s (no sleeps: each poll returns at once). */
-#define WAIT_FOR(cond, what)                                                                      \
-	do {                                                                                       \
-		struct timespec t0_, t1_;                                                          \
-		clock_gettime(CLOCK_MONOTONIC, &t0_);                                              \
-		for (;;) {                                                                         \
-			poll_ctl();                                                                \
-			if (cond)                                                                  \
-				break;                                                             \
-			clock_gettime(CLOCK_MONOTONIC, &t1_);                                      \
-			if (t1_.tv_sec - t0_.tv_sec > 5) {                                         \
-				fprintf(stderr, "timed out waiting for %s\n", what);               \
-				exit(1);                                                           \
-			}                                                                          \
-		}                                                                                  \
-	} while (0)
+/* Poll the control plane until @cond (no sleeps: each poll returns at once). */
+#define WAIT_FOR(cond, what) POLL_UNTIL(poll_ctl(), cond, what)
 
 /* ---- handshake steps ---- */
 

@@ -26,6 +26,7 @@
 
 #include "vhost_front.h"
 #include "../drivers/vhost/vhost.h"
+#include "proc_util.h"
 
 #define IOVA_BASE 0x7f0000000000ull
 #define RINGS	  0x8000u /* the vrings: [0, RINGS) of the memory */
@@ -46,18 +47,6 @@ static uint64_t iova(uint64_t off)
 	return IOVA_BASE + off;
 }
 
-static unsigned count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	unsigned n = 0;
-
-	FE_CHECK(d != NULL);
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n;
-}
-
 static void vinfo(struct tide_vhost_info *vi)
 {
 	vi->sz = sizeof(*vi);
@@ -69,24 +58,7 @@ static void poll_ctl(void)
 	FE_CHECK(tide_port_poll_ctl(P) == 0);
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-#define WAIT_FOR(cond, what)                                                                       \
-	do {                                                                                       \
-		double t0_ = now_s();                                                              \
-		while (poll_ctl(), !(cond)) {                                                      \
-			if (now_s() - t0_ > 5) {                                                   \
-				fprintf(stderr, "timed out waiting for %s\n", what);               \
-				exit(1);                                                           \
-			}                                                                          \
-		}                                                                                  \
-	} while (0)
+#define WAIT_FOR(cond, what) POLL_UNTIL(poll_ctl(), cond, what)
 
 /* ---- the frontend's IOTLB side ---- */
 

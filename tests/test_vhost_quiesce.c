@@ -28,6 +28,7 @@
 #include "membarrier_fail.h"
 #include "quiesce.h"
 #include "vhost_front.h"
+#include "proc_util.h"
 
 #define WAIT_S 5
 
@@ -37,14 +38,6 @@ static char path[108];
 static int in_grace; /* the control thread logged the failed barrier (lock held) */
 static int w_call;   /* which call W makes: 1 info, 2 poll_ctl */
 static int w_ready, w_done;
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void pause_ms(unsigned ms)
 {

@@ -19,20 +19,13 @@
 #include <tide/vhost.h>
 
 #include "testutil.h"
+#include "proc_util.h"
 
 #define FRAMES	   10000u
 #define DEADLINE_S 60.0
 #define BURST	   32
 
 static char dir[64];
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int setup(void **state)
 {

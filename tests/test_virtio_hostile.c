@@ -28,6 +28,7 @@
 #include "unix_sock.h"
 #include "vhost_user.h"
 #include "virtio_ring.h"
+#include "proc_util.h"
 
 static char dir[64], sock[96];
 static unsigned ndesc = 256; /* each queue's ring */
@@ -58,14 +59,6 @@ static bool logged(const char *what)
 	found = strstr(logbuf, what) != NULL;
 	pthread_mutex_unlock(&log_lock);
 	return found;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- the backend ---- */

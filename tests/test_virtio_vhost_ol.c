@@ -31,6 +31,7 @@
 
 #include "ol_pkt.h"
 #include "testutil.h"
+#include "proc_util.h"
 
 #define DEADLINE_S 10.0
 #define MAX_OUT	   128
@@ -66,14 +67,6 @@ struct side {
 };
 
 static struct side V, H; /* virtio, vhost */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t xstat(struct tide_port *p, const char *name)
 {
