@@ -299,6 +299,32 @@ static struct tide_mbuf *req(struct tide_pool *pool, uint32_t len, bool udp, boo
 }
 
 /*
+ * tide-fwd's io engine set up in this process on the ports of @spec0 (and @spec1), no lcore
+ * threads, and both ports started. Their egress queues take no offloads, so whatever a
+ * packet asks for is done in software.
+ */
+static void fwd_up(struct fwd_ctx *ctx, struct fwd_config *cfg, const char *spec0,
+		   const char *spec1)
+{
+	char err[256];
+
+	fwd_config_init(cfg);
+	cfg->specs[0] = spec0;
+	cfg->specs[1] = spec1;
+	cfg->nspecs = spec1 != NULL ? 2 : 1;
+	cfg->cpus[0] = -1;
+	cfg->engine = "io";
+	cfg->rxd = cfg->txd = 256;
+	cfg->quiet = true;
+	if (fwd_setup(ctx, cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "FAIL: %s\n", err);
+		exit(1);
+	}
+	FE_CHECK(ctx->tx_ol[0] == 0);
+	FE_CHECK(tide_port_start(ctx->ports[0]) == 0 && tide_port_start(ctx->ports[1]) == 0);
+}
+
+/*
  * A buffer of [TSO 7 segments, plain, UDP checksum, TSO 4 segments, bad TSO, plain] for a
  * ring port without offloads: the peer receives 14 packets in that order, the segments in
  * their packet's place, every checksum right; the bad request dropped and counted.
@@ -309,24 +335,10 @@ static void flush_order_check(void)
 	struct fwd_ctx ctx;
 	struct fwd_lcore *lc;
 	struct tide_mbuf *got[32];
-	char err[256];
 	uint32_t plen[6];
 	unsigned n = 0;
 
-	fwd_config_init(&cfg);
-	cfg.specs[0] = "ring:name=fwd-ol";
-	cfg.specs[1] = "ring:name=fwd-ol,peer=yes";
-	cfg.nspecs = 2;
-	cfg.cpus[0] = -1;
-	cfg.engine = "io";
-	cfg.rxd = cfg.txd = 256;
-	cfg.quiet = true;
-	if (fwd_setup(&ctx, &cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "FAIL: %s\n", err);
-		exit(1);
-	}
-	FE_CHECK(ctx.tx_ol[0] == 0);
-	FE_CHECK(tide_port_start(ctx.ports[0]) == 0 && tide_port_start(ctx.ports[1]) == 0);
+	fwd_up(&ctx, &cfg, "ring:name=fwd-ol", "ring:name=fwd-ol,peer=yes");
 	lc = &ctx.lcores[0];
 	plen[0] = build(A, false, false, 10000, 100);
 	fwd_tx_add(lc, 0, req(ctx.pool, plen[0], false, true, 1448));
@@ -399,22 +411,9 @@ static void idle_check(void)
 	struct fwd_lcore *lc;
 	struct tide_port_stats st = {.sz = sizeof(st)};
 	struct tide_mbuf *pk[32];
-	char err[256];
 	uint64_t before;
 
-	fwd_config_init(&cfg);
-	cfg.specs[0] = "simnic:ports=2,mode=inline,wire=cross";
-	cfg.nspecs = 1;
-	cfg.cpus[0] = -1;
-	cfg.engine = "io";
-	cfg.rxd = cfg.txd = 256;
-	cfg.quiet = true;
-	if (fwd_setup(&ctx, &cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "FAIL: %s\n", err);
-		exit(1);
-	}
-	FE_CHECK(ctx.tx_ol[0] == 0);
-	FE_CHECK(tide_port_start(ctx.ports[0]) == 0 && tide_port_start(ctx.ports[1]) == 0);
+	fwd_up(&ctx, &cfg, "simnic:ports=2,mode=inline,wire=cross", NULL);
 	lc = &ctx.lcores[0];
 	FE_CHECK(lc->txq[0] != NULL);
 	for (unsigned i = 0; i < 32; i++) {

@@ -158,33 +158,6 @@ static struct lens build(uint8_t *buf, const struct spec *s, uint64_t *rnd)
 	return L;
 }
 
-/* The packet as an mbuf chain: the first segment holds @first bytes (at least the headers),
- * the rest in pieces of 1..@piece bytes (random). */
-static struct tide_mbuf *to_mbuf_any(struct tide_pool *p, const uint8_t *buf, uint32_t len,
-				     uint32_t first, uint32_t piece, uint64_t *rnd)
-{
-	struct tide_mbuf *head = NULL;
-	uint32_t off = 0;
-
-	while (off < len) {
-		uint32_t n = head == NULL ? first : 1 + (uint32_t)(test_rand(rnd) % piece);
-		struct tide_mbuf *m = tide_mbuf_alloc(p);
-
-		require_non_null(m);
-		if (n > len - off)
-			n = len - off;
-		if (n > tide_mbuf_tailroom(m))
-			n = tide_mbuf_tailroom(m);
-		memcpy(tide_mbuf_append(m, (uint16_t)n), buf + off, n);
-		if (head == NULL)
-			head = m;
-		else
-			assert_int_equal(tide_mbuf_chain(head, m), 0);
-		off += n;
-	}
-	return head;
-}
-
 /* The same within TIDE_OFFLOAD_MAX_SEGS segments (longer pieces until it fits). */
 static struct tide_mbuf *to_mbuf(struct tide_pool *p, const uint8_t *buf, uint32_t len,
 				 uint32_t first, uint32_t piece, uint64_t *rnd)
@@ -192,7 +165,7 @@ static struct tide_mbuf *to_mbuf(struct tide_pool *p, const uint8_t *buf, uint32
 	if (len > first && piece < 4 * (len - first) / TIDE_OFFLOAD_MAX_SEGS + 1)
 		piece = 4 * (len - first) / TIDE_OFFLOAD_MAX_SEGS + 1; /* about MAX/2 pieces */
 	for (;;) {
-		struct tide_mbuf *m = to_mbuf_any(p, buf, len, first, piece, rnd);
+		struct tide_mbuf *m = test_chain(p, buf, len, first, piece, rnd);
 
 		if (m->nb_segs <= TIDE_OFFLOAD_MAX_SEGS)
 			return m;

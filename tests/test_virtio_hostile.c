@@ -162,6 +162,16 @@ struct env {
 	struct backend b;
 };
 
+/* Stop (which gives every buffer back) and close the port; the pool must be full. */
+static void env_close(struct env *e)
+{
+	assert_int_equal(tide_port_stop(e->p), 0);
+	tide_port_close(e->p);
+	tide_pool_cache_flush(e->pool);
+	assert_pool_full(e->pool);
+	tide_pool_free(e->pool);
+}
+
 /* Open and start the port (its queues with offloads @rxol / @txol), accept its connection. */
 static void env_open_ol(struct env *e, uint64_t features, const char *keys, uint64_t rxol,
 			uint64_t txol)
@@ -298,11 +308,7 @@ static void expect_fault(struct env *e, const char *reason, bool rx)
 	close(e->b.cfd);
 	/* Bursts on the faulted queue move nothing; stop gives every buffer back. */
 	assert_int_equal(tide_rx_burst(e->rxq, pkts, 32), 0);
-	assert_int_equal(tide_port_stop(e->p), 0);
-	tide_port_close(e->p);
-	tide_pool_cache_flush(e->pool);
-	assert_pool_full(e->pool);
-	tide_pool_free(e->pool);
+	env_close(e);
 }
 
 /*
@@ -537,11 +543,7 @@ static void expect_refused(struct env *e, const char *reason, uint64_t ctl_error
 	assert_int_equal(v, ctl_errors);
 	assert_int_equal(tide_port_link_get(e->p, &l), 0);
 	assert_int_equal(l.up, 0);
-	assert_int_equal(tide_port_stop(e->p), 0);
-	tide_port_close(e->p);
-	tide_pool_cache_flush(e->pool);
-	assert_pool_full(e->pool);
-	tide_pool_free(e->pool);
+	env_close(e);
 }
 
 /* A device without VIRTIO_F_VERSION_1: the handshake stops, the connection is closed. */
@@ -780,11 +782,7 @@ static void env_done(struct env *e)
 	assert_int_equal(tide_port_link_get(e->p, &l), 0);
 	assert_int_equal(l.up, 1);
 	close(e->b.cfd);
-	assert_int_equal(tide_port_stop(e->p), 0);
-	tide_port_close(e->p);
-	tide_pool_cache_flush(e->pool);
-	assert_pool_full(e->pool);
-	tide_pool_free(e->pool);
+	env_close(e);
 }
 
 /*

@@ -125,28 +125,6 @@ static void side_open(struct side *s, const char *name, const char *spec, bool s
 	s->txq = tide_port_txq(s->p, 0);
 }
 
-/* @len bytes at @buf as a chain from @p, each segment as full as its tailroom allows. */
-static struct tide_mbuf *to_chain(struct tide_pool *p, const uint8_t *buf, uint32_t len)
-{
-	struct tide_mbuf *head = NULL;
-
-	for (uint32_t off = 0; off < len;) {
-		struct tide_mbuf *m = tide_mbuf_alloc(p);
-		uint32_t n = len - off;
-
-		require_non_null(m);
-		if (n > tide_mbuf_tailroom(m))
-			n = tide_mbuf_tailroom(m);
-		memcpy(tide_mbuf_append(m, (uint16_t)n), buf + off, n);
-		if (head == NULL)
-			head = m;
-		else
-			assert_int_equal(tide_mbuf_chain(head, m), 0);
-		off += n;
-	}
-	return head;
-}
-
 /*
  * Send @m from @s; while the ring is full, poll @r's Rx queue, whose bursts post the
  * virtio side's receive buffers (nothing may arrive before the packet is sent).
@@ -260,7 +238,7 @@ static void send_req(struct side *s, struct side *r, const uint8_t *ref, const s
 	if (!k->v6)
 		put16(B + k->l2 + 10, 0);
 	put16(B + k->l2 + k->l3 + (k->udp ? 6 : 16), 0);
-	m = to_chain(s->pool, B, k->len);
+	m = test_chain(s->pool, B, k->len, UINT32_MAX, 0, NULL);
 	m->ol_flags = f;
 	m->l2_len = (uint8_t)k->l2;
 	m->l3_len = (uint16_t)k->l3;

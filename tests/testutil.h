@@ -7,8 +7,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
+#include <tide/mbuf.h>
 #include <tide/pool.h>
 
 /*
@@ -42,6 +44,40 @@ static inline void assert_pool_full(struct tide_pool *p)
 	assert_int_equal(a.free, a.n);
 	assert_int_equal(a.duplicates, 0);
 	assert_int_equal(tide_pool_avail(p), tide_pool_size(p));
+}
+
+/*
+ * @len bytes at @buf as an mbuf chain from @p: the first segment holds up to @first bytes,
+ * each later one 1..@piece bytes at random (@rnd), or with @rnd NULL as many as fit; no
+ * segment holds more than its tailroom.
+ */
+static inline struct tide_mbuf *test_chain(struct tide_pool *p, const uint8_t *buf, uint32_t len,
+					   uint32_t first, uint32_t piece, uint64_t *rnd)
+{
+	struct tide_mbuf *head = NULL;
+	uint32_t off = 0;
+
+	while (off < len) {
+		uint32_t n = len - off;
+		struct tide_mbuf *m = tide_mbuf_alloc(p);
+
+		require_non_null(m);
+		if (head == NULL)
+			n = first;
+		else if (rnd != NULL)
+			n = 1 + (uint32_t)(test_rand(rnd) % piece);
+		if (n > len - off)
+			n = len - off;
+		if (n > tide_mbuf_tailroom(m))
+			n = tide_mbuf_tailroom(m);
+		memcpy(tide_mbuf_append(m, (uint16_t)n), buf + off, n);
+		if (head == NULL)
+			head = m;
+		else
+			assert_int_equal(tide_mbuf_chain(head, m), 0);
+		off += n;
+	}
+	return head;
 }
 
 #endif
