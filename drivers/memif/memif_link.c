@@ -202,12 +202,10 @@ static void free_regions(struct memif_port *mp)
 /*
  * Client, link going down by our choice (port stop): give the server up to
  * MEMIF_DRAIN_NS to consume what we published on C2S before the disconnect message goes
- * out. dpdk-testpmd 22.11 as server unmaps the regions on disconnect without waiting for
- * its forwarding lcore (a core dump shows the lcore faulting on the C2S ring header's
- * head in librte_net_memif after the unmap). Draining first means the server has every
- * packet we published and its lcore polls an empty ring when the message arrives; it
- * narrows DPDK's race but cannot close it (docs/drivers/memif.md). The queues are
- * quiesced.
+ * out. The server then has every packet we published, and a server that unmaps the
+ * regions on disconnect while its poller still runs finds that poller on an empty ring:
+ * this narrows such a server's race, it cannot close it (docs/drivers/memif.md, "as server
+ * crashing when a tide client stops"). The queues are quiesced.
  */
 static void drain_c2s(struct memif_port *mp)
 {
