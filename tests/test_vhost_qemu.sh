@@ -8,8 +8,8 @@
 #   guest virtio_net (2nd NIC) --vhost-user--> tide-fwd io, the port to itself
 #
 # QEMU runs with the software CPU (-accel tcg; /dev/kvm here is PVM), guest memory from a
-# shared memfd, a Debian cloud kernel (apt-get download + dpkg -x, cached in the build
-# directory) and a busybox initramfs built here. The guest brings its link up, pings
+# shared memfd, the Debian cloud kernel and a busybox initramfs (tests/vhost_qemu_lib.sh,
+# over tests/guest/lib.sh). The guest brings its link up, pings
 # 10.0.0.1 through tide-fwd, sends COUNT UDP datagrams that the namespace must receive
 # intact, and receives COUNT datagrams sent from the namespace, intact. tide-fwd must end
 # with every buffer back.
@@ -31,39 +31,14 @@ fwd=$1 cache=$2 tool_src=$3 lib=$4
 count=${VHOST_QEMU_COUNT:-2000}
 frame_size=8000 frame_count=20
 packed=${VHOST_QEMU_PACKED:-0}
-skip() { echo "skip: $*" >&2; exit 77; }
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-command -v busybox >/dev/null || skip "busybox not installed"
-command -v python3 >/dev/null || skip "python3 not installed"
-[ -n "${TDX_NS:-}" ] || skip "needs netns-env (root, veth)"
-"$fwd" --help 2>&1 | grep -q . || skip "no tide-fwd"
 . "$lib"
-
-dir=$(mktemp -d /tmp/tide-vhost-qemu-XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-in_ns() { nsenter --net="/run/netns/$TDX_NS" "$@"; }
-wait_for() {
-	local t=$1; shift
-	local end=$((SECONDS + t))
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
-	done
-}
+vq_setup "$fwd"
 
 # ---- the guest kernel (cached) and the initramfs: busybox, the UDP tool, the modules ----
-vq_kernel "$cache"
-vq_initramfs "$dir" "$tool_src"
-irfs=$dir/irfs
-cat >"$irfs/init" <<EOF
+cat >"$dir/init" <<EOF
 #!/bin/sh
-$VQ_INIT_MODULES
+. /lib/guest-init.sh; . /lib/vq-init.sh
+vq_init
 main=\$(nic 52:54:00:00:00:02) big=\$(nic 52:54:00:00:00:03)
 echo 8388608 >/proc/sys/net/core/rmem_max
 echo 1 >/proc/sys/net/ipv6/conf/\$big/disable_ipv6 2>/dev/null # nothing but the test's frames there
@@ -80,7 +55,7 @@ echo "VHT UDP-MIB \$(grep Udp: /proc/net/snmp | tail -1)"
 echo "VHT DONE"
 poweroff -f
 EOF
-vq_pack "$dir"
+vq_guest "$cache" "$tool_src" "$dir/init"
 
 # ---- the namespace end ----
 in_ns ip addr add 10.0.0.1/24 dev "$TDX_A_PEER"
@@ -121,17 +96,10 @@ pids+=($fwdpid)
 wait_for 10 test -S "$sock" -a -S "$sock2" || { echo "FAIL: no vhost socket"; cat "$dir/fwd.log"; exit 1; }
 
 # ---- the guest ----
-timeout 140 qemu-system-x86_64 -accel tcg -cpu max -m 256 -smp 1 -display none -no-reboot \
-	-monitor none -serial "file:$dir/console.log" \
-	-object memory-backend-memfd,id=mem,size=256M,share=on -numa node,memdev=mem \
-	-chardev "socket,id=c0,path=$sock" -netdev vhost-user,id=n0,chardev=c0 \
+vq_qemu 140 -chardev "socket,id=c0,path=$sock" -netdev vhost-user,id=n0,chardev=c0 \
 	-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02,vectors=0,host_mtu=9000$([ "$packed" = 1 ] && echo ,packed=on)" \
 	-chardev "socket,id=c1,path=$sock2" -netdev vhost-user,id=n1,chardev=c1 \
-	-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:00:03,vectors=0,host_mtu=9000,x-mtu-bypass-backend=off" \
-	-kernel "$kernel" -initrd "$dir/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1" </dev/null >"$dir/qemu.out" 2>&1 &
-qpid=$!
-pids+=($qpid)
+	-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:00:03,vectors=0,host_mtu=9000,x-mtu-bypass-backend=off"
 
 # When the guest listens, send it COUNT datagrams from the namespace.
 if wait_for 120 grep -aq "VHT RECV-READY" "$dir/console.log"; then

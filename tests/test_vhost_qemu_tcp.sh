@@ -23,35 +23,10 @@
 set -u
 fwd=$1 cache=$2 tool_src=$3 lib=$4
 mib=${VHOST_QEMU_TCP_MIB:-32}
-skip() { echo "skip: $*" >&2; exit 77; }
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-command -v busybox >/dev/null || skip "busybox not installed"
-command -v python3 >/dev/null || skip "python3 not installed"
-[ -n "${TDX_NS:-}" ] || skip "needs netns-env (root, veth)"
-"$fwd" --help 2>&1 | grep -q . || skip "no tide-fwd"
 . "$lib"
+vq_setup "$fwd"
 
 t_start=$SECONDS
-dir=$(mktemp -d /tmp/tide-vhost-qemu-tcp-XXXXXX)
-pids=()
-cleanup() {
-	# TERM first: timeout(1) passes it on to QEMU (a KILL would leave QEMU running).
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.5
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-in_ns() { nsenter --net="/run/netns/$TDX_NS" "$@"; }
-wait_for() {
-	local t=$1; shift
-	local end=$((SECONDS + t))
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
-	done
-}
 
 # ---- a second single-queue veth pair (netns-env's pair B has two queues) ----
 vc=tdxc$TDX_ID vcp=tdxC$TDX_ID
@@ -69,11 +44,10 @@ in_ns ip addr add 10.0.1.1/24 dev "$TDX_A_PEER"
 in_ns ip addr add 10.0.2.1/24 dev "$vcp"
 
 # ---- the guest ----
-vq_kernel "$cache"
-vq_initramfs "$dir" "$tool_src"
-cat >"$dir/irfs/init" <<EOF
+cat >"$dir/init" <<EOF
 #!/bin/sh
-$VQ_INIT_MODULES
+. /lib/guest-init.sh; . /lib/vq-init.sh
+vq_init
 n1=\$(nic 52:54:00:00:00:02) n2=\$(nic 52:54:00:00:00:03)
 ip link set lo up
 ip link set \$n1 up; ip addr add 10.0.1.2/24 dev \$n1
@@ -90,7 +64,7 @@ echo "VHT NIC2-RECV"; vhost_guest_tcp recv 5001 $mib 60
 echo "VHT DONE"
 poweroff -f
 EOF
-vq_pack "$dir"
+vq_guest "$cache" "$tool_src" "$dir/init"
 
 # ---- the namespace: a receiver per NIC (sha-256 of what arrived against the stream's) ----
 cat >"$dir/stream.py" <<'PY'
@@ -178,17 +152,10 @@ pids+=($fwdpid)
 wait_for 10 test -S "$s1" -a -S "$s2" || { echo "FAIL: no vhost socket"; cat "$dir/fwd.log"; exit 1; }
 
 t_boot=$SECONDS
-timeout 200 qemu-system-x86_64 -accel tcg -cpu max -m 256 -smp 1 -display none -no-reboot \
-	-monitor none -serial "file:$dir/console.log" \
-	-object memory-backend-memfd,id=mem,size=256M,share=on -numa node,memdev=mem \
-	-chardev "socket,id=c0,path=$s1" -netdev vhost-user,id=n0,chardev=c0 \
+vq_qemu 200 -chardev "socket,id=c0,path=$s1" -netdev vhost-user,id=n0,chardev=c0 \
 	-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02,vectors=0" \
 	-chardev "socket,id=c1,path=$s2" -netdev vhost-user,id=n1,chardev=c1 \
-	-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:00:03,vectors=0" \
-	-kernel "$kernel" -initrd "$dir/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1" </dev/null >"$dir/qemu.out" 2>&1 &
-qpid=$!
-pids+=($qpid)
+	-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:00:03,vectors=0"
 # The other direction: when the guest listens on a NIC, the namespace sends it the stream.
 for n in 1 2; do
 	if wait_for 180 grep -aq "VHT NIC$n-RECV" "$dir/console.log"; then
