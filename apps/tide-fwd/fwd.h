@@ -246,6 +246,11 @@ int fwd_lcore_main(void *arg);
 /* Send every non-empty Tx buffer of @lc; refused packets are freed and counted. */
 void fwd_tx_flush(struct fwd_lcore *lc);
 
+/* A round of @lc that received nothing: each of its Tx queues completes what it sent
+ * (tide_txq_done_cleanup()), so that frames a device left queued (AF_XDP: a refused kick)
+ * go out and finished buffers come back without waiting for the next burst. */
+void fwd_idle(struct fwd_lcore *lc);
+
 /*
  * The same when packets may carry Tx requests (ctx->sw_ol, fwd_ol.c): a packet asking for a
  * checksum or a segmentation its egress queue did not enable gets it in software first
@@ -254,10 +259,6 @@ void fwd_tx_flush(struct fwd_lcore *lc);
  */
 void fwd_tx_flush_ol(struct fwd_lcore *lc);
 
-/* A round of @lc that received nothing, with software segmentation on: the egress queues
- * that took segments complete what they sent (tide_txq_done_cleanup()), so that frames a
- * device left queued (AF_XDP: a refused kick) go out without waiting for the next burst. */
-void fwd_ol_idle(struct fwd_lcore *lc);
 
 /* The Rx and Tx offloads to enable on port @p's queues: what it offers and forwarding uses. */
 uint64_t fwd_rx_offloads(const struct fwd_ctx *ctx, unsigned p);

@@ -173,6 +173,13 @@ poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf *
 	return n;
 }
 
+void fwd_idle(struct fwd_lcore *lc)
+{
+	for (unsigned p = 0; p < lc->ctx->nports; p++)
+		if (lc->txq[p] != NULL)
+			tide_txq_done_cleanup(lc->txq[p], 0);
+}
+
 static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *lc, const bool no_rx,
 							    const bool budgeted, const bool ol)
 {
@@ -186,21 +193,18 @@ static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *l
 	while (!__atomic_load_n(&ctx->stop, __ATOMIC_RELAXED)) {
 		const bool was_idle = !got;
 
-		if (intr) {
-			idle = got ? 0 : idle + 1;
-			got = 0;
-			if (idle >= FWD_IDLE_ROUNDS) {
+		got = 0;
+		if (was_idle) {
+			if (intr && ++idle >= FWD_IDLE_ROUNDS) {
 				fwd_rx_sleep(lc, pkts);
 				idle = 0;
 			}
+			fwd_idle(lc);
+		} else {
+			idle = 0;
 		}
 		if (lc->nstreams == 0)
 			tide_pause(); /* an lcore left without streams by the mapping */
-		if (ol) {
-			if (was_idle)
-				fwd_ol_idle(lc);
-			got = 0;
-		}
 		for (unsigned i = 0; i < lc->nstreams; i++) {
 			const struct fwd_stream *s = &lc->streams[i];
 			int n = poll_stream(lc, s, pkts, burst, no_rx, budgeted, ol);

@@ -130,13 +130,6 @@ static void flush_port(struct fwd_lcore *lc, uint16_t port, struct fwd_txbuf *b)
 	b->n = 0;
 }
 
-void fwd_ol_idle(struct fwd_lcore *lc)
-{
-	for (unsigned p = 0; p < lc->ctx->nports; p++)
-		if (lc->txq[p] != NULL && lc->ctx->tx_ol[p] == 0)
-			tide_txq_done_cleanup(lc->txq[p], 0);
-}
-
 void fwd_tx_flush_ol(struct fwd_lcore *lc)
 {
 	for (unsigned i = 0; i < lc->ndirty; i++) {
