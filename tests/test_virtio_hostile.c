@@ -230,14 +230,16 @@ static void env_up_ol(struct env *e, uint64_t features, const char *keys, uint64
 	env_open_ol(e, features | VIRTIO_BIT(VIRTIO_F_VERSION_1), keys, rxol, txol);
 	while (!e->b.kicked[0] || !e->b.kicked[1])
 		backend_msg(&e->b);
+	/* Poll Rx while waiting, as an application does: the first Rx burst on the live queue
+	 * posts the receive buffers, and the control thread waits for that (up to 100 ms)
+	 * before it lets the Tx queue go live and the link come up. */
 	end = now_s() + 10;
 	do {
+		assert_int_equal(tide_rx_burst(e->rxq, (struct tide_mbuf *[1]){NULL}, 0), 0);
 		assert_int_equal(tide_port_link_get(e->p, &l), 0);
 		if (now_s() > end)
 			fail_msg("link not up");
 	} while (!l.up);
-	/* The first Rx burst posts the receive buffers. */
-	assert_int_equal(tide_rx_burst(e->rxq, (struct tide_mbuf *[1]){NULL}, 0), 0);
 	if (features & VIRTIO_BIT(VIRTIO_F_RING_PACKED)) {
 		/* Packed: the last of them available in the first pass (wrap counter 1). */
 		struct vring_packed_desc *d = (struct vring_packed_desc *)(void *)e->b.desc[0];
