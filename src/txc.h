@@ -480,6 +480,32 @@ TIDE_ALWAYS_INLINE void txc_release_burst(struct txc *t, struct tide_mbuf **pkts
 	t->policy(t, pkts, n);
 }
 
+/*
+ * The end of a copy-mode burst that took @k packets, @inplace of which the driver freed or
+ * handed on itself (dropped, or segmented and sent; their entries in @pkts are NULL). @after:
+ * the others are released here in one go (txc_release_burst(), the gaps closed first); else
+ * the copy loop freed each one as it went and they are only counted.
+ */
+TIDE_ALWAYS_INLINE void txc_release_copied(struct txc *t, struct tide_mbuf **pkts, unsigned k,
+					   unsigned inplace, const bool after)
+{
+	if (after) {
+		unsigned nfree = k;
+
+		if (tide_unlikely(inplace)) {
+			nfree = 0;
+			for (unsigned j = 0; j < k; j++)
+				if (pkts[j] != NULL)
+					pkts[nfree++] = pkts[j];
+		}
+		txc_release_burst(t, pkts, nfree);
+	} else {
+		txc_count_released(t, k - inplace); /* freed in the copy loop */
+	}
+	if (tide_unlikely(inplace))
+		txc_count_released(t, inplace);
+}
+
 /* Commit @n filled slots that the device has already completed. */
 TIDE_ALWAYS_INLINE void txc_commit_done(struct txc *t, unsigned n)
 {

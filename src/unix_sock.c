@@ -2,6 +2,7 @@
 /* UNIX control sockets shared by the memif and vhost drivers (see unix_sock.h). */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,6 +64,51 @@ int unix_sock_listen(const char *path, bool abstract, int type, int backlog)
 		return -err;
 	}
 	return fd;
+}
+
+int unix_sock_connect(const char *path, bool abstract, int type)
+{
+	struct sockaddr_un sa;
+	socklen_t len = unix_sock_addr(path, abstract, &sa);
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+ssize_t unix_sock_send(int sock, const struct iovec *iov, unsigned iovcnt, const int *fds,
+		       unsigned nfds, int flags)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * UNIX_SOCK_MAX_FDS)];
+		struct cmsghdr align;
+	} cbuf;
+	struct msghdr mh = {.msg_iov = (struct iovec *)(uintptr_t)iov, .msg_iovlen = iovcnt};
+	ssize_t n;
+
+	if (nfds > UNIX_SOCK_MAX_FDS)
+		return -EINVAL;
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	n = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
+	return n < 0 ? -errno : n;
 }
 
 ssize_t unix_sock_recv(int sock, void *buf, size_t len, struct unix_sock_fds *fds, bool *trunc)

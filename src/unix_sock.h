@@ -27,6 +27,22 @@ socklen_t unix_sock_addr(const char *path, bool abstract, struct sockaddr_un *sa
  */
 int unix_sock_listen(const char *path, bool abstract, int type, int backlog);
 
+/*
+ * A connected socket of @type (SOCK_STREAM or SOCK_SEQPACKET, with SOCK_NONBLOCK if
+ * wanted), close-on-exec, to the listener on @path: the fd, or -errno (-ENOENT or
+ * -ECONNREFUSED: nobody listens there yet; -EAGAIN: a non-blocking connect found its
+ * backlog full).
+ */
+int unix_sock_connect(const char *path, bool abstract, int type);
+
+/*
+ * One sendmsg() of @iov[0..@iovcnt) on @sock with @fds[0..@nfds) along as SCM_RIGHTS
+ * (@nfds at most UNIX_SOCK_MAX_FDS), never raising SIGPIPE; @flags adds MSG_DONTWAIT or
+ * the like. Returns the bytes sent or -errno.
+ */
+ssize_t unix_sock_send(int sock, const struct iovec *iov, unsigned iovcnt, const int *fds,
+		       unsigned nfds, int flags);
+
 #define UNIX_SOCK_MAX_FDS 8 /* the most descriptors one unix_sock_recv() makes room for */
 
 /*

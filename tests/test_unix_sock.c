@@ -7,7 +7,9 @@
  * descriptors that came with a message are kept up to the caller's limit, those beyond it
  * are closed and reported lost, as are those the kernel dropped (MSG_CTRUNC); a datagram
  * longer than the buffer says so; nothing waiting and a closed peer are told apart; no
- * descriptor leaks on any path.
+ * descriptor leaks on any path. unix_sock_connect() and unix_sock_send(), the client side:
+ * nobody listening is an error code, not an fd; a message goes out with its descriptors, and
+ * more descriptors than a receiver makes room for are refused before anything is sent.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -118,6 +120,43 @@ static void recv_expect(int s, struct unix_sock_fds *f, unsigned kept, bool lost
 	SU_CHECK(f->lost == lost);
 	for (unsigned i = 0; i < f->n; i++)
 		SU_CHECK(fcntl(f->fd[i], F_GETFD) == FD_CLOEXEC);
+}
+
+/* The client side: connect (nobody there, then a listener), send with descriptors. */
+static void connect_send(void)
+{
+	unsigned before = count_fds();
+	int fds[UNIX_SOCK_MAX_FDS + 1], l, c, a, rc;
+	struct unix_sock_fds f = {.max = UNIX_SOCK_MAX_FDS};
+	struct iovec iov[2] = {{"m", 1}, {"sg", 2}};
+
+	rc = unix_sock_connect(sock, false, SOCK_SEQPACKET | SOCK_NONBLOCK);
+	SU_CHECK(rc == -ENOENT);
+	l = listen_on_type(sock, SOCK_SEQPACKET);
+	SU_CHECK(l >= 0);
+	c = unix_sock_connect(sock, false, SOCK_SEQPACKET | SOCK_NONBLOCK);
+	SU_CHECK(c >= 0);
+	SU_CHECK(fcntl(c, F_GETFD) == FD_CLOEXEC && (fcntl(c, F_GETFL) & O_NONBLOCK));
+	a = accept4(l, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	SU_CHECK(a >= 0);
+	for (unsigned i = 0; i <= UNIX_SOCK_MAX_FDS; i++)
+		SU_CHECK((fds[i] = eventfd(0, EFD_CLOEXEC)) >= 0);
+	/* One descriptor more than a receiver takes: refused, nothing on the wire. */
+	SU_CHECK(unix_sock_send(c, iov, 2, fds, UNIX_SOCK_MAX_FDS + 1, MSG_DONTWAIT) == -EINVAL);
+	SU_CHECK(unix_sock_recv(a, (char[8]){0}, 8, &f, NULL) == -EAGAIN);
+	/* The most it takes, gathered from two pieces: all arrive. */
+	SU_CHECK(unix_sock_send(c, iov, 2, fds, UNIX_SOCK_MAX_FDS, MSG_DONTWAIT) == 3);
+	recv_expect(a, &f, UNIX_SOCK_MAX_FDS, false);
+	unix_sock_fds_close(&f);
+	/* The peer gone: an error code, no signal. */
+	close(a);
+	SU_CHECK(unix_sock_send(c, iov, 1, NULL, 0, MSG_DONTWAIT) == -EPIPE);
+	for (unsigned i = 0; i <= UNIX_SOCK_MAX_FDS; i++)
+		close(fds[i]);
+	close(c);
+	close(l);
+	unlink(sock);
+	SU_CHECK(count_fds() == before);
 }
 
 static void recv_fds(void)
@@ -253,6 +292,7 @@ int main(int argc, char **argv)
 	full_backlog(sock, SOCK_SEQPACKET);
 
 	recv_fds();
+	connect_send();
 
 	SU_CHECK(rmdir(dir) == 0);
 	printf("unix_sock: ok\n");

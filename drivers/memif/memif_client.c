@@ -20,12 +20,6 @@
 #include "memif_ctl.h"
 #include "unix_sock.h"
 
-static int sock_addr(const struct memif_port *mp, struct sockaddr_un *sa, socklen_t *len)
-{
-	*len = unix_sock_addr(mp->path, mp->abstract, sa);
-	return 0;
-}
-
 /* Region 0 and the eventfds for the plan negotiated from hello. */
 static const char *client_regions(struct memif_port *mp)
 {
@@ -216,8 +210,6 @@ void memif_client_handle(struct memif_port *mp, const struct memif_msg *m)
 
 void memif_client_try(struct memif_port *mp)
 {
-	struct sockaddr_un sa;
-	socklen_t len;
 	uint64_t now = os_now_ns();
 	int fd;
 
@@ -225,25 +217,20 @@ void memif_client_try(struct memif_port *mp)
 		return;
 	if (mp->retry_ns == 0)
 		mp->retry_ns = MEMIF_RETRY_NS;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = unix_sock_connect(mp->path, mp->abstract, SOCK_SEQPACKET | SOCK_NONBLOCK);
 	if (fd >= 0) {
-		sock_addr(mp, &sa, &len);
-		if (connect(fd, (struct sockaddr *)&sa, len) == 0) {
-			mp->cfd = fd;
-			mp->peer_name[0] = '\0';
-			mp->hs_deadline = now + (uint64_t)mp->hs_timeout_ms * 1000000u;
-			memif_conn_init(&mp->conn, MEMIF_ROLE_CLIENT, NULL);
-			return;
-		}
+		mp->cfd = fd;
+		mp->peer_name[0] = '\0';
+		mp->hs_deadline = now + (uint64_t)mp->hs_timeout_ms * 1000000u;
+		memif_conn_init(&mp->conn, MEMIF_ROLE_CLIENT, NULL);
+		return;
 	}
 	/* No server yet: say so once per cause, and back off. */
-	if (errno != mp->last_err) {
-		mp->last_err = errno;
+	if (-fd != mp->last_err) {
+		mp->last_err = -fd;
 		tide_log(TIDE_LOG_NOTICE, mp->port->name, "socket=%s%s: %s; retrying",
-			 mp->abstract ? "@" : "", mp->path, strerror(errno));
+			 mp->abstract ? "@" : "", mp->path, strerror(-fd));
 	}
-	if (fd >= 0)
-		close(fd);
 	mp->retry_at = now + mp->retry_ns;
 	if (mp->retry_ns < MEMIF_RETRY_MAX_NS)
 		mp->retry_ns *= 2;

@@ -604,24 +604,9 @@ out:
 			txc_commit(t, used);
 		memif_kick(&q->r);
 	}
-	if (f == MEMIF_FREE_AFTER) {
-		unsigned nfree = k;
-
-		if (tide_unlikely(st.dropped)) {
-			/* Dropped packets were freed in place: close the gaps they left. */
-			nfree = 0;
-			for (uint16_t j = 0; j < k; j++)
-				if (pkts[j] != NULL)
-					pkts[nfree++] = pkts[j];
-		}
-		txc_release_burst(t, pkts, nfree);
-	} else {
-		txc_count_released(t, (unsigned)(k - st.dropped)); /* freed in the copy loop */
-	}
-	if (tide_unlikely(st.dropped)) {
-		txc_count_released(t, (unsigned)st.dropped);
+	txc_release_copied(t, pkts, k, (unsigned)st.dropped, f == MEMIF_FREE_AFTER);
+	if (tide_unlikely(st.dropped))
 		tide_stat_add(&pub->stats.errors, st.dropped);
-	}
 	tide_stat_burst(&pub->stats, k - st.dropped, bytes);
 	memif_leave(&q->busy);
 	return k;

@@ -27,26 +27,14 @@
 int memif_send_on(int sock, const struct memif_msg *m, int fd)
 {
 	uint8_t buf[MEMIF_MSG_SIZE];
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
 
 	if (memif_msg_encode(m, buf) < 0)
 		return -EINVAL;
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(buf))
-		return -errno ? -errno : -EIO;
+	n = unix_sock_send(sock, &iov, 1, &fd, fd >= 0, MSG_DONTWAIT);
+	if (n != (ssize_t)sizeof(buf))
+		return n < 0 ? (int)n : -EIO;
 	return 0;
 }
 

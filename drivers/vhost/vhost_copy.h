@@ -225,22 +225,7 @@ TIDE_ALWAYS_INLINE void vhost_tx_done(struct tide_txq *pub, struct txc *t, struc
 
 	if (k)
 		txc_commit_done(t, k);
-	if (f == VHOST_FREE_AFTER) {
-		unsigned nfree = k;
-
-		if (tide_unlikely(inplace)) {
-			/* Those packets were freed in place: close the gaps they left. */
-			nfree = 0;
-			for (uint16_t j = 0; j < k; j++)
-				if (pkts[j] != NULL)
-					pkts[nfree++] = pkts[j];
-		}
-		txc_release_burst(t, pkts, nfree);
-	} else {
-		txc_count_released(t, (unsigned)(k - inplace)); /* freed in the copy loop */
-	}
-	if (tide_unlikely(inplace))
-		txc_count_released(t, (unsigned)inplace);
+	txc_release_copied(t, pkts, k, (unsigned)inplace, f == VHOST_FREE_AFTER);
 	if (tide_unlikely(dropped))
 		tide_stat_add(&pub->stats.errors, dropped);
 	tide_stat_burst(&pub->stats, k - dropped, bytes);
@@ -602,5 +587,33 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 	vhost_leave(&q->busy);
 	return i;
 }
+
+/*
+ * A layout's burst entry points (declared in vhost.h): vhost_LAYOUT_rx and _rx_ol; _tx_after,
+ * _tx_loop, _tx_after_ol and _tx_loop_ol (the copy's buffers freed after the loop or in it,
+ * see VHOST_FREE_AFTER). Each declares the layout's cursor `c` with @RXC / @TXC (statements:
+ * a cursor may point at burst-local state) and runs the one burst body above with the
+ * layout's table LAYOUT_rx / LAYOUT_tx, every choice a constant the compiler folds.
+ */
+#define VHOST_LAYOUT_RX_ENTRY(NAME, LAYOUT, RXC, OL)                                          \
+	uint16_t NAME(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)             \
+	{                                                                                    \
+		RXC;                                                                         \
+		return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &LAYOUT##_rx, OL); \
+	}
+#define VHOST_LAYOUT_TX_ENTRY(NAME, LAYOUT, TXC, FREE, OL)                                    \
+	uint16_t NAME(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)             \
+	{                                                                                    \
+		TXC;                                                                         \
+		return vhost_tx_burst((struct vhost_txq *)pub, pkts, n, FREE, &c, &LAYOUT##_tx, \
+				      OL);                                                   \
+	}
+#define VHOST_LAYOUT_BURSTS(LAYOUT, RXC, TXC)                                                 \
+	VHOST_LAYOUT_RX_ENTRY(vhost_##LAYOUT##_rx, LAYOUT, RXC, false)                        \
+	VHOST_LAYOUT_RX_ENTRY(vhost_##LAYOUT##_rx_ol, LAYOUT, RXC, true)                      \
+	VHOST_LAYOUT_TX_ENTRY(vhost_##LAYOUT##_tx_after, LAYOUT, TXC, VHOST_FREE_AFTER, false) \
+	VHOST_LAYOUT_TX_ENTRY(vhost_##LAYOUT##_tx_loop, LAYOUT, TXC, VHOST_FREE_LOOP, false)   \
+	VHOST_LAYOUT_TX_ENTRY(vhost_##LAYOUT##_tx_after_ol, LAYOUT, TXC, VHOST_FREE_AFTER, true) \
+	VHOST_LAYOUT_TX_ENTRY(vhost_##LAYOUT##_tx_loop_ol, LAYOUT, TXC, VHOST_FREE_LOOP, true)
 
 #endif

@@ -479,22 +479,6 @@ static const struct vhost_rx_layout packed_rx = {
 	.step = rx_step, .publish = rx_publish, .finish = rx_finish,
 };
 
-uint16_t vhost_packed_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct pk_burst_used burst_used;
-	struct pk_rxc c = {.burst_used = &burst_used};
-
-	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &packed_rx, false);
-}
-
-uint16_t vhost_packed_rx_ol(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct pk_burst_used burst_used;
-	struct pk_rxc c = {.burst_used = &burst_used};
-
-	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &packed_rx, true);
-}
-
 /* ---- Tx: mbufs -> guest Rx vring ---- */
 
 /* The Tx cursor: the position of the next buffer and its pass, the burst's used elements
@@ -684,38 +668,7 @@ static const struct vhost_tx_layout packed_tx = {
 	.begin = tx_begin, .pkt = tx_pkt, .ol = tx_ol, .publish = tx_publish, .finish = tx_finish,
 };
 
-uint16_t vhost_packed_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct pk_burst_used burst_used;
-	struct pk_txc c = {.burst_used = &burst_used};
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx,
-			      false);
-}
-
-uint16_t vhost_packed_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct pk_burst_used burst_used;
-	struct pk_txc c = {.burst_used = &burst_used};
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx,
-			      false);
-}
-
-uint16_t vhost_packed_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct pk_burst_used burst_used;
-	struct pk_txc c = {.burst_used = &burst_used};
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &packed_tx,
-			      true);
-}
-
-uint16_t vhost_packed_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct pk_burst_used burst_used;
-	struct pk_txc c = {.burst_used = &burst_used};
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &packed_tx,
-			      true);
-}
+/* Each burst's used elements stand apart from its cursor (struct pk_burst_used). */
+#define PK_RXC struct pk_burst_used burst_used; struct pk_rxc c = {.burst_used = &burst_used}
+#define PK_TXC struct pk_burst_used burst_used; struct pk_txc c = {.burst_used = &burst_used}
+VHOST_LAYOUT_BURSTS(packed, PK_RXC, PK_TXC)

@@ -17,12 +17,6 @@
 #include "unix_sock.h"
 #include "vhost_ctl.h"
 
-static int sock_addr(const struct vhost_port *vp, struct sockaddr_un *sa, socklen_t *len)
-{
-	*len = unix_sock_addr(vp->path, false, sa);
-	return 0;
-}
-
 void vhost_rxmsg_reset(struct vhost_rxmsg *m)
 {
 	unix_sock_fds_close(&m->fds);
@@ -156,22 +150,15 @@ void vhost_sock_accept(struct vhost_port *vp)
 
 void vhost_sock_connect(struct vhost_port *vp)
 {
-	struct sockaddr_un sa;
-	socklen_t len;
 	uint64_t now = os_now_ns();
 	int fd;
 
 	if (now < vp->retry_at)
 		return;
 	vp->retry_at = now + VHOST_RETRY_NS;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = unix_sock_connect(vp->path, false, SOCK_STREAM | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	sock_addr(vp, &sa, &len);
-	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
-		close(fd);
-		return;
-	}
 	vp->cfd = fd;
 	vp->connects++;
 	TIDE_LOG_INFO_(vp->port->name, "connected to the frontend on %s", vp->path);

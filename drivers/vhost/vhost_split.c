@@ -286,20 +286,6 @@ static const struct vhost_rx_layout split_rx = {
 	.finish = rx_finish,
 };
 
-uint16_t vhost_split_rx(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct split_rxc c;
-
-	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &split_rx, false);
-}
-
-uint16_t vhost_split_rx_ol(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct split_rxc c;
-
-	return vhost_rx_burst((struct vhost_rxq *)pub, pkts, n, &c, &split_rx, true);
-}
-
 /* ---- Tx: mbufs -> guest Rx vring ---- */
 
 /* The Tx cursor: avail->idx as read at the start, the next avail entry, the next used one. */
@@ -460,33 +446,4 @@ static const struct vhost_tx_layout split_tx = {
 	.finish = tx_finish,
 };
 
-uint16_t vhost_split_tx_after(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct split_txc c;
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx,
-			      false);
-}
-
-uint16_t vhost_split_tx_loop(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct split_txc c;
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx,
-			      false);
-}
-
-uint16_t vhost_split_tx_after_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct split_txc c;
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_AFTER, &c, &split_tx,
-			      true);
-}
-
-uint16_t vhost_split_tx_loop_ol(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)
-{
-	struct split_txc c;
-
-	return vhost_tx_burst((struct vhost_txq *)q, pkts, n, VHOST_FREE_LOOP, &c, &split_tx, true);
-}
+VHOST_LAYOUT_BURSTS(split, struct split_rxc c, struct split_txc c)

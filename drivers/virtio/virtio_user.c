@@ -74,28 +74,13 @@ static int msg_send(struct virtio_port *vp, uint32_t req, uint32_t flags, const 
 {
 	struct vhost_user_msg_hdr h = {.request = req, .flags = VHOST_USER_VERSION | flags,
 				       .size = size};
-	char cbuf[CMSG_SPACE(sizeof(int) * VHOST_USER_MAX_REGIONS)];
 	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)(uintptr_t)pl, size}};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = size ? 2 : 1};
-	ssize_t n;
+	ssize_t n = unix_sock_send(vp->cfd, iov, size ? 2 : 1, fds, nfds, MSG_DONTWAIT);
 
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	n = sendmsg(vp->cfd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n != (ssize_t)(sizeof(h) + size)) {
 		TIDE_LOG_WARN_(vp->port->name, "vhost-user %s: cannot send: %s", req_name(req),
-			       n < 0 ? strerror(errno) : "short write");
-		return n < 0 ? -errno : -EIO;
+			       n < 0 ? strerror((int)-n) : "short write");
+		return n < 0 ? (int)n : -EIO;
 	}
 	return 0;
 }
@@ -391,18 +376,12 @@ static void connected(struct virtio_port *vp)
 
 static void client_try(struct virtio_port *vp)
 {
-	struct sockaddr_un sa;
-	socklen_t len = unix_sock_addr(vp->path, false, &sa);
 	int fd;
 
 	vp->retry_at = os_now_ns() + VIRTIO_RETRY_NS;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = unix_sock_connect(vp->path, false, SOCK_STREAM);
 	if (fd < 0)
 		return;
-	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
-		close(fd);
-		return;
-	}
 	vp->cfd = fd;
 	connected(vp);
 }
