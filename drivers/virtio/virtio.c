@@ -2,7 +2,8 @@
 /*
  * virtio driver: spec, port and queue operations, the generic device bring-up over a
  * transport (virtio_dev_init) and the driver's counters. Design: virtio.h; data path:
- * virtio_rxtx.c; the transports: vhost-user and its control thread (virtio_user.c),
+ * virtio_rxtx.c, virtio_packed.c; the offload features asked for: virtio_offload.c; Rx
+ * interrupts: virtio_intr.c; the transports: vhost-user and its control thread (virtio_user.c),
  * vhost-kernel (virtio_kernel.c), virtio-pci (virtio_pci.c); keys and behaviour:
  * docs/drivers/virtio.md.
  */
@@ -393,64 +394,6 @@ static void rx_wait_posted(struct virtio_port *vp, uint32_t live)
 	}
 }
 
-/*
- * The offload features to ask for, from what the queues enabled. Tx: VIRTIO_NET_F_CSUM
- * when any Tx queue enabled a checksum or TSO, HOST_TSO4/6 and HOST_ECN with TSO (a queue
- * that did not enable them writes zero headers; what the device lacks, the queues do in
- * software). Rx: the device sends partial checksums and GSO packets to every Rx queue
- * alike, so GUEST_CSUM only when every Rx queue enabled an Rx checksum offload or
- * TIDE_OFFLOAD_RX_TCP_LRO, and GUEST_TSO4/6 with GUEST_ECN only when every one enabled
- * LRO (and mergeable buffers are negotiated: a large packet spans several receive buffers).
- */
-static uint64_t offload_features(const struct virtio_port *vp)
-{
-	const struct tide_port *p = vp->port;
-	uint64_t tx = 0, rx = p->nb_rxq ? ~0ull : 0, f = 0;
-
-	for (unsigned i = 0; i < p->nb_txq; i++)
-		if (p->txq[i] != NULL)
-			tx |= ((const struct virtio_txq *)p->txq[i])->offloads;
-	for (unsigned i = 0; i < p->nb_rxq; i++)
-		rx &= p->rxq[i] != NULL ? ((const struct virtio_rxq *)p->rxq[i])->offloads : 0;
-	if (tx & (TIDE_OFFLOAD_TX_TCP_CKSUM | TIDE_OFFLOAD_TX_UDP_CKSUM | TIDE_OFFLOAD_TX_TCP_TSO))
-		f |= VIRTIO_BIT(VIRTIO_NET_F_CSUM);
-	if (tx & TIDE_OFFLOAD_TX_TCP_TSO)
-		f |= VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) |
-		     VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN);
-	if (rx & (TIDE_OFFLOAD_RX_TCP_CKSUM | TIDE_OFFLOAD_RX_UDP_CKSUM | TIDE_OFFLOAD_RX_TCP_LRO))
-		f |= VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM);
-	if (rx & TIDE_OFFLOAD_RX_TCP_LRO) /* dropped without MRG_RXBUF: offload_deps() */
-		f |= VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) |
-		     VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN);
-	return f;
-}
-
-/* Drop the features whose prerequisites the device did not give (virtio 1.x, 5.1.3.1). */
-static uint64_t offload_deps(uint64_t f)
-{
-	const uint64_t gtso = VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6);
-	const uint64_t htso = VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6);
-
-	if (!(f & VIRTIO_BIT(VIRTIO_NET_F_CSUM)))
-		f &= ~(htso | VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN));
-	if (!(f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)) || !(f & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF)))
-		f &= ~(gtso | VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN));
-	if (!(f & htso))
-		f &= ~VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN);
-	if (!(f & gtso))
-		f &= ~VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN);
-	return f;
-}
-
-/* What the device does for the Tx queues (struct virtio_tx_ol.dev). */
-static uint32_t offload_dev(uint64_t f)
-{
-	return (f & VIRTIO_BIT(VIRTIO_NET_F_CSUM) ? VIRTIO_OL_CSUM : 0) |
-	       (f & VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) ? VIRTIO_OL_TSO4 : 0) |
-	       (f & VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) ? VIRTIO_OL_TSO6 : 0) |
-	       (f & VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN) ? VIRTIO_OL_ECN : 0);
-}
-
 int virtio_dev_init(struct virtio_port *vp)
 {
 	const struct virtio_transport *tr = vp->tr;
@@ -483,13 +426,13 @@ int virtio_dev_init(struct virtio_port *vp)
 	       (vp->event_idx ? VIRTIO_BIT(VIRTIO_F_EVENT_IDX) : 0) |
 	       (vp->in_order ? VIRTIO_BIT(VIRTIO_F_IN_ORDER) : 0) |
 	       VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) |
-	       (nb_vrings(p) > 2 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) | offload_features(vp);
+	       (nb_vrings(p) > 2 ? VIRTIO_BIT(VIRTIO_NET_F_MQ) : 0) | virtio_offload_features(vp);
 	if (nb_vrings(p) > 2 && !(dev & VIRTIO_BIT(VIRTIO_NET_F_MQ))) {
 		TIDE_LOG_ERR_(p->name, "%u queue pairs, but the device does not offer VIRTIO_NET_F_MQ",
 			      nb_vrings(p) / 2);
 		return -ENOTSUP;
 	}
-	vp->features = offload_deps(dev & want);
+	vp->features = virtio_offload_deps(dev & want);
 	if ((rc = tr->features_set(vp, vp->features)) < 0)
 		return rc;
 	status |= VIRTIO_STATUS_FEATURES_OK;
@@ -507,7 +450,7 @@ int virtio_dev_init(struct virtio_port *vp)
 		vq->mrg = vp->features & VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF);
 		vq->indirect = vp->features & VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC);
 		if (v % 2)
-			((struct virtio_txq *)p->txq[v / 2])->ol.dev = offload_dev(vp->features);
+			((struct virtio_txq *)p->txq[v / 2])->ol.dev = virtio_offload_dev(vp->features);
 		if ((rc = tr->queue_set(vp, v, &vp->va[v], vp->kickfd[v])) < 0)
 			return rc;
 	}
@@ -537,100 +480,6 @@ int virtio_dev_init(struct virtio_port *vp)
 		__atomic_store_n(&q->fs.why, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
-	return 0;
-}
-
-/* ---- Rx interrupts (a transport with an eventfd per Rx vring: call fd, MSI-X vector) ---- */
-
-static int virtio_rxq_intr_fd(struct tide_port *p, unsigned qid)
-{
-	struct virtio_port *vp = virtio_vport(p);
-
-	return vp->tr->rx_intr_fd != NULL ? vp->tr->rx_intr_fd(vp, qid) : -ENOTSUP;
-}
-
-/* The call eventfd of Rx queue @qid (transports with rx_intr). */
-int virtio_callfd_rx(struct virtio_port *vp, unsigned qid)
-{
-	return vp->callfd[2 * qid] >= 0 ? vp->callfd[2 * qid] : -ENOTCONN;
-}
-
-/*
- * The device signals the queue's fd (a call eventfd, an MSI-X vector's) after it adds used
- * entries unless the avail ring's flags say VRING_AVAIL_F_NO_INTERRUPT, or with the event
- * index, when its used index passes used_event (avail->ring[num]). The queue's thread owns both words while the vring runs
- * (a new connection's ring reset sets NO_INTERRUPT again). Enabling ends with a full fence
- * before the caller's last burst: the device's half is its fence between the used index
- * store and its read of the flags, so either that burst sees the entries or the device
- * sees the interrupt wanted.
- */
-static void callfd_clear(int fd)
-{
-	uint64_t c;
-
-	if (read(fd, &c, sizeof(c)) < 0) {
-		/* non-blocking: nothing was signalled */
-	}
-}
-
-static int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable)
-{
-	struct virtio_port *vp = virtio_vport(p);
-	struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[qid];
-	uint16_t *flags, *used_event;
-	uint32_t live;
-	int fd;
-
-	if (vp->tr->rx_intr_fd == NULL)
-		return -ENOTSUP;
-	if (q == NULL)
-		return -EINVAL;
-	live = quiesce_enter(&q->busy, &q->live, q->fence);
-	/* Until the queue's first burst on this vring its indices are the old ones. */
-	if (live == 0 || !virtio_live_seen(live, q->seen)) {
-		quiesce_leave(&q->busy);
-		return -ENOTCONN;
-	}
-	fd = vp->tr->rx_intr_fd(vp, qid);
-	if (fd < 0) {
-		quiesce_leave(&q->busy);
-		return fd;
-	}
-	if (live & VIRTIO_LIVE_PACKED) {
-		/* The driver event area; the stale-signal rule is the split ring's. */
-		if (enable) {
-			callfd_clear(fd);
-			virtio_packed_rx_intr(q, true);
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		} else {
-			virtio_packed_rx_intr(q, false);
-			callfd_clear(fd);
-		}
-		quiesce_leave(&q->busy);
-		return 0;
-	}
-	flags = &q->vq.avail->flags;
-	used_event = &q->vq.avail->ring[q->vq.num];
-	if (enable) {
-		/* A signal from while the interrupt was off is stale (a device may signal the
-		 * first used entry of a vring regardless, and with the event index once per
-		 * 65536 entries): cleared first, so that a readable fd means entries since
-		 * the enable; the caller's burst after enabling takes the ones before. */
-		callfd_clear(fd); /* before the flag: none is stale then */
-		if (q->vq.event_idx)
-			__atomic_store_n(used_event, q->last_used, __ATOMIC_RELAXED);
-		__atomic_fetch_and(flags, (uint16_t)~VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	} else {
-		/* With the event index, an event one behind what was consumed: the device's
-		 * index reaches it again only after 65535 more entries. Then a pending signal
-		 * is cleared. */
-		if (q->vq.event_idx)
-			__atomic_store_n(used_event, (uint16_t)(q->last_used - 1), __ATOMIC_RELAXED);
-		__atomic_fetch_or(flags, VRING_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);
-		callfd_clear(fd); /* after the flag: none is pending then */
-	}
-	quiesce_leave(&q->busy);
 	return 0;
 }
 

@@ -145,6 +145,17 @@ extern const struct virtio_transport virtio_kernel_transport;
  * -ENOTCONN while the port is stopped. */
 int virtio_callfd_rx(struct virtio_port *vp, unsigned qid);
 
+/* The port's Rx interrupt operations (struct tide_driver rxq_intr_fd, rxq_intr_set):
+ * -ENOTSUP without a transport rx_intr_fd. */
+int virtio_rxq_intr_fd(struct tide_port *p, unsigned qid);
+int virtio_rxq_intr_set(struct tide_port *p, unsigned qid, int enable);
+
+/* The offload features to ask the device for, from what the port's queues enabled; those
+ * of @f whose prerequisites @f lacks dropped; the VIRTIO_OL_* the device does in @f. */
+uint64_t virtio_offload_features(const struct virtio_port *vp);
+uint64_t virtio_offload_deps(uint64_t f);
+uint32_t virtio_offload_dev(uint64_t f);
+
 /* The vhost-kernel transport is chosen when @iface is given or @path is a device node: a
  * character device, or a path under /dev/ (not /dev/shm/) that is not there. */
 bool virtio_kernel_wanted(const char *path, const char *iface);
