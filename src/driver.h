@@ -39,6 +39,7 @@
 #include <tide/port.h>
 
 #include "kvargs.h"
+#include "sized.h"
 #include "stat.h"
 
 /* A vendor/device ID pair a PCI driver claims. */
@@ -184,30 +185,6 @@ static inline unsigned tide_xstats_put(const char *const *n, const uint64_t *v, 
 		values[i] = v[i];
 	}
 	return count;
-}
-
-/*
- * Public structs the library fills carry their size as the first member (size_t sz), set
- * by the caller, so that they can grow without breaking older callers. A getter checks it
- * first with tide_sized_check(): below @min_sz (the struct's size in its first version:
- * TIDE_SIZE_UPTO(type, its last member then)) it is -EINVAL; it fills a whole struct of
- * its own and hands out the first min(sz, sizeof) bytes with tide_sized_put(), keeping the
- * caller's sz. An older caller gets what it knows of; a newer one's tail stays as it was.
- */
-#define TIDE_SIZE_UPTO(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
-
-static inline int tide_sized_check(const void *out, size_t min_sz)
-{
-	return out != NULL && *(const size_t *)out >= min_sz ? 0 : -EINVAL;
-}
-
-static inline int tide_sized_put(void *out, const void *full, size_t full_sz)
-{
-	size_t sz = *(const size_t *)out;
-
-	memcpy(out, full, sz < full_sz ? sz : full_sz);
-	*(size_t *)out = sz;
-	return 0;
 }
 
 /* Burst functions for stopped queues. */

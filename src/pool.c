@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "mem.h"
+#include "sized.h"
 
 /* The public struct first, then what only this file needs. */
 struct pool_full {
@@ -276,9 +277,12 @@ void tide_pool_cache_flush(struct tide_pool *p)
 	}
 }
 
-void tide_pool_stats_get(const struct tide_pool *p, struct tide_pool_stats *st)
+int tide_pool_stats_get(const struct tide_pool *p, struct tide_pool_stats *out)
 {
-	memset(st, 0, sizeof(*st));
+	struct tide_pool_stats full = {.sz = sizeof(full)}, *st = &full;
+
+	if (tide_sized_check(out, TIDE_SIZE_UPTO(struct tide_pool_stats, debug_errors)) < 0)
+		return -EINVAL;
 	st->gets = __atomic_load_n(&p->nc_gets, __ATOMIC_RELAXED);
 	st->puts = __atomic_load_n(&p->nc_puts, __ATOMIC_RELAXED);
 	st->ring_ops = __atomic_load_n(&p->nc_ring_ops, __ATOMIC_RELAXED);
@@ -291,6 +295,7 @@ void tide_pool_stats_get(const struct tide_pool *p, struct tide_pool_stats *st)
 		st->cache_hits += c->hits;
 		st->ring_ops += c->ring_ops;
 	}
+	return tide_sized_put(out, st, sizeof(*st));
 }
 
 static void audit_one(const struct tide_pool *p, const void *obj, uint8_t *seen,

@@ -21,6 +21,7 @@
 
 #include "kvargs.h"
 #include "log.h"
+#include "sized.h"
 #include "unix_sock.h"
 
 #define LISTENER UINT32_MAX   /* epoll data of the listening socket */
@@ -457,9 +458,11 @@ int tide_telemetry_fd(const struct tide_telemetry *t)
 	return t->epfd;
 }
 
-void tide_telemetry_stats_get(const struct tide_telemetry *t, struct tide_telemetry_stats *out)
+int tide_telemetry_stats_get(const struct tide_telemetry *t, struct tide_telemetry_stats *out)
 {
-	*out = t->st;
+	if (tide_sized_check(out, TIDE_SIZE_UPTO(struct tide_telemetry_stats, dropped)) < 0)
+		return -EINVAL;
+	return tide_sized_put(out, &t->st, sizeof(t->st));
 }
 
 void tide_telemetry_close(struct tide_telemetry *t)

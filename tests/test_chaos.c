@@ -495,7 +495,7 @@ static void audit_all(unsigned n, const char *what)
 		}
 	for (unsigned w = 0; w < NWORLDS; w++) {
 		struct tide_pool_audit a;
-		struct tide_pool_stats ps;
+		struct tide_pool_stats ps = {.sz = sizeof(ps)};
 
 		for (unsigned p = 0; p < 2; p++)
 			assert_int_equal(tide_port_stop(worlds[w].ports[p]), 0);
@@ -581,7 +581,7 @@ static void test_stop_storm(void **state)
 {
 	const char *secs = getenv("CHAOS_SECONDS");
 	unsigned cycles = 100u * (unsigned)(secs ? strtoul(secs, NULL, 0) : 10);
-	struct tide_pool_stats ps;
+	struct tide_pool_stats ps = {.sz = sizeof(ps)};
 	struct tide_pool_audit a;
 	char spec[64];
 

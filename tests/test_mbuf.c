@@ -217,7 +217,7 @@ static void test_free_bulk_mixed(void **state)
 	enum { N = 200 };
 	struct tide_pool *pa, *pb;
 	struct tide_mbuf *m[N];
-	struct tide_pool_stats sa;
+	struct tide_pool_stats sa = {.sz = sizeof(sa)};
 	uint64_t seed = 5;
 
 	(void)state;

@@ -68,7 +68,7 @@ static uint8_t *dbuf(const struct hs *h, const struct memif_desc *d)
 static void pool_whole(void)
 {
 	struct tide_pool_audit a;
-	struct tide_pool_stats st;
+	struct tide_pool_stats st = {.sz = sizeof(st)};
 
 	tide_pool_cache_flush(pool);
 	if (tide_pool_in_use(pool) != 0)

@@ -42,7 +42,7 @@ static void test_cache_boundaries(void **state)
 	for (unsigned ci = 0; ci < 4; ci++) {
 		struct tide_pool *p;
 		struct tide_pool_audit a;
-		struct tide_pool_stats st;
+		struct tide_pool_stats st = {.sz = sizeof(st)};
 		unsigned held = 0, cache = caches[ci];
 
 		assert_int_equal(tide_pool_create("edges", N, 64, cache, NULL, &p), 0);
@@ -229,7 +229,7 @@ static void count_log(enum tide_log_level level, const char *comp, const char *m
 static void test_debug_double_free(void **state)
 {
 	struct tide_pool_opts o = {.sz = sizeof(o), .flags = TIDE_POOL_F_DEBUG};
-	struct tide_pool_stats st;
+	struct tide_pool_stats st = {.sz = sizeof(st)};
 	struct tide_pool *p;
 	void *objs[4], *twice[2];
 	char foreign[64] __attribute__((aligned(64)));
@@ -295,7 +295,7 @@ static void test_audit_catches_duplicate(void **state)
 static void test_audit_foreign_and_mismatch(void **state)
 {
 	struct tide_pool_opts opt = {.sz = sizeof(opt), .flags = TIDE_POOL_F_DEBUG};
-	struct tide_pool_stats st;
+	struct tide_pool_stats st = {.sz = sizeof(st)};
 	struct tide_pool_audit a;
 	struct tide_pool *p;
 	void *o, *all[8], *past;

@@ -14,7 +14,11 @@
 #include <tide/memif.h>
 #include <tide/pcap.h>
 #include <tide/port.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <tide/simnic.h>
+#include <tide/telemetry.h>
 #include <tide/vhost.h>
 
 #include "driver.h"
@@ -65,6 +69,23 @@ static int g_simnic(struct tide_port *p, void *o)
 	return tide_simnic_stats_get(p, o);
 }
 
+/* The pool's and the telemetry server's: the test's own pool (the port's Rx takes from it)
+ * and a server one client has connected to. */
+static struct tide_pool *sized_pool;
+static struct tide_telemetry *sized_tel;
+
+static int g_pool_stats(struct tide_port *p, void *o)
+{
+	(void)p;
+	return tide_pool_stats_get(sized_pool, o);
+}
+
+static int g_tel_stats(struct tide_port *p, void *o)
+{
+	(void)p;
+	return tide_telemetry_stats_get(sized_tel, o);
+}
+
 static const struct getter getters[] = {
     {"port_info", "null:size=64", sizeof(struct tide_port_info),
      UPTO(struct tide_port_info, tx_offload_capa), g_port_info,
@@ -80,6 +101,12 @@ static const struct getter getters[] = {
     {"simnic_stats", "simnic:mode=inline,wire=gen", sizeof(struct tide_simnic_stats),
      UPTO(struct tide_simnic_stats, device_idle), g_simnic,
      offsetof(struct tide_simnic_stats, gen_packets)},
+    {"pool_stats", "null:size=64", sizeof(struct tide_pool_stats),
+     UPTO(struct tide_pool_stats, debug_errors), g_pool_stats,
+     offsetof(struct tide_pool_stats, gets)},
+    {"telemetry_stats", "null:size=64", sizeof(struct tide_telemetry_stats),
+     UPTO(struct tide_telemetry_stats, dropped), g_tel_stats,
+     offsetof(struct tide_telemetry_stats, clients)},
 };
 
 /* A pcap file of one 60-byte record (microsecond format). */
@@ -172,10 +199,28 @@ static void test_getters(void **state)
 	struct tide_pool *pool;
 	char path[96];
 
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int cl;
+
 	(void)state;
 	assert_int_equal(tide_pktpool_create("sized", 1024, 0, 0, NULL, &pool), 0);
+	sized_pool = pool;
 	snprintf(path, sizeof(path), "%s/in.pcap", dir);
 	write_pcap(path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/t.sock", dir);
+	assert_int_equal(tide_telemetry_open(sa.sun_path, &sized_tel), 0);
+	cl = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(cl >= 0);
+	assert_int_equal(connect(cl, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	for (int i = 0; i < 1000; i++) {
+		struct tide_telemetry_stats st = {.sz = sizeof(st)};
+
+		tide_telemetry_poll(sized_tel);
+		assert_int_equal(tide_telemetry_stats_get(sized_tel, &st), 0);
+		if (st.clients == 1)
+			break;
+		usleep(1000);
+	}
 	for (size_t i = 0; i < sizeof(getters) / sizeof(getters[0]); i++) {
 		char drv[16];
 
@@ -188,6 +233,8 @@ static void test_getters(void **state)
 		}
 		check_getter(&getters[i], pool);
 	}
+	close(cl);
+	tide_telemetry_close(sized_tel);
 	assert_pool_full(pool);
 	tide_pool_free(pool);
 }
@@ -206,11 +253,11 @@ int main(void)
 		return 1;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	/* Also after a failure: what the ports and the test made in the directory. */
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		char path[96];
 
 		snprintf(path, sizeof(path), "%s/%s", dir,
-			 (const char *[]){"m.sock", "v.sock", "in.pcap"}[i]);
+			 (const char *[]){"m.sock", "v.sock", "in.pcap", "t.sock"}[i]);
 		unlink(path);
 	}
 	rmdir(dir);

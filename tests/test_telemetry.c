@@ -69,7 +69,7 @@ static void test_commands(void **state)
 {
 	static char buf[TIDE_TELEMETRY_MAX_REPLY + 1];
 	struct tide_telemetry *t;
-	struct tide_telemetry_stats st;
+	struct tide_telemetry_stats st = {.sz = sizeof(st)};
 	struct tide_port *a, *b;
 	struct tide_pool *pool;
 	struct tide_mbuf *pkts[32];
@@ -168,7 +168,7 @@ static void test_client_not_reading(void **state)
 {
 	char buf[4096];
 	struct tide_telemetry *t;
-	struct tide_telemetry_stats st;
+	struct tide_telemetry_stats st = {.sz = sizeof(st)};
 	int idle = 0, good, sent = 0, sz = 4096;
 
 	(void)state;
@@ -201,7 +201,7 @@ static void test_client_limit(void **state)
 {
 	char buf[4096];
 	struct tide_telemetry *t;
-	struct tide_telemetry_stats st;
+	struct tide_telemetry_stats st = {.sz = sizeof(st)};
 	int fds[TIDE_TELEMETRY_MAX_CLIENTS + 1];
 
 	(void)state;

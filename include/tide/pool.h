@@ -212,6 +212,7 @@ TIDE_EXPORT unsigned tide_pool_in_use(const struct tide_pool *p);
 TIDE_EXPORT void tide_pool_cache_flush(struct tide_pool *p);
 
 struct tide_pool_stats {
+	size_t sz;           /* sizeof(struct tide_pool_stats), set by the caller */
 	uint64_t gets;       /* objects handed out */
 	uint64_t puts;       /* objects taken back */
 	uint64_t cache_hits; /* calls served by a cache alone */
@@ -219,8 +220,9 @@ struct tide_pool_stats {
 	uint64_t debug_errors; /* double frees/gets refused (debug tracking only) */
 };
 
-/* Sum of all threads' counters (a snapshot). */
-TIDE_EXPORT void tide_pool_stats_get(const struct tide_pool *p, struct tide_pool_stats *st);
+/* Sum of all threads' counters (a snapshot), as far as @st->sz goes. -EINVAL when @st is
+ * NULL or its sz is below the struct's first version (up to debug_errors). */
+TIDE_EXPORT int tide_pool_stats_get(const struct tide_pool *p, struct tide_pool_stats *st);
 
 struct tide_pool_audit {
 	unsigned n;            /* elements in the pool */

@@ -60,14 +60,17 @@ TIDE_EXPORT int tide_telemetry_fd(const struct tide_telemetry *t);
 TIDE_EXPORT int tide_telemetry_poll(struct tide_telemetry *t);
 
 struct tide_telemetry_stats {
+	size_t sz;          /* sizeof(struct tide_telemetry_stats), set by the caller */
 	uint64_t clients;   /* accepted */
 	uint64_t commands;  /* answered, errors included */
 	uint64_t errors;    /* answers that were {"error": ...} */
 	uint64_t dropped;   /* clients disconnected: not reading, too many, or a socket error */
 };
 
-TIDE_EXPORT void tide_telemetry_stats_get(const struct tide_telemetry *t,
-					  struct tide_telemetry_stats *out);
+/* The counters as far as @out->sz goes; -EINVAL when @out is NULL or its sz is below the
+ * struct's first version (up to dropped). */
+TIDE_EXPORT int tide_telemetry_stats_get(const struct tide_telemetry *t,
+					 struct tide_telemetry_stats *out);
 
 /* Disconnect every client, close the socket and remove its file. NULL is a no-op. */
 TIDE_EXPORT void tide_telemetry_close(struct tide_telemetry *t);
