@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The recycle link: the one owner of Tx -> Rx pairing (docs/txc.md, "The recycle link").
+ * The recycle link: the one owner of Tx -> Rx pairing (docs/design/link.md).
  *
  *   lcore i:  Rx burst on A --(hint: A)--> Tx burst on T --(A.pair = T)--> next refill of A
  *                                                                          pulls from T

@@ -276,7 +276,7 @@ void txc__release_unsafe(struct txc *t, struct tide_mbuf **m, unsigned n);
 
 /*
  * Release up to @max completed slots through the queue's release policy. With slots that
- * hold no buffers this only moves an index: O(1) however many completed (docs/txc.md,
+ * hold no buffers this only moves an index: O(1) however many completed (docs/design/engine.md,
  * "O(1) completion"). Returns the slots released.
  */
 TIDE_ALWAYS_INLINE unsigned txc_reclaim(struct txc *t, unsigned max)

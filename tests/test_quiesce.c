@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The quiescent teardown and the Tx queue hand-over, with the interleavings forced rather
- * than hoped for (docs/txc.md, "The recycle link"; src/qs.h).
+ * than hoped for (docs/design/link.md; src/qs.h).
  *
  * Two simnic ports (inline device, generators): port 0's Rx queue is paired by hand with
  * port 1's Tx queue, so port 0's refill takes completed buffers from port 1's Tx engine. A

@@ -201,7 +201,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	static const char *const roles[] = {"server", "client", NULL};
 	static unsigned seq;
 	const char *sock = tide_kvargs_get(kv, "socket");
-	bool mrg, eidx, inord, indir, loop, upp, packed, unsealed, fmtu, ol;
+	bool mrg, eidx, inord, indir, loop, per_pkt, packed, unsealed, fmtu, ol;
 	struct vhost_port *vp;
 	struct tide_port *p;
 	uint64_t queues;
@@ -217,7 +217,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    tide_kvargs_bool(kv, "in_order", true, &inord) ||
 	    tide_kvargs_bool(kv, "indirect", true, &indir) ||
 	    tide_kvargs_bench(kv, "txfree_loop", &loop) ||
-	    tide_kvargs_bench(kv, "used_per_pkt", &upp) ||
+	    tide_kvargs_bench(kv, "used_per_pkt", &per_pkt) ||
 	    tide_kvargs_bool(kv, "packed", true, &packed) ||
 	    tide_kvargs_bool(kv, "unsealed_mem", false, &unsealed) ||
 	    tide_kvargs_bool(kv, "mtu", true, &fmtu) ||
@@ -246,7 +246,7 @@ static int vhost_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	vp->in_order = inord;
 	vp->indirect = indir;
 	vp->txfree_loop = loop;
-	vp->used_per_pkt = upp;
+	vp->used_per_pkt = per_pkt;
 	vp->unsealed_mem = unsealed;
 	vp->offloads = ol;
 	vp->lfd = vp->cfd = vp->wakefd = vp->bfd = -1;

@@ -50,7 +50,7 @@ TIDE_EXPORT void tide_thread_unregister(void);
  * thread holds no pointer into tide's internal state there. When the control thread stops,
  * closes or re-pairs a queue, it bumps `token` and waits until every online thread has
  * seen the new token (`seen`) or is offline; only then does it free or reuse what the data
- * path could still be following. See docs/txc.md, "The recycle link".
+ * path could still be following. See docs/design/link.md.
  */
 struct tide_qs_thread_ {
 	uint64_t seen; /* token seen at the last quiescent point; 0 = offline */

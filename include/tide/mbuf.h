@@ -100,7 +100,7 @@ struct tide_mbuf {
 /* refcnt and nb_segs share one aligned 32-bit word: the fast-free contract (both 1) is
  * checked with one load (src/txc.h). rss_hash stays at byte 56, where the drivers' Rx
  * templates put it as one 32-bit vector lane; the Tx request fields fill the rest of the
- * line (docs/decisions.md, "Offload fields"). */
+ * line (docs/design/decisions.md, "Offload fields"). */
 #ifdef __cplusplus
 static_assert(sizeof(struct tide_mbuf) == 64, "mbuf header is one cache line");
 static_assert(offsetof(struct tide_mbuf, refcnt) % 4 == 0, "refcnt word aligned");

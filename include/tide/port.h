@@ -105,7 +105,7 @@ static inline uint16_t tide_tx_burst(struct tide_txq *q, struct tide_mbuf **pkts
 
 /* ---- Tx queue configuration: the Tx completion engine's knobs ---- */
 
-/* Where the "report status" mark goes (see docs/txc.md). */
+/* Where the "report status" mark goes (see docs/design/engine.md). */
 enum tide_rs {
 	TIDE_RS_BUCKET = 0, /* the last slot of every rs_thresh-slot bucket (default) */
 	TIDE_RS_EVERY,      /* every packet */
