@@ -8,6 +8,7 @@
 #endif
 
 #include "fwd.h"
+#include "inline.h" /* src/: the one spelling of a forced inline */
 
 static const char *const drop_names[FWD_DROP_NR] = {
     [FWD_DROP_NOT_IPV4] = "not_ipv4",	      [FWD_DROP_BAD_HEADER] = "bad_header",
@@ -122,7 +123,7 @@ static uint64_t refused(const struct fwd_lcore *lc)
  * do (and stops, so that it does not spin until the main thread notices: instruction
  * counts stay proportional to packets).
  */
-static inline __attribute__((always_inline)) void tx_flush(struct fwd_lcore *lc, const bool ol)
+TIDE_ALWAYS_INLINE void tx_flush(struct fwd_lcore *lc, const bool ol)
 {
 	if (ol)
 		fwd_tx_flush_ol(lc);
@@ -130,7 +131,7 @@ static inline __attribute__((always_inline)) void tx_flush(struct fwd_lcore *lc,
 		fwd_tx_flush(lc);
 }
 
-static inline __attribute__((always_inline)) int
+TIDE_ALWAYS_INLINE int
 poll_stream(struct fwd_lcore *lc, const struct fwd_stream *s, struct tide_mbuf **pkts,
 	    uint16_t burst, const bool no_rx, const bool budgeted, const bool ol)
 {
@@ -180,7 +181,7 @@ void fwd_idle(struct fwd_lcore *lc)
 			tide_txq_done_cleanup(lc->txq[p], 0);
 }
 
-static inline __attribute__((always_inline)) void lcore_loop(struct fwd_lcore *lc, const bool no_rx,
+TIDE_ALWAYS_INLINE void lcore_loop(struct fwd_lcore *lc, const bool no_rx,
 							    const bool budgeted, const bool ol)
 {
 	struct fwd_ctx *ctx = lc->ctx;
