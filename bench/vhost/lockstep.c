@@ -47,7 +47,9 @@
  * packed=0|1 pool_huge=F,B" (the features the backend negotiated, which are the
  * frontend's; F and B: whether tide's frontend's and backend's pools are on 2 MiB pages,
  * "-" for DPDK's, which are the EAL's memory) and "ns_per_pkt=FE,BE" (the frontend's and
- * the backend's bursts, wall clock).
+ * the backend's bursts, wall clock, over the whole run) and "ns_per_pkt_med=FE,BE" (the
+ * median over the run's blocks of BLOCK bursts of each side's time per packet: a preemption
+ * inside a timed call inflates one block, where it adds its whole length to the sum).
  * Exit 1 when a burst moves less than asked, a payload arrives changed, the layout asked for
  * was not negotiated, or a pool is not full at the end.
  */
@@ -101,6 +103,8 @@ struct pair {
 	uint64_t done, feat;
 	uint64_t timed;             /* the packets of done since the clock started */
 	uint64_t ns[2];             /* frontend, backend */
+	double *blk[2];             /* per block of BLOCK bursts: ns per packet of each side */
+	uint64_t nblk;
 };
 
 /* The four measured calls; they take void ** (rte_mbuf or tide_mbuf pointers). */
@@ -460,6 +464,20 @@ static void unlink_socks(void)
 		unlink(pairs[i].sock);
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of @n values (sorts them). */
+static double median(double *v, uint64_t n)
+{
+	qsort(v, n, sizeof(*v), dbl_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static const char *pool_huge(struct tide_pool *pool)
 {
 	struct tide_pool_mem pm;
@@ -528,12 +546,22 @@ int main(int argc, char **argv)
 		pairs[i].ns[0] = pairs[i].ns[1] = 0;
 		pairs[i].timed = pairs[i].done;
 	}
-	/* One pair: all its bursts. Several: turns of BLOCK bursts, the first rotating. */
+	/* Turns of BLOCK bursts, the first rotating, each block's time kept per side. */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < 2; j++)
+			SU_CHECK((pairs[i].blk[j] = calloc(bursts / BLOCK + 1, sizeof(double))) != NULL);
 	for (uint64_t b = 0, k = 0; b < bursts; k++) {
-		uint64_t m = n == 1 ? bursts : (bursts - b < BLOCK ? bursts - b : BLOCK);
+		uint64_t m = bursts - b < BLOCK ? bursts - b : BLOCK;
 
-		for (int i = 0; i < n; i++)
-			run(&pairs[(i + k) % (uint64_t)n], tx, size, m);
+		for (int i = 0; i < n; i++) {
+			struct pair *p = &pairs[(i + k) % (uint64_t)n];
+			uint64_t ns0[2] = {p->ns[0], p->ns[1]};
+
+			run(p, tx, size, m);
+			for (int j = 0; j < 2; j++)
+				p->blk[j][p->nblk] = (double)(p->ns[j] - ns0[j]) / (double)(m * BURST);
+			p->nblk++;
+		}
 		b += m;
 	}
 	for (int i = 0; i < n; i++) {
@@ -545,6 +573,10 @@ int main(int argc, char **argv)
 		       !!(p->feat & F_MRG_RXBUF), !!(p->feat & F_IN_ORDER),
 		       !!(p->feat & F_RING_PACKED), pool_huge(p->fpool), pool_huge(p->bpool));
 		ls_print(p->ns, 2, p->done - p->timed);
+		printf("ns_per_pkt_med=%.2f,%.2f\n", median(p->blk[0], p->nblk),
+		       median(p->blk[1], p->nblk));
+		free(p->blk[0]);
+		free(p->blk[1]);
 	}
 	for (int i = 0; i < n; i++)
 		pair_down(&pairs[i]);
