@@ -25,8 +25,8 @@
  *  - instructions (one pair): `valgrind --tool=callgrind --toggle-collect=bench_be_rx ...`
  *    counts one burst function alone (inclusive); packets are built and checked outside;
  *  - wall clock: each burst call is timed (bench/lockstep_time.h) and printed per packet, after
- *    WARM untimed bursts per pair (the first touches of the backend's mappings of the
- *    frontend's memory fault page by page). One CPU, no second process: the time the backend's
+ *    WARM untimed bursts per pair (the first bursts carry one-off costs, first touches of
+ *    memory among them). One CPU, no second process: the time the backend's
  *    and the frontend's work takes, without the cross-CPU cache-line traffic and the scheduler
  *    that set the rate of a two-process pair (docs/drivers/vhost.md). With several pairs they
  *    take turns in blocks of BLOCK bursts (which goes first rotates): a slow spell of the
@@ -538,9 +538,9 @@ int main(int argc, char **argv)
 	SU_CHECK(rte_eal_init(ne, eal) >= 0);
 	SU_CHECK(tide_thread_register() >= 0);
 	pairs_up(pairs, n, packed);
-	/* The first bursts of a pair touch its memory for the first time (the backend's
-	 * mappings of the frontend's pool and rings fault page by page): WARM bursts each,
-	 * untimed, before the clock starts. */
+	/* The first bursts of a pair carry one-off costs (first touches of memory among them;
+	 * without hugepages they took 2-4 us per packet over 32000 packets): WARM bursts
+	 * each, untimed, before the clock starts. */
 	for (int i = 0; i < n; i++) {
 		run(&pairs[i], tx, size, WARM);
 		pairs[i].ns[0] = pairs[i].ns[1] = 0;
