@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Smoke run of build/bench/vhost_lockstep: both backends (tide, DPDK's net_vhost), each
-# with DPDK's virtio-user frontend, in one process ("both") and alone, both directions,
-# split and packed, 64 and 1518 B, a few thousand packets each, without hugepages. It checks what the harness checks
-# (every burst moves 32 packets, payloads arrive in order and unchanged, the layout asked
-# for is negotiated, tide's pool is full at the end); timings are never looked at.
+# with DPDK's virtio-user frontend, in one process ("both") and alone, and the 2x2 (tide's
+# virtio frontend and virtio-user, each with either backend, four pairs in one process),
+# both directions, split and packed, 64 and 1518 B, a few thousand packets each, without
+# hugepages. It checks what the harness checks (every burst moves 32 packets, payloads
+# arrive in order and unchanged, the layout asked for is negotiated, every pool is full at
+# the end); timings are never looked at.
 # The used_per_pkt row needs a build with the benchmark-only keys (TIDE_BENCH_VARIANTS=1,
 # meson option bench_variants); without them it is left out.
 # usage: [TIDE_BENCH_VARIANTS=0|1] lockstep_smoke.sh BUILD_DIR
@@ -18,7 +20,8 @@ if [ "${TIDE_BENCH_VARIANTS:-1}" != 1 ]; then
 	echo "left out: $variant (a build without -Dbench_variants=true)"
 	variant="tide+tide rx"
 fi
-for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "$variant" "dpdk tx"; do
+for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "$variant" "dpdk tx" \
+	"2x2 rx" "2x2 tx-packed"; do
 	set -- $run
 	be=$1 d=$2
 	size=64
@@ -32,7 +35,7 @@ for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "$variant" "dpd
 		echo "$out" | tail -5 >&2
 		exit 1
 	fi
-	echo "$out" | grep -E "^(backend|ns_per_pkt)=" | tr '\n' ' '
+	echo "$out" | grep -E "^(pair|ns_per_pkt)=" | tr '\n' ' '
 	echo
 done
 echo "$n runs passed"
