@@ -89,13 +89,6 @@ int virtio_pci_open(struct tide_kvargs *kv, const char *bdf, struct tide_port **
 		return -ENOSPC;
 	if (keys_read(kv, &k) < 0)
 		return -EINVAL;
-	if (k.packed) {
-		/* Its control queue (virtio_pci.c) is a split ring, and a device that took
-		 * VIRTIO_F_RING_PACKED lays out every queue packed. */
-		TIDE_LOG_ERR_("virtio", "pci=%s: packed=yes is not supported on the virtio-pci transport (its control queue is split only)",
-			      bdf);
-		return -EINVAL;
-	}
 	snprintf(pname, sizeof(pname), "virtio:%s", bdf);
 	rc = port_make(&k, pname, &p);
 	if (rc < 0)

@@ -132,7 +132,8 @@ static int vp_features_set(struct virtio_port *vp, uint64_t want)
 }
 
 /* The control queue (with VIRTIO_NET_F_MQ): a new ring on vring 2 * max_qp, polled (no
- * vector). Before DRIVER_OK, like every queue. */
+ * vector), in the layout the features chose for every queue. Before DRIVER_OK, like every
+ * queue. */
 static int ctrl_set(struct virtio_port *vp)
 {
 	struct virtio_pci *v = vpci(vp);
@@ -148,7 +149,7 @@ static int ctrl_set(struct virtio_port *vp)
 	at = vpci_notify_at(&v->caps, rd16(cc, VPCI_Q_NOFF), vr, vp->port->name);
 	if (at < 0)
 		return (int)at;
-	vpci_ctrl_init(&v->ctrl, v->ctrl.mem);
+	vpci_ctrl_init(&v->ctrl, v->ctrl.mem, vp->features & VIRTIO_BIT(VIRTIO_F_RING_PACKED));
 	wr16(cc, VPCI_Q_SIZE, VPCI_CTRL_NUM);
 	wr16(cc, VPCI_Q_MSIX, VPCI_NO_VECTOR);
 	wr64(cc, VPCI_Q_DESC, (uintptr_t)v->ctrl.desc);
@@ -164,19 +165,10 @@ static int ctrl_cmd(struct virtio_port *vp, uint8_t cls, uint8_t cmd, const void
 		    unsigned len)
 {
 	struct virtio_pci *v = vpci(vp);
-	int rc;
 
 	vpci_ctrl_post(&v->ctrl, cls, cmd, data, len);
 	*v->ctrl_notify = (uint16_t)(2u * v->max_qp);
-	for (unsigned ms = 0; ms <= VPCI_CTRL_WAIT_MS; ms++) {
-		rc = vpci_ctrl_reap(&v->ctrl, vp->port->name);
-		if (rc != -EAGAIN)
-			return rc;
-		sleep_ms(1);
-	}
-	TIDE_LOG_ERR_(vp->port->name, "control queue: command %u.%u not answered in %u ms", cls, cmd,
-		      VPCI_CTRL_WAIT_MS);
-	return -ETIMEDOUT;
+	return vpci_ctrl_wait(&v->ctrl, VPCI_CTRL_WAIT_MS, vp->port->name);
 }
 
 /* After DRIVER_OK, before the queues go live: the device takes as many queue pairs as the

@@ -142,32 +142,59 @@ static inline bool vpci_has_mq(uint64_t dev)
  */
 int vpci_mq_check(uint64_t dev, uint16_t max_qp, unsigned pairs, const char *name);
 
-/* The control virtqueue's ring and command buffer, in one page of ours the device reads
- * (IOVA = address). */
+/*
+ * The control virtqueue's ring and command buffer, in one page of ours the device reads
+ * (IOVA = address). Its layout is the device's: split, or packed once the features took
+ * VIRTIO_F_RING_PACKED (the device then lays out every queue packed). The three areas
+ * the common configuration is given are desc, avail and used either way; packed, they
+ * are the descriptor ring and the driver and device event suppression areas (pdesc,
+ * driver_event, device_event: the same addresses).
+ *
+ * Packed: one command is a chain of three descriptors at the positions after the last
+ * one's, wrapping round the ring (and the driver's wrap counter) as it goes; its buffer
+ * id is its first position, where the device writes the used element.
+ */
 struct vpci_ctrl {
 	uint8_t *mem;
+	bool packed;
 	struct vring_desc *desc;
 	struct vring_avail *avail;
 	struct vring_used *used;
 	uint8_t *hdr, *data, *ack;
-	uint16_t avail_idx, last_used;
+	uint16_t avail_idx, last_used;	/* split */
+	struct vring_packed_desc *pdesc; /* packed */
+	struct vring_packed_event *driver_event, *device_event;
+	uint16_t next;	     /* packed: the next position to make available ... */
+	bool wrap;	     /* ... and the driver's wrap counter there */
+	uint16_t head;	     /* packed: the posted command's first position ... */
+	bool head_wrap;	     /* ... and the wrap counter there (the used element's) */
+	bool posted;	     /* packed: a command awaits its used element */
 	uint64_t acked;	/* commands the device acknowledged with VIRTIO_NET_OK */
 };
 
 #define VPCI_CTRL_MEM	 4096
 #define VPCI_CTRL_DATA_MAX 8
 
-/* Lay the ring (VPCI_CTRL_NUM entries) and the buffers out in @mem (VPCI_CTRL_MEM bytes,
- * page-aligned) and zero them: a new ring, as after a device reset. */
-void vpci_ctrl_init(struct vpci_ctrl *c, uint8_t *mem);
-/* Post one command (@len <= VPCI_CTRL_DATA_MAX bytes of data): the chain at descriptor 0,
- * the avail index published (release). The caller then notifies the device. */
+/* Lay the ring (VPCI_CTRL_NUM entries; @packed: the packed layout) and the buffers out in
+ * @mem (VPCI_CTRL_MEM bytes, page-aligned) and zero them: a new ring, as after a device
+ * reset. Either layout tells the device not to interrupt (the driver polls). */
+void vpci_ctrl_init(struct vpci_ctrl *c, uint8_t *mem, bool packed);
+/* Post one command (@len <= VPCI_CTRL_DATA_MAX bytes of data), the previous one reaped:
+ * split, the chain at descriptor 0 and the avail index published; packed, the chain at
+ * the next three positions and its first descriptor's flags written last (release). The
+ * caller then notifies the device. */
 void vpci_ctrl_post(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *data,
 		    unsigned len);
 /* The device's answer to the posted command: -EAGAIN (not used yet), 0 (acked OK), -EIO
- * (the device refused it: ack not VIRTIO_NET_OK) or -EPROTO (a used entry that is not the
- * posted chain: another id, or the used index moved by more than one), logged. */
+ * (the device refused it: ack not VIRTIO_NET_OK) or -EPROTO, logged: a used entry that is
+ * not the posted chain (split: another id, or the used index moved by more than one;
+ * packed: another id, flags neither available nor used in the chain's pass, or a used
+ * element past the chain, where nothing was made available). */
 int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name);
+/* Reap the posted command (the device notified), polling every millisecond for @wait_ms at
+ * least: vpci_ctrl_reap()'s answer, or -ETIMEDOUT (logged) when there is none by then.
+ * The ring is left as it is: the next vpci_ctrl_init() (a device reset) starts it again. */
+int vpci_ctrl_wait(struct vpci_ctrl *c, unsigned wait_ms, const char *name);
 
 /* The PCI transport's state (virtio_port.vpci). */
 struct virtio_pci {

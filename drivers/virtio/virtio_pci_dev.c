@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "virtio.h"
@@ -175,38 +176,103 @@ int vpci_mq_check(uint64_t dev, uint16_t max_qp, unsigned pairs, const char *nam
 	return 0;
 }
 
-/* One page: descriptors, avail ring, used ring (4-byte aligned), then the command. */
+/* One page: descriptors, avail ring, used ring (4-byte aligned), then the command. A packed
+ * ring uses the same places: its descriptors (16-byte aligned), the driver's event area
+ * (4-byte aligned) where the avail ring is, the device's where the used ring is. */
 #define CTRL_AVAIL 64
 #define CTRL_USED  128
 #define CTRL_HDR   256
 #define CTRL_DATA  264
 #define CTRL_ACK   (CTRL_DATA + VPCI_CTRL_DATA_MAX)
+#define CTRL_CHAIN 3 /* header, data, ack */
 static_assert(CTRL_AVAIL >= VPCI_CTRL_NUM * sizeof(struct vring_desc), "ctrl desc");
 static_assert(CTRL_USED >= CTRL_AVAIL + 6 + 2 * VPCI_CTRL_NUM, "ctrl avail");
 static_assert(CTRL_HDR >= CTRL_USED + 6 + 8 * VPCI_CTRL_NUM, "ctrl used");
+static_assert(CTRL_AVAIL >= VPCI_CTRL_NUM * sizeof(struct vring_packed_desc) &&
+		      CTRL_USED >= CTRL_AVAIL + sizeof(struct vring_packed_event) &&
+		      CTRL_HDR >= CTRL_USED + sizeof(struct vring_packed_event),
+	      "ctrl packed areas");
+static_assert(CTRL_CHAIN <= VPCI_CTRL_NUM, "a chain fits the ring");
 
-void vpci_ctrl_init(struct vpci_ctrl *c, uint8_t *mem)
+void vpci_ctrl_init(struct vpci_ctrl *c, uint8_t *mem, bool packed)
 {
 	uint64_t acked = c->acked;
 
 	memset(mem, 0, VPCI_CTRL_MEM);
-	*c = (struct vpci_ctrl){.mem = mem, .acked = acked};
+	*c = (struct vpci_ctrl){.mem = mem, .packed = packed, .acked = acked};
 	c->desc = (struct vring_desc *)(void *)mem;
 	c->avail = (struct vring_avail *)(void *)(mem + CTRL_AVAIL);
 	c->used = (struct vring_used *)(void *)(mem + CTRL_USED);
 	c->hdr = mem + CTRL_HDR;
 	c->data = mem + CTRL_DATA;
 	c->ack = mem + CTRL_ACK;
-	c->avail->flags = VRING_AVAIL_F_NO_INTERRUPT; /* polled */
+	if (!packed) {
+		c->avail->flags = VRING_AVAIL_F_NO_INTERRUPT; /* polled */
+		return;
+	}
+	c->pdesc = (struct vring_packed_desc *)(void *)mem;
+	c->driver_event = (struct vring_packed_event *)(void *)(mem + CTRL_AVAIL);
+	c->device_event = (struct vring_packed_event *)(void *)(mem + CTRL_USED);
+	c->driver_event->flags = VRING_PACKED_EVENT_F_DISABLE; /* polled */
+	/* The first pass has wrap counter 1: a zeroed descriptor reads neither available nor
+	 * used in it. */
+	c->wrap = true;
 }
 
-void vpci_ctrl_post(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *data,
-		    unsigned len)
+/* The command's buffers; the ack preset to a value the device never writes. */
+static void ctrl_buffers(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *data,
+			 unsigned len)
 {
 	c->hdr[0] = cls;
 	c->hdr[1] = cmd;
 	memcpy(c->data, data, len);
 	*c->ack = 0xff; /* neither OK nor ERR until the device writes it */
+}
+
+/* The chain at the next CTRL_CHAIN positions, each descriptor's AVAIL and USED flags those
+ * of its own pass; the first one's flags last, so that the device sees a whole chain. */
+static void ctrl_post_packed(struct vpci_ctrl *c, unsigned len)
+{
+	const struct {
+		uint8_t *buf;
+		uint32_t len;
+		uint16_t flags;
+	} part[CTRL_CHAIN] = {{c->hdr, 2, VRING_DESC_F_NEXT},
+			      {c->data, len, VRING_DESC_F_NEXT},
+			      {c->ack, 1, VRING_DESC_F_WRITE}};
+	uint16_t head_flags = 0;
+
+	c->head = c->next;
+	c->head_wrap = c->wrap;
+	for (unsigned i = 0; i < CTRL_CHAIN; i++) {
+		struct vring_packed_desc *d = &c->pdesc[c->next];
+		uint16_t f = (uint16_t)(part[i].flags | vring_packed_avail_flags(c->wrap));
+
+		d->addr = (uintptr_t)part[i].buf;
+		d->len = part[i].len;
+		d->id = c->head;
+		if (i == 0)
+			head_flags = f;
+		else
+			d->flags = f;
+		if (++c->next == VPCI_CTRL_NUM) {
+			c->next = 0;
+			c->wrap = !c->wrap;
+		}
+	}
+	c->posted = true;
+	/* Release: the chain and the buffers before the flags that make it available. */
+	__atomic_store_n(&c->pdesc[c->head].flags, head_flags, __ATOMIC_RELEASE);
+}
+
+void vpci_ctrl_post(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *data,
+		    unsigned len)
+{
+	ctrl_buffers(c, cls, cmd, data, len);
+	if (c->packed) {
+		ctrl_post_packed(c, len);
+		return;
+	}
 	c->desc[0] = (struct vring_desc){.addr = (uintptr_t)c->hdr, .len = 2,
 					 .flags = VRING_DESC_F_NEXT, .next = 1};
 	c->desc[1] = (struct vring_desc){.addr = (uintptr_t)c->data, .len = len,
@@ -218,12 +284,60 @@ void vpci_ctrl_post(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *d
 	__atomic_store_n(&c->avail->idx, ++c->avail_idx, __ATOMIC_RELEASE);
 }
 
+/* The command used: what the device wrote in the ack. */
+static int ctrl_acked(struct vpci_ctrl *c, const char *name)
+{
+	if (*c->ack != VIRTIO_NET_OK) {
+		TIDE_LOG_ERR_(name, "control queue: the device refused command %u.%u (ack %u)",
+			      c->hdr[0], c->hdr[1], *c->ack);
+		return -EIO;
+	}
+	c->acked++;
+	return 0;
+}
+
+/*
+ * Packed: the used element is at the chain's first position, its AVAIL and USED flags
+ * both the wrap counter of that pass, its id the chain's. The position after the chain
+ * holds what the driver wrote in the pass before (or zeros in the first): used in the
+ * current pass there means the device used a buffer nobody made available.
+ */
+static int ctrl_reap_packed(struct vpci_ctrl *c, const char *name)
+{
+	uint16_t flags, id, past;
+
+	if (!c->posted)
+		return -EAGAIN;
+	/* Acquire: pairs with the device's write of the flags after the element and the ack. */
+	flags = __atomic_load_n(&c->pdesc[c->head].flags, __ATOMIC_ACQUIRE);
+	if (vring_packed_desc_avail(flags, c->head_wrap))
+		return -EAGAIN;
+	id = c->pdesc[c->head].id;
+	if ((flags & VRING_PACKED_DESC_F_AVAIL_USED) != vring_packed_used_flags(c->head_wrap) ||
+	    id != c->head) {
+		TIDE_LOG_ERR_(name, "control queue: used element at %u: flags 0x%x, id %u (wrap counter %u, id %u posted): not the command posted",
+			      c->head, flags, id, c->head_wrap, c->head);
+		return -EPROTO;
+	}
+	past = __atomic_load_n(&c->pdesc[c->next].flags, __ATOMIC_ACQUIRE);
+	if ((past & VRING_PACKED_DESC_F_AVAIL_USED) == vring_packed_used_flags(c->wrap)) {
+		TIDE_LOG_ERR_(name, "control queue: a used element at %u, past the command posted at %u",
+			      c->next, c->head);
+		return -EPROTO;
+	}
+	c->posted = false;
+	return ctrl_acked(c, name);
+}
+
 int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name)
 {
-	/* Acquire: pairs with the device's write of the used entry and the ack before it. */
-	uint16_t idx = __atomic_load_n(&c->used->idx, __ATOMIC_ACQUIRE);
+	uint16_t idx;
 	uint32_t id;
 
+	if (c->packed)
+		return ctrl_reap_packed(c, name);
+	/* Acquire: pairs with the device's write of the used entry and the ack before it. */
+	idx = __atomic_load_n(&c->used->idx, __ATOMIC_ACQUIRE);
 	if (idx == c->last_used)
 		return -EAGAIN;
 	id = c->used->ring[c->last_used % VPCI_CTRL_NUM].id;
@@ -233,11 +347,21 @@ int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name)
 		return -EPROTO;
 	}
 	c->last_used = idx;
-	if (*c->ack != VIRTIO_NET_OK) {
-		TIDE_LOG_ERR_(name, "control queue: the device refused command %u.%u (ack %u)",
-			      c->hdr[0], c->hdr[1], *c->ack);
-		return -EIO;
+	return ctrl_acked(c, name);
+}
+
+int vpci_ctrl_wait(struct vpci_ctrl *c, unsigned wait_ms, const char *name)
+{
+	const struct timespec one_ms = {.tv_nsec = 1000000};
+	int rc;
+
+	for (unsigned ms = 0; ms <= wait_ms; ms++) {
+		rc = vpci_ctrl_reap(c, name);
+		if (rc != -EAGAIN)
+			return rc;
+		nanosleep(&one_ms, NULL);
 	}
-	c->acked++;
-	return 0;
+	TIDE_LOG_ERR_(name, "control queue: command %u.%u not answered in %u ms", c->hdr[0],
+		      c->hdr[1], wait_ms);
+	return -ETIMEDOUT;
 }

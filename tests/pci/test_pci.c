@@ -204,7 +204,9 @@ static void test_open_errors(void **state)
 	/* Two pairs are taken (the device's own limit is checked once it is reached). */
 	expect("virtio:pci=0000:00:07.0,queues=2", -ENOENT, WORDS("dev/vfio does not exist"));
 	expect("virtio:pci=0000:00:07.0,queues=9", -EINVAL, WORDS("queues"));
-	expect("pci:0000:00:07.0,packed=yes", -EINVAL, WORDS("packed=yes"));
+	/* Packed rings are taken too (the device's offer is checked once it is reached). */
+	expect("pci:0000:00:07.0,packed=yes", -ENOENT, WORDS("dev/vfio does not exist"));
+	expect("pci:0000:00:07.0,packed=maybe", -EINVAL, WORDS("packed"));
 	expect("virtio:pci=0000:00:1f.7", -ENODEV, WORDS("no such PCI device"));
 	/* The driver by name. */
 	expect("e1000e:", -EINVAL, WORDS("pci=DOMAIN:BUS:DEV.FN is required"));

@@ -9,10 +9,14 @@
 # MODE main (the suite virtio_pci): passes when every PCITEST check the guest prints is ok,
 # the counts of tide-fwd and of dpdk-testpmd equal COUNT per size both ways and equal each
 # other, and the IOMMU reported no fault at all (QEMU "vtd_" on stderr, "DMAR" in the guest
-# log). MODE mq (the suite virtio_pci_mq): two queue pairs on a second device, on a
-# two-queue tap in a network namespace of its own with mqpeer.py at the tap's end; passes
-# on 'PCITEST mq_pairs ok' and no IOMMU fault. Exit 77 when QEMU or the guest kernel cannot
-# be had, and in MODE mq without root, ip, /dev/net/tun, python3 or a new namespace.
+# log). MODE packed (the suite virtio_pci_packed): the device offers packed rings (QEMU
+# packed=on) and tide runs them (packed=yes): the same checks, the layout checked too
+# (packed_rings, fwd_packed), tide-fwd's counts equal to COUNT (DPDK does not run there:
+# guest_init.sh says why). MODE mq (the suite virtio_pci_mq): two queue pairs on a second
+# device (packed rings offered), on a two-queue tap in a network namespace of its own with
+# mqpeer.py at the tap's end, split and then packed rings; passes on 'PCITEST mq_pairs ok',
+# 'PCITEST mq_pairs_packed ok' and no IOMMU fault. Exit 77 when QEMU or the guest kernel
+# cannot be had, and in MODE mq without root, ip, /dev/net/tun, python3 or a new namespace.
 #
 # usage: run.sh MODE VPCI_GUEST TIDE_FWD WIRE TEST_PORT CACHE_DIR [COUNT]
 set -u
@@ -43,6 +47,11 @@ start=$SECONDS
 # namespace of its own, QEMU in it, mqpeer.py at the tap's end.
 mq=()
 phases=${PCI_PHASES:-main,tide,dpdk}
+packed_on=""
+if [ "$mode" = packed ]; then
+	phases=packed
+	packed_on=,packed=on
+fi
 if [ "$mode" = mq ]; then
 	phases=mq
 	ip netns add "tide-vpcimq-$$" 2>/dev/null || guest_skip "cannot create a network namespace"
@@ -53,7 +62,7 @@ if [ "$mode" = mq ]; then
 			net.ipv6.conf.default.disable_ipv6=1 &&
 		ip -n "$guest_netns" link set vq0 up || guest_skip "cannot create a multi-queue tap"
 	mq=(-netdev tap,id=n1,ifname=vq0,script=no,downscript=no,queues=2,vhost=off
-		-device virtio-net-pci,netdev=n1,mac=52:54:00:12:34:57,disable-legacy=on,iommu_platform=on,mq=on,vectors=6,addr=0x5)
+		-device virtio-net-pci,netdev=n1,mac=52:54:00:12:34:57,disable-legacy=on,iommu_platform=on,mq=on,packed=on,vectors=6,addr=0x5)
 	ip netns exec "$guest_netns" python3 "$(dirname "$0")/mqpeer.py" vq0 >"$dir/mqpeer.log" 2>&1 &
 	pids+=($!)
 	mqpid=$!
@@ -64,7 +73,7 @@ fi
 # ctrl_stuck and ctrl_wait keep from the device).
 guest_qemu 150 "hugepages=64 pcicount=$count pciphases=$phases${PCI_VERBOSE:+ pciverbose=1}" \
 	"${wire_args[@]}" \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,mq=on,ioeventfd=off \
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,iommu_platform=on,mq=on,ioeventfd=off$packed_on \
 	"${mq[@]}"
 guest_wait
 guest_wire_wait
@@ -73,9 +82,20 @@ grep -a "PCITEST\|^fwd:\|^testpmd:\|^conformance:\|^vpci_guest:\|DMAR\|virtio" "
 grep -a "^wire:" "$dir/wire.log" | grep -v "^wire: [<>] RX\|OK RX" | tail -40
 
 if [ "$mode" = mq ]; then
-	pci_checks bind mq_pairs
+	pci_checks bind mq_pairs mq_pairs_packed
 	kill "$mqpid" 2>/dev/null && wait "$mqpid"
 	grep -a "^mqpeer:" "$dir/mqpeer.log" | tail -3
+elif [ "$mode" = packed ]; then
+	pci_checks bind bad_config open packed_rings mac link_up mq_ctrl reset_stuck reset_wait \
+		ctrl_stuck ctrl_wait rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 stats tx_bounced \
+		intr link fault stop_start_polling stop_pool_whole close_pool_whole fwd_packed \
+		fwd_interrupt
+	for size in 60 1514 8996; do
+		t=$(grep -a "^PCITEST echo_tide_$size " "$dir/console.log" | grep -o "sent=.*")
+		[ "$t" = "sent=$count back=$count bad=0 order=0" ] ||
+			fail "tide-fwd at $size bytes: '$t', expected 'sent=$count back=$count bad=0 order=0'"
+	done
+	grep -aq "PCITEST fwd_exit rc=0" "$dir/console.log" || fail "tide-fwd did not exit 0 (buffers or errors)"
 else
 	pci_checks bind bad_config open mac link_up mq_ctrl reset_stuck reset_wait ctrl_stuck \
 		ctrl_wait port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 stats \

@@ -7,9 +7,11 @@
  * the guest (tests/virtio_pci/run.sh).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <tide/log.h>
 
@@ -341,7 +343,7 @@ static void test_ctrl(void **state)
 	uint8_t pairs[2] = {3, 0};
 
 	(void)state;
-	vpci_ctrl_init(&c, mem);
+	vpci_ctrl_init(&c, mem, false);
 	assert_int_equal(c.avail->flags, VRING_AVAIL_F_NO_INTERRUPT);
 	/* Acked: past the ring's size, so that the indices wrap around it. */
 	for (unsigned i = 0; i < 2 * VPCI_CTRL_NUM + 1; i++) {
@@ -370,12 +372,283 @@ static void test_ctrl(void **state)
 	ctrl_device(&c, VIRTIO_NET_OK, 2, 1);
 	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EPROTO);
 	assert_non_null(strstr(logbuf, "id 2: not the command posted"));
-	vpci_ctrl_init(&c, mem); /* a device reset */
+	vpci_ctrl_init(&c, mem, false); /* a device reset */
 	assert_int_equal(c.acked, 2 * VPCI_CTRL_NUM + 1);
 	vpci_ctrl_post(&c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
 	ctrl_device(&c, VIRTIO_NET_OK, 0, 2);
 	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EPROTO);
 	assert_int_equal(c.acked, 2 * VPCI_CTRL_NUM + 1);
+}
+
+/*
+ * The device's half of a packed control queue, kept apart from the driver's fields: where
+ * it reads next, and its wrap counter there.
+ */
+struct pdev {
+	uint16_t pos;
+	bool wrap;
+};
+
+/* Is a command available at the device's position? Then check its chain (three
+ * descriptors, each available in its own pass, the ids all the same) and take it: @head
+ * and @wrap, the position and the wrap counter where it started. */
+static bool pdev_take(struct pdev *d, struct vpci_ctrl *c, uint16_t *head, bool *wrap)
+{
+	const struct vring_packed_desc *pd = c->pdesc;
+	uint16_t id;
+	unsigned n = 0;
+
+	if (!vring_packed_desc_avail(__atomic_load_n(&pd[d->pos].flags, __ATOMIC_ACQUIRE),
+				     d->wrap))
+		return false;
+	*head = d->pos;
+	*wrap = d->wrap;
+	id = pd[d->pos].id;
+	for (;;) {
+		const struct vring_packed_desc *e = &pd[d->pos];
+
+		assert_true(vring_packed_desc_avail(e->flags, d->wrap));
+		assert_int_equal(e->id, id);
+		if (n == 0) {
+			const uint8_t *hdr = (const uint8_t *)(uintptr_t)e->addr;
+
+			assert_int_equal(e->len, 2);
+			assert_int_equal(hdr[0], VIRTIO_NET_CTRL_MQ);
+			assert_int_equal(hdr[1], VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET);
+		}
+		if (n == 1)
+			assert_int_equal(e->len, 2);
+		n++;
+		if (++d->pos == VPCI_CTRL_NUM) {
+			d->pos = 0;
+			d->wrap = !d->wrap;
+		}
+		if (!(e->flags & VRING_DESC_F_NEXT))
+			break;
+		assert_true(n < VPCI_CTRL_NUM);
+	}
+	assert_int_equal(n, 3);
+	return true;
+}
+
+/* The device answers what it took at @head: @ack in the last buffer, then the used element
+ * at the chain's first position with @id and @flags (a sound device: the used form of the
+ * chain's pass), the flags last. */
+static void pdev_use(struct vpci_ctrl *c, uint16_t head, uint8_t ack, uint16_t id,
+		     uint16_t flags)
+{
+	struct vring_packed_desc *e = &c->pdesc[head];
+	unsigned last = (head + 2u) % VPCI_CTRL_NUM;
+
+	assert_int_equal(c->pdesc[last].flags & (VRING_DESC_F_WRITE | VRING_DESC_F_NEXT),
+			 VRING_DESC_F_WRITE);
+	assert_int_equal(c->pdesc[last].len, 1);
+	*(uint8_t *)(uintptr_t)c->pdesc[last].addr = ack;
+	e->id = id;
+	e->len = 1;
+	__atomic_store_n(&e->flags, flags, __ATOMIC_RELEASE);
+}
+
+static const uint16_t pdev_written = VRING_DESC_F_WRITE; /* QEMU's: the chain had a
+							    device-writable buffer */
+
+static void ctrl_post_pairs(struct vpci_ctrl *c)
+{
+	uint8_t pairs[2] = {3, 0};
+
+	vpci_ctrl_post(c, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, pairs, 2);
+}
+
+static void test_ctrl_packed(void **state)
+{
+	static uint8_t mem[VPCI_CTRL_MEM] __attribute__((aligned(4096)));
+	struct vpci_ctrl c = {0};
+	struct pdev d = {.wrap = true};
+	uint16_t head;
+	bool wrap;
+
+	(void)state;
+	vpci_ctrl_init(&c, mem, true);
+	/* The same three areas, in the packed roles; we poll. */
+	assert_ptr_equal(c.pdesc, c.desc);
+	assert_ptr_equal(c.driver_event, c.avail);
+	assert_ptr_equal(c.device_event, c.used);
+	assert_int_equal(c.driver_event->flags, VRING_PACKED_EVENT_F_DISABLE);
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EAGAIN); /* nothing posted */
+	assert_false(pdev_take(&d, &c, &head, &wrap));
+	/* Acked, many times round the ring: chains of three on four positions start at each
+	 * position, wrap in their middle and flip the wrap counter in both passes. */
+	for (unsigned i = 0; i < 4 * VPCI_CTRL_NUM + 1; i++) {
+		ctrl_post_pairs(&c);
+		assert_int_equal(vpci_ctrl_reap(&c, "t"), -EAGAIN); /* not used yet */
+		assert_true(pdev_take(&d, &c, &head, &wrap));
+		assert_int_equal(head, (3u * i) % VPCI_CTRL_NUM);
+		assert_int_equal(*(uint16_t *)(uintptr_t)c.pdesc[(head + 1u) % VPCI_CTRL_NUM].addr,
+				 3);
+		assert_false(pdev_take(&d, &c, &head, &wrap)); /* one at a time */
+		assert_int_equal(vpci_ctrl_reap(&c, "t"), -EAGAIN);
+		pdev_use(&c, head, VIRTIO_NET_OK, head,
+			 (uint16_t)(vring_packed_used_flags(wrap) | pdev_written));
+		assert_int_equal(vpci_ctrl_reap(&c, "t"), 0);
+		assert_int_equal(c.acked, i + 1);
+		assert_int_equal(vpci_ctrl_reap(&c, "t"), -EAGAIN); /* reaped once */
+	}
+	/* Refused; the ack untouched. */
+	logbuf[0] = '\0';
+	ctrl_post_pairs(&c);
+	assert_true(pdev_take(&d, &c, &head, &wrap));
+	pdev_use(&c, head, 1 /* VIRTIO_NET_ERR */, head, vring_packed_used_flags(wrap));
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EIO);
+	assert_non_null(strstr(logbuf, "the device refused command 4.0 (ack 1)"));
+	ctrl_post_pairs(&c);
+	assert_true(pdev_take(&d, &c, &head, &wrap));
+	pdev_use(&c, head, 0xff, head, vring_packed_used_flags(wrap));
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EIO);
+	assert_int_equal(c.acked, 4 * VPCI_CTRL_NUM + 1);
+}
+
+/* A used element that is not the command posted: each one after a device reset. */
+static void test_ctrl_packed_bad(void **state)
+{
+	static uint8_t mem[VPCI_CTRL_MEM] __attribute__((aligned(4096)));
+	struct vpci_ctrl c = {0};
+	struct pdev d;
+	uint16_t head;
+	bool wrap;
+	const struct {
+		const char *what, *log;
+		uint16_t id_add, flags_xor;
+		unsigned rounds; /* commands acked before (wrap counter 0 after two) */
+	} cases[] = {
+		{"id", "flags 0x8080, id 2 (wrap counter 1, id 0 posted)", 2, 0, 0},
+		{"id off by one", "id 1 (wrap counter 1, id 0 posted)", 1, 0, 0},
+		{"id, second pass", "flags 0x0, id 3 (wrap counter 0, id 2 posted)", 1, 0, 2},
+		/* The available form of the other pass, and a used element of the other pass:
+		 * neither available nor used in this one. */
+		{"flags", "flags 0x8000, id 0 (wrap counter 1", 0, VRING_PACKED_DESC_F_AVAIL, 0},
+		{"flags, second pass", "flags 0x80, id 2 (wrap counter 0", 0,
+		 VRING_PACKED_DESC_F_AVAIL, 2},
+		{"stale element", "flags 0x0, id 0 (wrap counter 1", 0,
+		 VRING_PACKED_DESC_F_AVAIL_USED, 0},
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		vpci_ctrl_init(&c, mem, true); /* a device reset */
+		d = (struct pdev){.wrap = true};
+		for (unsigned i = 0; i < cases[k].rounds; i++) {
+			ctrl_post_pairs(&c);
+			assert_true(pdev_take(&d, &c, &head, &wrap));
+			pdev_use(&c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
+			assert_int_equal(vpci_ctrl_reap(&c, "t"), 0);
+		}
+		logbuf[0] = '\0';
+		ctrl_post_pairs(&c);
+		assert_true(pdev_take(&d, &c, &head, &wrap));
+		pdev_use(&c, head, VIRTIO_NET_OK, (uint16_t)(head + cases[k].id_add),
+			 (uint16_t)(vring_packed_used_flags(wrap) ^ cases[k].flags_xor));
+		if (vpci_ctrl_reap(&c, "t") != -EPROTO || strstr(logbuf, cases[k].log) == NULL ||
+		    strstr(logbuf, "not the command posted") == NULL)
+			fail_msg("%s: expected -EPROTO and '%s', got: %s", cases[k].what,
+				 cases[k].log, logbuf);
+	}
+	/* A used element past the chain, where nothing was made available: the command's own
+	 * element is sound, the one after it is not. (The count of acks survives a reset:
+	 * start it again.) */
+	c = (struct vpci_ctrl){0};
+	vpci_ctrl_init(&c, mem, true);
+	d = (struct pdev){.wrap = true};
+	logbuf[0] = '\0';
+	ctrl_post_pairs(&c);
+	assert_true(pdev_take(&d, &c, &head, &wrap));
+	c.pdesc[d.pos].id = d.pos;
+	c.pdesc[d.pos].flags = vring_packed_used_flags(d.wrap);
+	pdev_use(&c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EPROTO);
+	assert_non_null(strstr(logbuf, "a used element at 3, past the command posted at 0"));
+	assert_int_equal(c.acked, 0);
+	/* The same in pass 0: position 2 holds the last descriptor of the first command (pass
+	 * 1), the device marks it used in pass 0. */
+	vpci_ctrl_init(&c, mem, true);
+	d = (struct pdev){.wrap = true};
+	for (unsigned i = 0; i < 1; i++) {
+		ctrl_post_pairs(&c);
+		assert_true(pdev_take(&d, &c, &head, &wrap));
+		pdev_use(&c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
+		assert_int_equal(vpci_ctrl_reap(&c, "t"), 0);
+	}
+	logbuf[0] = '\0';
+	ctrl_post_pairs(&c);
+	assert_true(pdev_take(&d, &c, &head, &wrap));
+	assert_false(d.wrap);
+	c.pdesc[d.pos].flags = vring_packed_used_flags(d.wrap);
+	pdev_use(&c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
+	assert_int_equal(vpci_ctrl_reap(&c, "t"), -EPROTO);
+	assert_non_null(strstr(logbuf, "a used element at 2, past the command posted at 3"));
+	assert_int_equal(c.acked, 1);
+}
+
+/* A device that answers after @ms (a thread), or never (ms < 0). */
+struct late {
+	struct vpci_ctrl *c;
+	int ms;
+};
+
+static void *late_device(void *arg)
+{
+	struct late *l = arg;
+	struct timespec ts = {.tv_nsec = (long)l->ms * 1000000};
+	struct pdev d = {.wrap = true};
+	uint16_t head;
+	bool wrap;
+
+	nanosleep(&ts, NULL);
+	if (pdev_take(&d, l->c, &head, &wrap))
+		pdev_use(l->c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The wait for the device's answer, both layouts: never answered (-ETIMEDOUT after the
+ * budget, with the reason), answered late (waited for). */
+static void test_ctrl_wait(void **state)
+{
+	static uint8_t mem[VPCI_CTRL_MEM] __attribute__((aligned(4096)));
+	struct vpci_ctrl c = {0};
+	struct late l = {.c = &c, .ms = 30};
+	pthread_t th;
+	double t0, waited;
+
+	(void)state;
+	for (int packed = 0; packed < 2; packed++) {
+		vpci_ctrl_init(&c, mem, packed);
+		ctrl_post_pairs(&c);
+		logbuf[0] = '\0';
+		t0 = now_s();
+		assert_int_equal(vpci_ctrl_wait(&c, 50, "t"), -ETIMEDOUT);
+		waited = now_s() - t0;
+		assert_true(waited >= 0.05);
+		assert_true(waited < 5);
+		assert_non_null(strstr(logbuf, "control queue: command 4.0 not answered in 50 ms"));
+		assert_int_equal(c.acked, 0);
+	}
+	/* Packed, late: the thread answers 30 ms after the post; the wait takes it. */
+	vpci_ctrl_init(&c, mem, true);
+	ctrl_post_pairs(&c);
+	assert_int_equal(pthread_create(&th, NULL, late_device, &l), 0);
+	t0 = now_s();
+	assert_int_equal(vpci_ctrl_wait(&c, 2000, "t"), 0);
+	waited = now_s() - t0;
+	pthread_join(th, NULL);
+	assert_true(waited >= 0.02);
+	assert_int_equal(c.acked, 1);
 }
 
 int main(void)
@@ -386,6 +659,8 @@ int main(void)
 		cmocka_unit_test(test_features),   cmocka_unit_test(test_queue_size),
 		cmocka_unit_test(test_status),	   cmocka_unit_test(test_mq_check),
 		cmocka_unit_test(test_features_mq), cmocka_unit_test(test_ctrl),
+		cmocka_unit_test(test_ctrl_packed), cmocka_unit_test(test_ctrl_packed_bad),
+		cmocka_unit_test(test_ctrl_wait),
 	};
 
 	tide_log_set_handler(capture, NULL);

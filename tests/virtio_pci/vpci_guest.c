@@ -6,7 +6,10 @@
  * "PCITEST <name> ok" or "PCITEST <name> FAIL <why>"; the host script fails on any FAIL and
  * on a missing ok.
  *
- * usage: vpci_guest BDF TTY COUNT [MQ_BDF]
+ * usage: vpci_guest [-p] BDF TTY COUNT [MQ_BDF]
+ *   -p: every port with packed=yes, on a device that offers VIRTIO_F_RING_PACKED (QEMU:
+ *   packed=on; the suite virtio_pci_packed): the same checks over packed virtqueues, the
+ *   control queue's included, and the layout checked (packed_rings).
  *   Without MQ_BDF: configuration refused (two queue pairs on a one-pair device among
  *   it), the control queue's command acked at each start, MAC and queue limit from the
  *   device, exact counts and payloads both ways at 60, 1514 and 8996 bytes, statistics, a
@@ -17,7 +20,8 @@
  *   stop/start while another thread polls, pools whole. With MQ_BDF (a device on a
  *   two-queue tap, mqpeer.py at the other end), only two queue pairs on that device: Tx on
  *   both, exact counts at the tap, and 16 flows spread over both Rx queues,
- *   exact, each flow on one queue and in order (the suite virtio_pci_mq)
+ *   exact, each flow on one queue and in order (the suite virtio_pci_mq), with split and
+ *   then packed virtqueues (mq_pairs, mq_pairs_packed: the device offers both)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +53,28 @@
 
 static char bdf[32];
 static unsigned count;
+static bool packed; /* -p */
+
+/* The port runs packed virtqueues: the features took VIRTIO_F_RING_PACKED and every
+ * queue (the control queue too) has the packed layout. */
+static bool rings_packed(struct tide_port *p)
+{
+	struct virtio_port *vp = virtio_vport(p);
+	bool all = (vp->features & VIRTIO_BIT(VIRTIO_F_RING_PACKED)) &&
+		   (vp->vpci->ctrl.mem == NULL || vp->vpci->ctrl.packed);
+
+	for (unsigned i = 0; i < p->nb_rxq; i++)
+		all = all && ((struct virtio_rxq *)p->rxq[i])->vq.packed;
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		all = all && ((struct virtio_txq *)p->txq[i])->vq.packed;
+	return all;
+}
+
+/* What every port spec of the run ends with. */
+static const char *spec_tail(void)
+{
+	return packed ? ",packed=yes" : "";
+}
 
 /* A pool the device has not mapped: its packet is copied into the Rx pool, never handed
  * over as it is; it arrives intact. */
@@ -379,11 +405,11 @@ static void test_bad_config(struct tide_pool *pool)
 	char spec[96];
 	int rc1, rc2, rc3 = -1, rc4 = -1;
 
-	snprintf(spec, sizeof(spec), "virtio:pci=%s,queues=2", bdf);
+	snprintf(spec, sizeof(spec), "virtio:pci=%s,queues=2%s", bdf, spec_tail());
 	rc1 = tide_port_open(spec, &p);
-	snprintf(spec, sizeof(spec), "pci:%s,colour=blue", bdf);
+	snprintf(spec, sizeof(spec), "pci:%s,colour=blue%s", bdf, spec_tail());
 	rc2 = tide_port_open(spec, &p);
-	snprintf(spec, sizeof(spec), "pci:%s", bdf);
+	snprintf(spec, sizeof(spec), "pci:%s%s", bdf, spec_tail());
 	if (tide_port_open(spec, &p) == 0) {
 		tide_port_configure(p, 1, 1);
 		rc3 = tide_rxq_setup(p, 0, 2 * QSIZE, pool, NULL); /* beyond the device's queue */
@@ -426,8 +452,11 @@ static int mq_udp(const struct tide_mbuf *m, uint32_t *flow, uint32_t *seq)
 	return *flow < MQ_FLOWS ? 0 : -1;
 }
 
-static void test_mq(struct tide_pool *pool, const char *mqbdf)
+/* @prior: the frames of each Tx queue the peer counted in runs before (its counts go on). */
+static void test_mq(struct tide_pool *pool, const char *mqbdf, bool mq_packed, unsigned prior)
 {
+	const char *name = mq_packed ? "mq_pairs_packed" : "mq_pairs";
+	unsigned long long features;
 	struct tide_port *p;
 	struct tide_rxq *rxq[2];
 	struct tide_txq *txq[2];
@@ -440,7 +469,8 @@ static void test_mq(struct tide_pool *pool, const char *mqbdf)
 	double end, ask_at = 0;
 	int rc;
 
-	snprintf(spec, sizeof(spec), "virtio:pci=%s,queues=2", mqbdf);
+	snprintf(spec, sizeof(spec), "virtio:pci=%s,queues=2%s", mqbdf,
+		 mq_packed ? ",packed=yes" : "");
 	rc = tide_port_open(spec, &p);
 	if (rc == 0 && ((rc = tide_port_configure(p, 2, 2)) < 0 ||
 			(rc = tide_rxq_setup(p, 0, QSIZE, pool, NULL)) < 0 ||
@@ -448,10 +478,18 @@ static void test_mq(struct tide_pool *pool, const char *mqbdf)
 			(rc = tide_txq_setup(p, 0, QSIZE, NULL)) < 0 ||
 			(rc = tide_txq_setup(p, 1, QSIZE, NULL)) < 0 || (rc = tide_port_start(p)) < 0))
 		tide_port_close(p);
-	if (rc < 0) {
-		result("mq_pairs", false, "%s: %d", spec, rc);
+	if (rc == 0 && mq_packed && !rings_packed(p)) {
+		result(name, false, "%s: features 0x%llx, not packed rings", spec,
+		       (unsigned long long)virtio_vport(p)->features);
+		tide_port_stop(p);
+		tide_port_close(p);
 		return;
 	}
+	if (rc < 0) {
+		result(name, false, "%s: %d", spec, rc);
+		return;
+	}
+	features = virtio_vport(p)->features;
 	for (unsigned q = 0; q < 2; q++) {
 		rxq[q] = tide_port_rxq(p, q);
 		txq[q] = tide_port_txq(p, q);
@@ -477,7 +515,8 @@ static void test_mq(struct tide_pool *pool, const char *mqbdf)
 	/* Then the flows towards us; then reports until the peer has every Tx frame. */
 	(void)mq_ask(pool, txq[0], 40, MQ_K);
 	end = now() + 30;
-	while (now() < end && (per_q[0] + per_q[1] < MQ_FLOWS * MQ_K || q0 < MQ_TX || q1 < MQ_TX)) {
+	while (now() < end &&
+	       (per_q[0] + per_q[1] < MQ_FLOWS * MQ_K || q0 < prior + MQ_TX || q1 < prior + MQ_TX)) {
 		for (unsigned q = 0; q < 2; q++) {
 			uint16_t k = tide_rx_burst(rxq[q], pkts, 32);
 
@@ -507,17 +546,19 @@ static void test_mq(struct tide_pool *pool, const char *mqbdf)
 			tide_mbuf_free_bulk(pkts, k);
 			tide_txq_done_cleanup(txq[q], 0);
 		}
-		if ((q0 < MQ_TX || q1 < MQ_TX) && now() >= ask_at && mq_ask(pool, txq[0], 44, 0))
+		if ((q0 < prior + MQ_TX || q1 < prior + MQ_TX) && now() >= ask_at &&
+		    mq_ask(pool, txq[0], 44, 0))
 			ask_at = now() + 0.2;
 	}
 	tide_port_stop(p);
 	tide_port_close(p);
-	result("mq_pairs",
-	       sent[0] == MQ_TX && sent[1] == MQ_TX && q0 == MQ_TX && q1 == MQ_TX && pbad == 0 &&
+	result(name,
+	       sent[0] == MQ_TX && sent[1] == MQ_TX && q0 == prior + MQ_TX && q1 == prior + MQ_TX &&
+		       pbad == 0 &&
 		       per_q[0] + per_q[1] == MQ_FLOWS * MQ_K && per_q[0] > 0 && per_q[1] > 0 &&
 		       bad == 0 && split == 0 && order == 0 && pool_whole(pool),
-	       "sent %u+%u, the peer has %u+%u (bad %u); received %u on Rx 0 + %u on Rx 1 of %u (%u flows), other %u, flows split %u, out of order %u, pool whole %d",
-	       sent[0], sent[1], q0, q1, pbad, per_q[0], per_q[1], MQ_FLOWS * MQ_K, MQ_FLOWS,
+	       "features 0x%llx; sent %u+%u, the peer has %u+%u in all (bad %u); received %u on Rx 0 + %u on Rx 1 of %u (%u flows), other %u, flows split %u, out of order %u, pool whole %d",
+	       features, sent[0], sent[1], q0, q1, pbad, per_q[0], per_q[1], MQ_FLOWS * MQ_K, MQ_FLOWS,
 	       bad, split, order, pool_whole(pool));
 }
 
@@ -535,11 +576,15 @@ static void run(void)
 		return;
 	}
 	test_bad_config(c.pool);
-	snprintf(spec, sizeof(spec), "pci:%s", bdf);
+	snprintf(spec, sizeof(spec), "pci:%s%s", bdf, spec_tail());
 	rc = port_up(&c, spec, QSIZE, QSIZE);
 	result("open", rc == 0, "%s: %d", spec, rc);
 	if (rc < 0)
 		return;
+	if (packed)
+		result("packed_rings", rings_packed(c.p), "features 0x%llx, control queue packed %d",
+		       (unsigned long long)virtio_vport(c.p)->features,
+		       virtio_vport(c.p)->vpci->ctrl.packed);
 	tide_port_info_get(c.p, &info);
 	result("mac", memcmp(info.mac, wire_guest_mac, 6) == 0 && strcmp(info.driver, "virtio") == 0 &&
 			      info.max_desc == QSIZE,
@@ -579,7 +624,8 @@ static void run_mq(const char *mqbdf)
 		result("pool", false, "");
 		return;
 	}
-	test_mq(pool, mqbdf);
+	test_mq(pool, mqbdf, false, 0);
+	test_mq(pool, mqbdf, true, MQ_TX);
 	tide_pool_free(pool);
 }
 
@@ -587,8 +633,13 @@ int main(int argc, char **argv)
 {
 	struct termios t;
 
+	if (argc > 1 && strcmp(argv[1], "-p") == 0) {
+		packed = true;
+		argc--;
+		argv++;
+	}
 	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: vpci_guest BDF TTY COUNT [MQ_BDF]\n");
+		fprintf(stderr, "usage: vpci_guest [-p] BDF TTY COUNT [MQ_BDF]\n");
 		return 2;
 	}
 	snprintf(bdf, sizeof(bdf), "%s", argv[1]);
