@@ -113,7 +113,7 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_rxq *q = (struct vhost_rxq *)p->rxq[i];
 
 		q->live = 0;
-		q->fs.why = NULL;
+		q->fault.why = NULL;
 		q->fence = vp->fence;
 		q->port_id = (uint16_t)p->id;
 	}
@@ -121,7 +121,7 @@ static int vhost_start(struct tide_port *p)
 		struct vhost_txq *q = (struct vhost_txq *)p->txq[i];
 
 		q->live = 0;
-		q->fs.why = NULL;
+		q->fault.why = NULL;
 		q->fence = vp->fence;
 	}
 	/* The queues' bursts, for either layout (the live word says which: vhost.h). Set

@@ -20,9 +20,9 @@
  *          memory table copy, the indices and the fds are written before `live` is stored
  *          (release) and only while the queue is quiescent.
  *   busy   written by the worker: 1 from the start of a burst until its end.
- *   fs.why written by the worker: the reason of a violation it found in guest memory;
+ *   fault.why written by the worker: the reason of a violation it found in guest memory;
  *          the queue then moves nothing until the control thread, woken through the
- *          slot's eventfd (fs.wakefd, vhost_fault()), disconnects.
+ *          slot's eventfd (fault.wakefd, vhost_fault()), disconnects.
  *
  * Taking a vring away (GET_VRING_BASE, a new memory table, a disconnect): live = 0,
  * membarrier() (a full barrier on every thread), wait until busy is 0. After that no
@@ -186,7 +186,7 @@ struct vhost_rxq {
 	struct tide_pool *pool;
 	struct vhost_vq vq;
 	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
-	struct vhost_fault_slot fs;
+	struct vhost_fault_slot fault;
 	/* Guest headers refused (offload_vnet_to_mbuf()), by reason; the packet dropped. */
 	uint64_t hdr_drops[OFFLOAD_VNET_NR_REASONS];
 };
@@ -208,7 +208,7 @@ struct vhost_txq {
 	struct vhost_vq vq;
 	struct txc txc;
 	uint32_t live TIDE_CACHE_ALIGNED; /* 0, VHOST_LIVE_SPLIT or VHOST_LIVE_PACKED */
-	struct vhost_fault_slot fs;
+	struct vhost_fault_slot fault;
 	struct vhost_tx_olstats ols;
 };
 
@@ -428,7 +428,7 @@ static inline void vhost_fault(struct vhost_fault_slot *s, uint64_t *errors, con
  * what it has and the same buffer is tried again once the frontend answered. Anything else
  * is a fault (vhost_fault()).
  */
-static inline void vhost_fail(struct vhost_fault_slot *fs, uint64_t *errors, struct vhost_mtab *m,
+static inline void vhost_fail(struct vhost_fault_slot *fault, uint64_t *errors, struct vhost_mtab *m,
 			      const char *why)
 {
 	if (m->iotlb && why == vhost_why_nomap) {
@@ -436,11 +436,11 @@ static inline void vhost_fail(struct vhost_fault_slot *fs, uint64_t *errors, str
 			__atomic_store_n(&m->miss_iova, m->miss_at, __ATOMIC_RELAXED);
 			/* Release: pairs with the control thread's acquire (vhost_iotlb_service()). */
 			__atomic_store_n(&m->miss_state, 1, __ATOMIC_RELEASE);
-			vhost_wake(fs->wakefd);
+			vhost_wake(fault->wakefd);
 		}
 		return;
 	}
-	vhost_fault(fs, errors, why);
+	vhost_fault(fault, errors, why);
 }
 
 #endif

@@ -409,7 +409,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_rx_burst_as(struct vhost_rxq *q, struct tide_m
 				break;
 			}
 			if (rc == VHOST_RX_FAULT) {
-				vhost_fail(&q->fs, &pub->stats.errors, &vq->mem, why);
+				vhost_fail(&q->fault, &pub->stats.errors, &vq->mem, why);
 				break;
 			}
 			dropped++; /* consumed, counted, the mbuf reused for the next buffer */
@@ -563,7 +563,7 @@ TIDE_ALWAYS_INLINE uint16_t vhost_tx_burst(struct vhost_txq *q, struct tide_mbuf
 			if (rc == VHOST_TX_FULL)
 				break;
 			if (rc == VHOST_TX_FAULT) {
-				vhost_fail(&q->fs, &pub->stats.errors, &vq->mem, why);
+				vhost_fail(&q->fault, &pub->stats.errors, &vq->mem, why);
 				break;
 			}
 			pkts[i] = NULL;

@@ -300,9 +300,9 @@ static void queues_wakefd(struct vhost_port *vp, int fd)
 	struct tide_port *p = vp->port;
 
 	for (unsigned i = 0; i < p->nb_rxq; i++)
-		((struct vhost_rxq *)p->rxq[i])->fs.wakefd = fd;
+		((struct vhost_rxq *)p->rxq[i])->fault.wakefd = fd;
 	for (unsigned i = 0; i < p->nb_txq; i++)
-		((struct vhost_txq *)p->txq[i])->fs.wakefd = fd;
+		((struct vhost_txq *)p->txq[i])->fault.wakefd = fd;
 }
 
 static int thread_start(struct vhost_port *vp)

@@ -14,11 +14,11 @@
  * moves nothing until the control thread has disconnected).
  */
 TIDE_ALWAYS_INLINE uint32_t q_enter(uint32_t *busy, const uint32_t *live, bool fence,
-				    const struct vhost_fault_slot *fs)
+				    const struct vhost_fault_slot *fault)
 {
 	uint32_t l = vhost_enter(busy, live, fence);
 
-	if (tide_unlikely(l == 0 || __atomic_load_n(&fs->why, __ATOMIC_RELAXED) != NULL)) {
+	if (tide_unlikely(l == 0 || __atomic_load_n(&fault->why, __ATOMIC_RELAXED) != NULL)) {
 		vhost_leave(busy);
 		return 0;
 	}
@@ -29,7 +29,7 @@ TIDE_ALWAYS_INLINE uint16_t rx_enter(struct tide_rxq *pub, struct tide_mbuf **pk
 				     const bool ol)
 {
 	struct vhost_rxq *q = (struct vhost_rxq *)pub;
-	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
+	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fault);
 
 	if (tide_likely(live == VHOST_LIVE_SPLIT))
 		return ol ? vhost_split_rx_ol(pub, pkts, n) : vhost_split_rx(pub, pkts, n);
@@ -63,7 +63,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_enter(struct tide_txq *pub, struct tide_mbuf **pk
 				     const enum vhost_txfree f, const bool ol)
 {
 	struct vhost_txq *q = (struct vhost_txq *)pub;
-	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fs);
+	uint32_t live = q_enter(&q->busy, &q->live, q->fence, &q->fault);
 
 	if (tide_likely(live == VHOST_LIVE_SPLIT)) {
 		if (ol)

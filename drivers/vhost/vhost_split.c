@@ -169,7 +169,7 @@ static void used_publish(struct vhost_vq *q, uint16_t uidx)
  * The avail entries waiting ([avail] acquire) into *@idx, and their count: avail->idx may
  * move at most the queue size past what we took (0 and a fault when it jumped further).
  */
-TIDE_ALWAYS_INLINE unsigned vq_avail(struct vhost_fault_slot *fs, uint64_t *errors,
+TIDE_ALWAYS_INLINE unsigned vq_avail(struct vhost_fault_slot *fault, uint64_t *errors,
 				     struct vhost_vq *q, uint16_t *idx)
 {
 	uint16_t a, k;
@@ -177,7 +177,7 @@ TIDE_ALWAYS_INLINE unsigned vq_avail(struct vhost_fault_slot *fs, uint64_t *erro
 	a = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
 	k = (uint16_t)(a - q->last_avail);
 	if (tide_unlikely(k > q->num)) {
-		vhost_fault(fs, errors, "avail index moved more than the queue size");
+		vhost_fault(fault, errors, "avail index moved more than the queue size");
 		k = 0;
 	}
 	*idx = a;
@@ -226,7 +226,7 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 {
 	struct split_rxc *r = c;
 	uint16_t aidx;
-	unsigned k = vq_avail(&q->fs, &q->pub.stats.errors, &q->vq, &aidx);
+	unsigned k = vq_avail(&q->fault, &q->pub.stats.errors, &q->vq, &aidx);
 
 	r->last = q->vq.last_avail;
 	r->uidx = q->vq.used_idx;
@@ -410,7 +410,7 @@ TIDE_ALWAYS_INLINE bool tx_begin(struct vhost_txq *q, void *c)
 {
 	struct split_txc *t = c;
 
-	if (vq_avail(&q->fs, &q->pub.stats.errors, &q->vq, &t->aidx) == 0)
+	if (vq_avail(&q->fault, &q->pub.stats.errors, &q->vq, &t->aidx) == 0)
 		return false;
 	t->cursor = q->vq.last_avail;
 	t->uidx = q->vq.used_idx;

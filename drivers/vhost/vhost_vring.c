@@ -30,14 +30,14 @@ struct vhost_vq *vhost_vring_q(struct vhost_port *vp, unsigned v, struct quiesce
 
 		if (q == NULL)
 			return NULL;
-		*slot = (struct quiesce_slot){&q->live, &q->busy, &q->fs.why};
+		*slot = (struct quiesce_slot){&q->live, &q->busy, &q->fault.why};
 		return &q->vq;
 	} else {
 		struct vhost_rxq *q = i < p->nb_rxq ? (struct vhost_rxq *)p->rxq[i] : NULL;
 
 		if (q == NULL)
 			return NULL;
-		*slot = (struct quiesce_slot){&q->live, &q->busy, &q->fs.why};
+		*slot = (struct quiesce_slot){&q->live, &q->busy, &q->fault.why};
 		return &q->vq;
 	}
 }
