@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * virtio frontend: what the data paths of both virtqueue layouts share (virtio_rxtx.c:
- * split, virtio_packed.c: packed): the Rx buffer of a used id, a chain cut short, the
- * tests for a Tx packet the device can read in place, its bounce copy and the software
- * cut of a TSO packet. Internal, inline.
+ * split, virtio_packed.c: packed; their burst bodies: virtio_burst.h): the Rx buffer of
+ * a used id, a chain cut short, the tests for a Tx packet the device can read in place, its
+ * bounce copy, its header and the software cut of a TSO packet. Internal, inline.
  */
 #ifndef TIDE_VIRTIO_DP_H
 #define TIDE_VIRTIO_DP_H
@@ -132,6 +132,22 @@ TIDE_ALWAYS_INLINE struct tide_mbuf *virtio_tx_bounce(struct virtio_txq *q, stru
 	tide_mbuf_free(m);
 	tide_stat_add(&q->bounced, 1);
 	return c;
+}
+
+/*
+ * The header's one write on Tx, at @hdr before @m's data: all zero without offloads (@ol
+ * false); with them virtio_hdr_tx()'s (the requests, or done in software). Returns 0, or
+ * -EINVAL: a request refused (counted; the caller drops @m, whose descriptor it has not
+ * made available).
+ */
+TIDE_ALWAYS_INLINE int virtio_tx_hdr(struct virtio_txq *q, struct tide_mbuf *m, uint8_t *hdr,
+				     const bool ol)
+{
+	if (!ol) {
+		memset(hdr, 0, VIRTIO_HDR_LEN);
+		return 0;
+	}
+	return virtio_hdr_tx(&q->ol, m, hdr);
 }
 
 /* Most pieces one TSO packet is cut into in software. */
