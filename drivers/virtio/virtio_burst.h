@@ -22,12 +22,27 @@
 /* ---- Rx ---- */
 
 /*
+ * The refill's doorbell (rxr_refill()): the ring published up to @refill, the device
+ * kicked by the layout's @kick if it asked (counted).
+ */
+TIDE_ALWAYS_INLINE void virtio_rx_doorbell(struct virtio_rxq *q, uint32_t refill,
+					   uint64_t (*kick)(struct virtio_vq *vq, uint32_t old,
+							    uint32_t now))
+{
+	uint16_t old = q->avail_idx;
+
+	q->avail_idx = (uint16_t)refill;
+	if (tide_unlikely(kick(&q->vq, old, (uint16_t)refill)))
+		tide_stat_add(&q->kicks, 1);
+}
+
+/*
  * An Rx layout. @c is the layout's cursor, set up by the entry point.
  *   begin: before the loop, how many used elements the burst may take at the most (*@lim,
  *          at most @posted); -1 with *@why set when the device broke a rule.
- *   elem:  the used element at free-running position @pos, the @k-th of the burst: 1 with
- *          its *@id and *@len (each read once), 0 when it is not used yet, -1 with *@why
- *          set when it is neither.
+ *   elem:  the used element at free-running position @pos: 1 with its *@id and *@len
+ *          (each read once), 0 when it is not used yet, -1 with *@why set when it is
+ *          neither.
  *   post, doorbell: the refill's (rxr_refill()).
  *   by_index: begin's *@lim counts exactly the elements used (split: the used index); a
  *          mergeable packet whose buffers are not all counted waits for the next burst
@@ -36,12 +51,31 @@
 struct virtio_rx_layout {
 	int (*begin)(struct virtio_rxq *q, void *c, uint32_t posted, uint32_t *lim,
 		     const char **why);
-	int (*elem)(void *c, uint32_t pos, uint32_t k, uint32_t *id, uint32_t *len,
-		    const char **why);
+	int (*elem)(void *c, uint32_t pos, uint32_t *id, uint32_t *len, const char **why);
 	void (*post)(void *ctx, uint32_t first, unsigned n);
 	void (*doorbell)(void *ctx, uint32_t refill);
 	bool by_index;
 };
+
+/*
+ * A new connection (or none): the old one's posted buffers will never be used, they go
+ * home; the ring (zeroed by the control thread) starts at position 0 with a full refill
+ * (@L's post and doorbell). Then `seen` tells the control thread that the receive buffers
+ * are posted (release: pairs with its acquire load in virtio_dev_init(), which waits for
+ * it before the Tx queues go live). Returns whether the queue runs.
+ */
+TIDE_ALWAYS_INLINE bool virtio_rxq_resync(struct virtio_rxq *q, uint32_t live,
+					  const struct virtio_rx_layout *L)
+{
+	/* (Recycled buffers may wait in the slots of a queue that holds no connection.) */
+	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
+		virtio_rxq_flush(q);
+	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
+		return false;
+	rxr_refill(&q->rxr, L->post, L->doorbell, q);
+	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELEASE);
+	return true;
+}
 
 /* The fault reason of a used id that virtio_rx_take() refused. */
 TIDE_ALWAYS_INLINE const char *virtio_rx_why_id(const struct virtio_rx_view *v, uint32_t id)
@@ -57,8 +91,9 @@ TIDE_ALWAYS_INLINE const char *virtio_rx_why_id(const struct virtio_rx_view *v, 
 TIDE_ALWAYS_INLINE uint16_t virtio_rx_nbuf(const struct tide_mbuf *m, uint32_t hdr_off,
 					   const struct virtio_net_hdr_mrg *h, const bool ol)
 {
-	const uint16_t *nb = (const uint16_t *)(const void *)((const uint8_t *)m->buf_addr +
-		hdr_off + offsetof(struct virtio_net_hdr_mrg, num_buffers));
+	const uint16_t *nb =
+	    (const uint16_t *)(const void *)((const uint8_t *)m->buf_addr + hdr_off +
+					     offsetof(struct virtio_net_hdr_mrg, num_buffers));
 
 	return ol ? h->num_buffers : __atomic_load_n(nb, __ATOMIC_RELAXED);
 }
@@ -71,8 +106,8 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_nbuf(const struct tide_mbuf *m, uint32_t h
  * header; num_buffers between 1 and what is posted).
  */
 TIDE_ALWAYS_INLINE uint16_t virtio_rx_burst(struct virtio_rxq *q, struct tide_mbuf **pkts,
-					    uint16_t n, void *c,
-					    const struct virtio_rx_layout *L, const bool ol)
+					    uint16_t n, void *c, const struct virtio_rx_layout *L,
+					    const bool ol)
 {
 	struct virtio_vq *vq = &q->vq;
 	struct rxr *r = &q->rxr;
@@ -104,7 +139,7 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_burst(struct virtio_rxq *q, struct tide_mb
 		struct virtio_net_hdr_mrg h;
 		struct tide_mbuf *m, *last;
 		uint16_t nbuf = 1;
-		int rc = L->elem(c, pos, used, &id, &len, &why);
+		int rc = L->elem(c, pos, &id, &len, &why);
 
 		if (rc == 0)
 			break;
@@ -137,7 +172,7 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_burst(struct virtio_rxq *q, struct tide_mb
 		for (uint16_t j = 1; tide_unlikely(j < nbuf); j++) {
 			struct tide_mbuf *s;
 
-			rc = L->elem(c, pos + j, used + j, &id, &len, &why);
+			rc = L->elem(c, pos + j, &id, &len, &why);
 			if (rc != 1) {
 				virtio_rx_unlink(m);
 				if (rc == 0)
@@ -198,6 +233,18 @@ out:
 
 /* ---- Tx ---- */
 
+/* A new connection (or none): the old one's buffers in flight go home. Returns whether
+ * the queue runs. */
+static inline bool virtio_txq_resync(struct virtio_txq *q, uint32_t live)
+{
+	if (q->seen != VIRTIO_SEEN_NONE)
+		virtio_txq_flush(q);
+	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
+		return false;
+	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELAXED);
+	return true;
+}
+
 /*
  * A Tx layout. @c is the layout's cursor, set up by the entry point.
  *   advance:  the completion step (txc_make_room()'s): every used element checked.
@@ -228,11 +275,11 @@ struct virtio_tx_layout {
  * (counted in @dropped), or -1 when there is no room (@m and the rest of the burst stay
  * the caller's).
  */
-TIDE_ALWAYS_INLINE int
-virtio_tx_cut_place(struct virtio_txq *q, void *c, struct tide_mbuf *m, struct txc_burst *b,
-		    uint32_t at, unsigned room, uint64_t *bytes, uint64_t *dropped,
-		    void (*place)(void *c, uint32_t mask, uint32_t pos, const uint8_t *hdr,
-				  uint32_t len))
+TIDE_ALWAYS_INLINE int virtio_tx_cut_place(struct virtio_txq *q, void *c, struct tide_mbuf *m,
+					   struct txc_burst *b, uint32_t at, unsigned room,
+					   uint64_t *bytes, uint64_t *dropped,
+					   void (*place)(void *c, uint32_t mask, uint32_t pos,
+							 const uint8_t *hdr, uint32_t len))
 {
 	struct tide_mbuf *out[VIRTIO_CUT_MAX];
 	int k = virtio_tx_cut(q, m, room, out, dropped);
@@ -255,8 +302,8 @@ virtio_tx_cut_place(struct virtio_txq *q, void *c, struct tide_mbuf *m, struct t
  * request drops the packet. Descriptor id = engine slot = ring position.
  */
 TIDE_ALWAYS_INLINE uint16_t virtio_tx_burst(struct virtio_txq *q, struct tide_mbuf **pkts,
-					    uint16_t n, void *c,
-					    const struct virtio_tx_layout *L, const bool ol)
+					    uint16_t n, void *c, const struct virtio_tx_layout *L,
+					    const bool ol)
 {
 	struct txc *t = &q->txc;
 	const struct tide_pool *pool0;
@@ -307,8 +354,8 @@ TIDE_ALWAYS_INLINE uint16_t virtio_tx_burst(struct virtio_txq *q, struct tide_mb
 			cp = L->bounce(q, m);
 			if (ol && cp == NULL && (m->ol_flags & TIDE_MBUF_F_TX_TCP_SEG)) {
 				/* It cannot be placed whole: cut here instead. */
-				int k = L->cut(q, c, m, &b, tail + sent, room - sent, &bytes,
-					       &dropped);
+				int k =
+				    L->cut(q, c, m, &b, tail + sent, room - sent, &bytes, &dropped);
 
 				if (k < 0)
 					break;

@@ -81,7 +81,6 @@ TIDE_ALWAYS_INLINE uint64_t pk_kick(struct virtio_vq *vq, uint32_t old, uint32_t
 {
 	const struct vring_packed_event *ev = (const struct vring_packed_event *)(void *)vq->used;
 	uint32_t num = vq->num;
-	uint64_t one = 1;
 	uint16_t flags;
 
 	if (vq->kickfd < 0)
@@ -95,14 +94,7 @@ TIDE_ALWAYS_INLINE uint64_t pk_kick(struct virtio_vq *vq, uint32_t old, uint32_t
 				     pk_wrap(old, num), (uint16_t)(now & vq->mask),
 				     pk_wrap(now, num), num))
 		return 0;
-	if (vq->notify != NULL) {
-		*vq->notify = vq->notify_val; /* PCI: after the fence */
-		return 1;
-	}
-	if (write(vq->kickfd, &one, sizeof(one)) < 0) {
-		/* a full eventfd counter wakes the device already */
-	}
-	return 1;
+	return virtio_kick(vq);
 }
 
 /* ---- Rx ---- */
@@ -134,25 +126,7 @@ TIDE_ALWAYS_INLINE void pk_rx_post(void *ctx, uint32_t first, unsigned n)
 
 TIDE_ALWAYS_INLINE void pk_rx_doorbell(void *ctx, uint32_t refill)
 {
-	struct virtio_rxq *q = ctx;
-	uint16_t old = q->avail_idx;
-
-	q->avail_idx = (uint16_t)refill;
-	if (tide_unlikely(pk_kick(&q->vq, old, (uint16_t)refill)))
-		tide_stat_add(&q->kicks, 1);
-}
-
-/* As the split ring's resync (virtio_rxtx.c): the old connection's buffers home, a full
- * refill, then seen (release: virtio_dev_init() waits for it). */
-static bool pk_rxq_resync(struct virtio_rxq *q, uint32_t live)
-{
-	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
-		virtio_rxq_flush(q);
-	if (__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	rxr_refill(&q->rxr, pk_rx_post, pk_rx_doorbell, q);
-	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELEASE);
-	return true;
+	virtio_rx_doorbell(ctx, refill, pk_kick);
 }
 
 void virtio_packed_rx_post(struct virtio_rxq *q, uint32_t first, unsigned n, bool doorbell)
@@ -184,7 +158,7 @@ TIDE_ALWAYS_INLINE int pk_rx_begin(struct virtio_rxq *q, void *c, uint32_t poste
 }
 
 /* The element at @pos: its flags first ([used] acquire), then id and length, once. */
-TIDE_ALWAYS_INLINE int pk_rx_elem(void *c, uint32_t pos, uint32_t k, uint32_t *id, uint32_t *len,
+TIDE_ALWAYS_INLINE int pk_rx_elem(void *c, uint32_t pos, uint32_t *id, uint32_t *len,
 				  const char **why)
 {
 	const struct packed_rxc *x = c;
@@ -192,7 +166,6 @@ TIDE_ALWAYS_INLINE int pk_rx_elem(void *c, uint32_t pos, uint32_t k, uint32_t *i
 	/* [used] acquire */
 	enum pk_state st = pk_state(__atomic_load_n(&e->flags, __ATOMIC_ACQUIRE), pos, x->num);
 
-	(void)k;
 	if (st == PK_AVAIL)
 		return 0;
 	if (tide_unlikely(st == PK_BAD)) {
@@ -211,6 +184,12 @@ static const struct virtio_rx_layout packed_rx = {
 	.doorbell = pk_rx_doorbell,
 	.by_index = false,
 };
+
+/* virtio_rxq_resync() out of line, off the burst's path. */
+static bool pk_rxq_resync(struct virtio_rxq *q, uint32_t live)
+{
+	return virtio_rxq_resync(q, live, &packed_rx);
+}
 
 /* The Rx burst (virtio_rx_burst() with the packed layout); @ol as in the split ring's. */
 TIDE_ALWAYS_INLINE uint16_t pk_rx_burst(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
@@ -262,16 +241,6 @@ void virtio_packed_rx_intr(struct virtio_rxq *q, bool enable)
 
 /* ---- Tx ---- */
 
-static bool pk_txq_resync(struct virtio_txq *q, uint32_t live)
-{
-	if (q->seen != VIRTIO_SEEN_NONE)
-		virtio_txq_flush(q);
-	if (__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELAXED);
-	return true;
-}
-
 /*
  * How many slots the device completed since the last call, every element checked (see the
  * top). Positions in flight: [last_used, tail). On a violation the queue faults and
@@ -316,21 +285,13 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 			c += k;
 			continue;
 		}
-		if (tide_unlikely(((id - t->done) & t->mask) >= inflight || q->done[id])) {
-			why = "used id of a buffer not in flight";
+		if (tide_unlikely(virtio_tx_mark(q, t, id, inflight, &why) < 0))
 			goto fault;
-		}
-		q->done[id] = 1;
 		pos++;
 	}
 	q->last_used = pos;
-	if (!in_order) {
-		/* Per id: the engine advances over the run of marked slots. */
-		while (c < inflight && q->done[(t->done + c) & t->mask]) {
-			q->done[(t->done + c) & t->mask] = 0;
-			c++;
-		}
-	}
+	if (!in_order)
+		c = virtio_tx_sweep(q, t, inflight); /* per id: the run of marked slots */
 	txc_advance_count(t, c);
 	return c;
 fault:
@@ -358,12 +319,10 @@ static int pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, uint32_t po
 	const struct tide_mbuf *s;
 	unsigned k = 0;
 	uint8_t *hdr;
+	int rc = virtio_tx_ind_hdr(q, m, ol, &hdr);
 
-	if (!virtio_tx_ind_ok(q, m))
-		return 0;
-	hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-	if (virtio_tx_hdr(q, m, hdr, ol) < 0)
-		return -1;
+	if (rc <= 0)
+		return rc;
 	for (s = m; s != NULL; s = s->next, k++) {
 		t[k].addr = (uint64_t)(uintptr_t)(k ? tide_mbuf_mtod(s, uint8_t *) : hdr);
 		t[k].len = (uint32_t)s->data_len + (k ? 0 : VIRTIO_HDR_LEN);
@@ -427,7 +386,7 @@ TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct virtio_txq *q, struct tide_mbuf *
 {
 	struct packed_txc c;
 
-	if (!virtio_live_seen(live, q->seen) && !pk_txq_resync(q, live)) {
+	if (!virtio_live_seen(live, q->seen) && !virtio_txq_resync(q, live)) {
 		quiesce_leave(&q->busy);
 		return 0;
 	}

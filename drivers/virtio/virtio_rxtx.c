@@ -51,30 +51,20 @@
  * Publish the avail index and kick the device if it asked ([avail] release, then the
  * fence of the notification protocol: see the top).
  */
-TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint16_t now)
+TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint32_t old, uint32_t now)
 {
-	uint64_t one = 1;
 	bool kick;
 
-	__atomic_store_n(&vq->avail->idx, now, __ATOMIC_RELEASE);
+	__atomic_store_n(&vq->avail->idx, (uint16_t)now, __ATOMIC_RELEASE);
 	if (vq->kickfd < 0)
 		return 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (vq->event_idx)
 		kick = vring_need_event(virtio_load16((const uint16_t *)&vq->used->ring[vq->num]),
-					now, old);
+					(uint16_t)now, (uint16_t)old);
 	else
 		kick = !(virtio_load16(&vq->used->flags) & VRING_USED_F_NO_NOTIFY);
-	if (!kick)
-		return 0;
-	if (vq->notify != NULL) {
-		*vq->notify = vq->notify_val; /* PCI: after the fence, as the avail store is */
-		return 1;
-	}
-	if (write(vq->kickfd, &one, sizeof(one)) < 0) {
-		/* a full eventfd counter wakes the device already */
-	}
-	return 1;
+	return kick ? virtio_kick(vq) : 0;
 }
 
 /* ---- Rx ---- */
@@ -103,12 +93,7 @@ TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 
 TIDE_ALWAYS_INLINE void rx_doorbell(void *ctx, uint32_t refill)
 {
-	struct virtio_rxq *q = ctx;
-	uint16_t old = q->avail_idx;
-
-	q->avail_idx = (uint16_t)refill;
-	if (tide_unlikely(vq_publish(&q->vq, old, (uint16_t)refill)))
-		tide_stat_add(&q->kicks, 1);
+	virtio_rx_doorbell(ctx, refill, vq_publish);
 }
 
 void virtio_rxq_flush(struct virtio_rxq *q)
@@ -119,25 +104,6 @@ void virtio_rxq_flush(struct virtio_rxq *q)
 	q->last_used = 0;
 	q->avail_idx = 0;
 	__atomic_store_n(&q->seen, VIRTIO_SEEN_NONE, __ATOMIC_RELAXED);
-}
-
-/*
- * A new connection (or none): the old one's posted buffers will never be used, they go
- * home; the ring (zeroed by the control thread) starts at index 0 with a full refill. Then
- * `seen` tells the control thread that the receive buffers are posted (release: pairs with
- * its acquire load in virtio_dev_init(), which waits for it before the Tx queues go live).
- * Returns whether the queue runs.
- */
-TIDE_ALWAYS_INLINE bool rxq_resync(struct virtio_rxq *q, uint32_t live)
-{
-	/* (Recycled buffers may wait in the slots of a queue that holds no connection.) */
-	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
-		virtio_rxq_flush(q);
-	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	rxr_refill(&q->rxr, rx_post, rx_doorbell, q);
-	__atomic_store_n(&q->seen, live, __ATOMIC_RELEASE);
-	return true;
 }
 
 /* tide_recycle()'s post: recycled buffers in slots [first, first + n). While the queue is
@@ -188,13 +154,11 @@ TIDE_ALWAYS_INLINE int rx_begin(struct virtio_rxq *q, void *c, uint32_t posted, 
 }
 
 /* Below the used index every entry is used: read once into locals. */
-TIDE_ALWAYS_INLINE int rx_elem(void *c, uint32_t pos, uint32_t k, uint32_t *id, uint32_t *len,
-			       const char **why)
+TIDE_ALWAYS_INLINE int rx_elem(void *c, uint32_t pos, uint32_t *id, uint32_t *len, const char **why)
 {
 	const struct split_rxc *x = c;
 	const struct vring_used_elem *e = &x->ring[pos & x->mask];
 
-	(void)k;
 	(void)why;
 	*id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 	*len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
@@ -226,7 +190,7 @@ TIDE_ALWAYS_INLINE uint16_t rx_burst_gen(struct tide_rxq *pub, struct tide_mbuf 
 			return virtio_packed_rx_ol(q, pkts, n, live);
 		if (live & VIRTIO_LIVE_PACKED)
 			return virtio_packed_rx(q, pkts, n, live);
-		if (!rxq_resync(q, live)) {
+		if (!virtio_rxq_resync(q, live, &split_rx)) {
 			quiesce_leave(&q->busy);
 			return 0;
 		}
@@ -259,16 +223,6 @@ void virtio_txq_flush(struct virtio_txq *q)
 	__atomic_store_n(&q->seen, VIRTIO_SEEN_NONE, __ATOMIC_RELAXED);
 }
 
-static bool txq_resync(struct virtio_txq *q, uint32_t live)
-{
-	if (q->seen != VIRTIO_SEEN_NONE)
-		virtio_txq_flush(q);
-	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	__atomic_store_n(&q->seen, live, __ATOMIC_RELAXED);
-	return true;
-}
-
 /*
  * How many slots the device completed since the last call ([used] acquire), with every
  * value it wrote checked. On a violation the queue faults and nothing completes.
@@ -278,8 +232,8 @@ TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 	struct virtio_txq *q = t->drv;
 	struct virtio_vq *vq = &q->vq;
 	uint16_t u = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
-	uint16_t k = (uint16_t)(u - q->last_used), c = 0;
-	uint32_t inflight;
+	uint16_t k = (uint16_t)(u - q->last_used);
+	uint32_t c, inflight;
 	const char *why;
 
 	if (k == 0)
@@ -304,17 +258,11 @@ TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 			why = "used id beyond the queue size";
 			goto fault;
 		}
-		if (tide_unlikely(((id - t->done) & t->mask) >= inflight || q->done[id])) {
-			why = "used id of a buffer not in flight";
+		if (tide_unlikely(virtio_tx_mark(q, t, id, inflight, &why) < 0))
 			goto fault;
-		}
-		q->done[id] = 1;
 	}
 	q->last_used = u;
-	while (c < inflight && q->done[(t->done + c) & t->mask]) {
-		q->done[(t->done + c) & t->mask] = 0;
-		c++;
-	}
+	c = virtio_tx_sweep(q, t, inflight);
 	txc_advance_count(t, c);
 	return c;
 fault:
@@ -358,20 +306,17 @@ TIDE_ALWAYS_INLINE void tx_place(void *c, uint32_t mask, uint32_t pos, const uin
  * the first segment's headroom, one descriptor per segment, when virtio_tx_ind_ok().
  * Returns 1 when it did, 0 when it cannot, -1 when its header was refused.
  */
-TIDE_ALWAYS_INLINE int tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, uint32_t pos,
-				   bool ol)
+TIDE_ALWAYS_INLINE int tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, uint32_t pos, bool ol)
 {
 	uint32_t slot = pos & q->vq.mask;
 	struct vring_desc *d = &q->vq.desc[slot], *t = &q->ind[(size_t)slot * VIRTIO_TX_SEGS];
 	const struct tide_mbuf *s;
 	unsigned k = 0;
 	uint8_t *hdr;
+	int rc = virtio_tx_ind_hdr(q, m, ol, &hdr);
 
-	if (!virtio_tx_ind_ok(q, m))
-		return 0;
-	hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-	if (virtio_tx_hdr(q, m, hdr, ol) < 0)
-		return -1;
+	if (rc <= 0)
+		return rc;
 	for (s = m; s != NULL; s = s->next, k++) {
 		t[k].addr = (uint64_t)(uintptr_t)(k ? tide_mbuf_mtod(s, uint8_t *) : hdr);
 		t[k].len = (uint32_t)s->data_len + (k ? 0 : VIRTIO_HDR_LEN);
@@ -392,18 +337,13 @@ static int tx_cut(struct virtio_txq *q, void *c, struct tide_mbuf *m, struct txc
 	return virtio_tx_cut_place(q, c, m, b, at, room, bytes, dropped, tx_place);
 }
 
-TIDE_ALWAYS_INLINE uint64_t tx_kick(struct virtio_vq *vq, uint32_t old, uint32_t now)
-{
-	return vq_publish(vq, (uint16_t)old, (uint16_t)now);
-}
-
 static const struct virtio_tx_layout split_tx = {
 	.advance = tx_advance,
 	.place = tx_place,
 	.indirect = tx_indirect,
 	.bounce = virtio_tx_bounce,
 	.cut = tx_cut,
-	.kick = tx_kick,
+	.kick = vq_publish,
 };
 
 /*
@@ -423,7 +363,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf 
 			return virtio_packed_tx_ol(q, pkts, n, live);
 		if (live & VIRTIO_LIVE_PACKED)
 			return virtio_packed_tx(q, pkts, n, live);
-		if (!txq_resync(q, live)) {
+		if (!virtio_txq_resync(q, live)) {
 			quiesce_leave(&q->busy);
 			return 0;
 		}
