@@ -26,7 +26,7 @@
  *          stored (release).
  *   busy   written by the worker around each burst.
  *   seen   written by the worker: the generation its indices belong to. A burst that
- *          finds live != seen resynchronises first (rxq_resync/txq_resync): the buffers
+ *          finds live != seen resynchronises first (virtio_burst.h): the buffers
  *          of the old connection come home (the device is gone: they never complete), the
  *          indices restart at 0, and an Rx queue posts a full ring. So only the polling
  *          thread touches the Rx refill ring and the Tx engine, as everywhere in tide (a

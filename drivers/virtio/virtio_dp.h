@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * virtio frontend: what the data paths of both virtqueue layouts share (virtio_rxtx.c:
- * split, virtio_packed.c: packed): the Rx buffer of a used id, a chain cut short, the
- * tests for a Tx packet the device can read in place, its bounce copy and the software
- * cut of a TSO packet. Internal, inline.
+ * split, virtio_packed.c: packed; their burst bodies: virtio_burst.h): the Rx buffer of
+ * a used id, a chain cut short, the tests for a Tx packet the device can read in place, its
+ * bounce copy, its header and the software cut of a TSO packet. Internal, inline.
  */
 #ifndef TIDE_VIRTIO_DP_H
 #define TIDE_VIRTIO_DP_H
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "inline.h"
 #include "virtio.h"
@@ -17,6 +18,25 @@
 TIDE_ALWAYS_INLINE uint16_t virtio_load16(const uint16_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/*
+ * Kick the device, after the full fence of the notification protocol found that it asked:
+ * its notify register (virtio-pci: a store after the fence, as the avail store is) or
+ * the kick eventfd. Returns 1, the kick to count.
+ */
+TIDE_ALWAYS_INLINE uint64_t virtio_kick(const struct virtio_vq *vq)
+{
+	uint64_t one = 1;
+
+	if (vq->notify != NULL) {
+		*vq->notify = vq->notify_val;
+		return 1;
+	}
+	if (write(vq->kickfd, &one, sizeof(one)) < 0) {
+		/* a full eventfd counter wakes the device already */
+	}
+	return 1;
 }
 
 /* What the Rx loop reads on every entry, in locals: the stores into mbufs could alias the
@@ -110,6 +130,36 @@ TIDE_ALWAYS_INLINE bool virtio_tx_ind_ok(const struct virtio_txq *q, const struc
 	return true;
 }
 
+/*
+ * The header's one write on Tx, at @hdr before @m's data: all zero without offloads (@ol
+ * false); with them virtio_hdr_tx()'s (the requests, or done in software). Returns 0, or
+ * -EINVAL: a request refused (counted; the caller drops @m, whose descriptor it has not
+ * made available).
+ */
+TIDE_ALWAYS_INLINE int virtio_tx_hdr(struct virtio_txq *q, struct tide_mbuf *m, uint8_t *hdr,
+				     const bool ol)
+{
+	if (!ol) {
+		memset(hdr, 0, VIRTIO_HDR_LEN);
+		return 0;
+	}
+	return virtio_hdr_tx(&q->ol, m, hdr);
+}
+
+/*
+ * The header of chain @m for its slot's indirect table, written at *@hdr (the first
+ * segment's headroom, virtio_tx_hdr()). Returns 1, 0 when the chain cannot go in place
+ * (virtio_tx_ind_ok()), or -1 when its header was refused (counted; @m untouched).
+ */
+TIDE_ALWAYS_INLINE int virtio_tx_ind_hdr(struct virtio_txq *q, struct tide_mbuf *m, bool ol,
+					 uint8_t **hdr)
+{
+	if (!virtio_tx_ind_ok(q, m))
+		return 0;
+	*hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
+	return virtio_tx_hdr(q, m, *hdr, ol) < 0 ? -1 : 1;
+}
+
 /* A copy of @m the device can reach (and @m freed), its offload requests with it, or NULL
  * (then @m is still the caller's). */
 TIDE_ALWAYS_INLINE struct tide_mbuf *virtio_tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
@@ -169,6 +219,36 @@ static inline int virtio_tx_cut(struct virtio_txq *q, struct tide_mbuf *m, unsig
 		memset(tide_mbuf_mtod(out[j], uint8_t *) - VIRTIO_HDR_LEN, 0, VIRTIO_HDR_LEN);
 	tide_stat_add(&q->ol.sw_tso, 1);
 	return k;
+}
+
+/*
+ * Tx completion per id, without VIRTIO_F_IN_ORDER: used id @id (below the queue size)
+ * marks its slot. It must name a buffer in flight (@inflight of them from the engine's
+ * done position) that is not marked yet. Returns 0, or -1 with *@why set.
+ */
+TIDE_ALWAYS_INLINE int virtio_tx_mark(struct virtio_txq *q, const struct txc *t, uint32_t id,
+				      uint32_t inflight, const char **why)
+{
+	if (tide_unlikely(((id - t->done) & t->mask) >= inflight || q->done[id])) {
+		*why = "used id of a buffer not in flight";
+		return -1;
+	}
+	q->done[id] = 1;
+	return 0;
+}
+
+/* How far the engine may advance: the run of marked slots from its done position, each
+ * cleared on the way (at most @inflight). */
+TIDE_ALWAYS_INLINE uint32_t virtio_tx_sweep(struct virtio_txq *q, const struct txc *t,
+					    uint32_t inflight)
+{
+	uint32_t c = 0;
+
+	while (c < inflight && q->done[(t->done + c) & t->mask]) {
+		q->done[(t->done + c) & t->mask] = 0;
+		c++;
+	}
+	return c;
 }
 
 #endif

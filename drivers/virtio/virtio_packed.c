@@ -48,7 +48,7 @@
 #include <string.h>
 
 #include "inline.h"
-#include "virtio_dp.h"
+#include "virtio_burst.h"
 
 #define PK_AU VRING_PACKED_DESC_F_AVAIL_USED
 
@@ -81,7 +81,6 @@ TIDE_ALWAYS_INLINE uint64_t pk_kick(struct virtio_vq *vq, uint32_t old, uint32_t
 {
 	const struct vring_packed_event *ev = (const struct vring_packed_event *)(void *)vq->used;
 	uint32_t num = vq->num;
-	uint64_t one = 1;
 	uint16_t flags;
 
 	if (vq->kickfd < 0)
@@ -95,14 +94,7 @@ TIDE_ALWAYS_INLINE uint64_t pk_kick(struct virtio_vq *vq, uint32_t old, uint32_t
 				     pk_wrap(old, num), (uint16_t)(now & vq->mask),
 				     pk_wrap(now, num), num))
 		return 0;
-	if (vq->notify != NULL) {
-		*vq->notify = vq->notify_val; /* PCI: after the fence */
-		return 1;
-	}
-	if (write(vq->kickfd, &one, sizeof(one)) < 0) {
-		/* a full eventfd counter wakes the device already */
-	}
-	return 1;
+	return virtio_kick(vq);
 }
 
 /* ---- Rx ---- */
@@ -134,25 +126,7 @@ TIDE_ALWAYS_INLINE void pk_rx_post(void *ctx, uint32_t first, unsigned n)
 
 TIDE_ALWAYS_INLINE void pk_rx_doorbell(void *ctx, uint32_t refill)
 {
-	struct virtio_rxq *q = ctx;
-	uint16_t old = q->avail_idx;
-
-	q->avail_idx = (uint16_t)refill;
-	if (tide_unlikely(pk_kick(&q->vq, old, (uint16_t)refill)))
-		tide_stat_add(&q->kicks, 1);
-}
-
-/* As the split ring's resync (virtio_rxtx.c): the old connection's buffers home, a full
- * refill, then seen (release: virtio_dev_init() waits for it). */
-static bool pk_rxq_resync(struct virtio_rxq *q, uint32_t live)
-{
-	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
-		virtio_rxq_flush(q);
-	if (__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	rxr_refill(&q->rxr, pk_rx_post, pk_rx_doorbell, q);
-	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELEASE);
-	return true;
+	virtio_rx_doorbell(ctx, refill, pk_kick);
 }
 
 void virtio_packed_rx_post(struct virtio_rxq *q, uint32_t first, unsigned n, bool doorbell)
@@ -162,167 +136,72 @@ void virtio_packed_rx_post(struct virtio_rxq *q, uint32_t first, unsigned n, boo
 		pk_rx_doorbell(q, first + n);
 }
 
-/*
- * The header's reads on Rx, of the first buffer of a packet (@m, its header at @hdr_off).
- * With offloads (@ol) the whole header is copied once into @h (virtio_hdr_rx_copy())
- * before anything else reads it; pk_rx_hdr_nbuf() then gives num_buffers of a mergeable
- * packet from the copy, or without offloads from its one read of the buffer.
- */
-TIDE_ALWAYS_INLINE const uint8_t *pk_rx_hdr(const struct tide_mbuf *m, uint32_t hdr_off)
+/* The packed ring's Rx cursor: the ring, whose flags say at each position whether the
+ * device used it. */
+struct packed_rxc {
+	const struct vring_packed_desc *ring;
+	uint32_t mask, num;
+};
+
+/* Each element's flags say whether it is used: the burst may look at every posted one. */
+TIDE_ALWAYS_INLINE int pk_rx_begin(struct virtio_rxq *q, void *c, uint32_t posted, uint32_t *lim,
+				   const char **why)
 {
-	return (const uint8_t *)m->buf_addr + hdr_off;
+	struct packed_rxc *x = c;
+
+	(void)why;
+	x->ring = pk_ring(&q->vq);
+	x->mask = q->vq.mask;
+	x->num = q->vq.num;
+	*lim = posted;
+	return 0;
 }
 
-TIDE_ALWAYS_INLINE uint16_t pk_rx_hdr_nbuf(const struct tide_mbuf *m, uint32_t hdr_off,
-					   const struct virtio_net_hdr_mrg *h, const bool ol)
+/* The element at @pos: its flags first ([used] acquire), then id and length, once. */
+TIDE_ALWAYS_INLINE int pk_rx_elem(void *c, uint32_t pos, uint32_t *id, uint32_t *len,
+				  const char **why)
 {
-	if (ol)
-		return h->num_buffers;
-	return __atomic_load_n(&((const struct virtio_net_hdr_mrg *)(const void *)pk_rx_hdr(
-					  m, hdr_off))->num_buffers,
-			       __ATOMIC_RELAXED);
+	const struct packed_rxc *x = c;
+	const struct vring_packed_desc *e = &x->ring[pos & x->mask];
+	/* [used] acquire */
+	enum pk_state st = pk_state(__atomic_load_n(&e->flags, __ATOMIC_ACQUIRE), pos, x->num);
+
+	if (st == PK_AVAIL)
+		return 0;
+	if (tide_unlikely(st == PK_BAD)) {
+		*why = "used flags with the wrong wrap counter";
+		return -1;
+	}
+	*id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
+	*len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
+	return 1;
 }
 
-/* The Rx burst; @ol (a constant in each instance) as in the split ring's: each packet's
- * header is copied once and applied (virtio_hdr.h), and a refused one drops the packet. */
+static const struct virtio_rx_layout packed_rx = {
+	.begin = pk_rx_begin,
+	.elem = pk_rx_elem,
+	.post = pk_rx_post,
+	.doorbell = pk_rx_doorbell,
+	.by_index = false,
+};
+
+/* virtio_rxq_resync() out of line, off the burst's path. */
+static bool pk_rxq_resync(struct virtio_rxq *q, uint32_t live)
+{
+	return virtio_rxq_resync(q, live, &packed_rx);
+}
+
+/* The Rx burst (virtio_rx_burst() with the packed layout); @ol as in the split ring's. */
 TIDE_ALWAYS_INLINE uint16_t pk_rx_burst(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
 					uint32_t live, const bool ol)
 {
-	struct virtio_vq *vq = &q->vq;
-	struct rxr *r = &q->rxr;
-	uint32_t next, posted, used = 0, hdr_off, buf_len, num;
-	const struct vring_packed_desc *ring;
-	struct tide_mbuf__rx_regs tmpl;
-	uint64_t bytes = 0, dropped = 0;
-	const char *why = NULL;
-	struct virtio_rx_view v;
-	uint16_t i = 0;
-	bool mrg;
+	struct packed_rxc c;
 
-	if (!virtio_live_seen(live, q->seen) && !pk_rxq_resync(q, live))
-		goto out;
-	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL))
-		goto out;
-	next = r->next;
-	posted = r->refill - next;
-	v.sw = r->sw;
-	v.slot_desc = q->slot_desc;
-	v.desc_slot = q->desc_slot;
-	v.mask = vq->mask;
-	v.num = num = vq->num;
-	ring = pk_ring(vq);
-	buf_len = q->buf_len;
-	mrg = vq->mrg;
-	hdr_off = (uint32_t)q->headroom - VIRTIO_HDR_LEN;
-	tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
-	while (i < n && used < posted) {
-		uint32_t pos = next + used;
-		const struct vring_packed_desc *e = &ring[pos & v.mask];
-		/* [used] acquire */
-		uint16_t flags = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
-		enum pk_state st = pk_state(flags, pos, num);
-		struct virtio_net_hdr_mrg h;
-		struct tide_mbuf *m, *last;
-		uint32_t id, len;
-		uint16_t nbuf = 1;
-
-		if (st == PK_AVAIL)
-			break;
-		if (tide_unlikely(st == PK_BAD)) {
-			why = "used flags with the wrong wrap counter";
-			goto fault;
-		}
-		id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
-		len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-		m = virtio_rx_take(&v, id, pos, posted - used);
-		if (tide_unlikely(m == NULL)) {
-			why = id >= v.num ? "used id beyond the queue size"
-					  : "used id of a buffer not posted";
-			goto fault;
-		}
-		if (tide_unlikely(len < VIRTIO_HDR_LEN || len > buf_len)) {
-			why = "used length outside the posted buffer";
-			goto fault;
-		}
-		if (ol)
-			virtio_hdr_rx_copy(&h, pk_rx_hdr(m, hdr_off));
-		if (mrg) {
-			nbuf = pk_rx_hdr_nbuf(m, hdr_off, &h, ol);
-			if (tide_unlikely(nbuf == 0 || nbuf > posted - used)) {
-				why = "num_buffers of 0 or beyond the posted buffers";
-				goto fault;
-			}
-		}
-		tide_mbuf__rx_tmpl_write(m, tmpl);
-		m->data_len = (uint16_t)(len - VIRTIO_HDR_LEN);
-		m->pkt_len = len - VIRTIO_HDR_LEN;
-		last = m;
-		for (uint16_t j = 1; tide_unlikely(j < nbuf); j++) {
-			struct tide_mbuf *s;
-
-			e = &ring[(pos + j) & v.mask];
-			flags = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
-			st = pk_state(flags, pos + j, num);
-			if (st != PK_USED) {
-				virtio_rx_unlink(m);
-				if (st == PK_AVAIL)
-					goto wait; /* the rest of the packet is not used yet */
-				why = "used flags with the wrong wrap counter";
-				goto fault;
-			}
-			id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
-			len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-			s = virtio_rx_take(&v, id, pos + j, posted - used - j);
-			if (tide_unlikely(s == NULL || len > buf_len)) {
-				virtio_rx_unlink(m);
-				why = s == NULL ? (id >= v.num ? "used id beyond the queue size"
-							       : "used id of a buffer not posted")
-						: "used length outside the posted buffer";
-				goto fault;
-			}
-			tide_mbuf__rx_tmpl_write(s, tmpl);
-			s->data_off = (uint16_t)hdr_off; /* no header: data from the start */
-			s->data_len = (uint16_t)len;
-			last->next = s;
-			last = s;
-			m->nb_segs++;
-			m->pkt_len += len;
-		}
-		used += nbuf;
-		if (tide_unlikely(m->pkt_len == 0)) {
-			/* Header only: counted, the buffers go back (the slots are refilled). */
-			tide_mbuf_free(m);
-			dropped++;
-			continue;
-		}
-		if (ol && tide_unlikely(!virtio_hdr_rx(&q->ol, &h, m))) {
-			tide_mbuf_free(m); /* counted by reason, and as an error */
-			dropped++;
-			continue;
-		}
-		bytes += m->pkt_len;
-		pkts[i++] = m;
+	if (!virtio_live_seen(live, q->seen) && !pk_rxq_resync(q, live)) {
+		quiesce_leave(&q->busy);
+		return 0;
 	}
-wait:
-	r->next = next + used;
-	q->last_used = (uint16_t)r->next;
-	if (rxr_empty_slots(r) >= r->batch)
-		rxr_refill(r, pk_rx_post, pk_rx_doorbell, q);
-	if (tide_unlikely(dropped))
-		tide_stat_add(&q->pub.stats.errors, dropped);
-	tide_stat_burst(&q->pub.stats, i, bytes);
-	quiesce_leave(&q->busy);
-	return i;
-fault:
-	/* Packets completed before the violation are the application's; the rest stays in
-	 * the ring until the connection is dropped. */
-	r->next = next + used;
-	q->last_used = (uint16_t)r->next;
-	virtio_fault(&q->fs, &q->pub.stats.errors, why);
-	tide_stat_burst(&q->pub.stats, i, bytes);
-out:
-	quiesce_leave(&q->busy);
-	return i;
+	return virtio_rx_burst(q, pkts, n, &c, &packed_rx, ol);
 }
 
 uint16_t virtio_packed_rx(struct virtio_rxq *q, struct tide_mbuf **pkts, uint16_t n,
@@ -361,16 +240,6 @@ void virtio_packed_rx_intr(struct virtio_rxq *q, bool enable)
 }
 
 /* ---- Tx ---- */
-
-static bool pk_txq_resync(struct virtio_txq *q, uint32_t live)
-{
-	if (q->seen != VIRTIO_SEEN_NONE)
-		virtio_txq_flush(q);
-	if (__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELAXED);
-	return true;
-}
 
 /*
  * How many slots the device completed since the last call, every element checked (see the
@@ -416,21 +285,13 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 			c += k;
 			continue;
 		}
-		if (tide_unlikely(((id - t->done) & t->mask) >= inflight || q->done[id])) {
-			why = "used id of a buffer not in flight";
+		if (tide_unlikely(virtio_tx_mark(q, t, id, inflight, &why) < 0))
 			goto fault;
-		}
-		q->done[id] = 1;
 		pos++;
 	}
 	q->last_used = pos;
-	if (!in_order) {
-		/* Per id: the engine advances over the run of marked slots. */
-		while (c < inflight && q->done[(t->done + c) & t->mask]) {
-			q->done[(t->done + c) & t->mask] = 0;
-			c++;
-		}
-	}
+	if (!in_order)
+		c = virtio_tx_sweep(q, t, inflight); /* per id: the run of marked slots */
 	txc_advance_count(t, c);
 	return c;
 fault:
@@ -441,22 +302,6 @@ fault:
 unsigned virtio_packed_tx_advance(struct txc *t)
 {
 	return pk_tx_advance(t);
-}
-
-/*
- * The header's one write on Tx, at @hdr before @m's data: all zero without offloads (@ol
- * false); with them virtio_hdr_tx()'s (the requests, or done in software). Returns 0, or
- * -EINVAL: a request refused (counted; the caller drops @m, whose descriptor it has not
- * made available).
- */
-TIDE_ALWAYS_INLINE int pk_tx_hdr(struct virtio_txq *q, struct tide_mbuf *m, uint8_t *hdr,
-				 const bool ol)
-{
-	if (!ol) {
-		memset(hdr, 0, VIRTIO_HDR_LEN);
-		return 0;
-	}
-	return virtio_hdr_tx(&q->ol, m, hdr);
 }
 
 /* A chain in place at free-running ring position @pos, through its slot's indirect table
@@ -474,12 +319,10 @@ static int pk_tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, uint32_t po
 	const struct tide_mbuf *s;
 	unsigned k = 0;
 	uint8_t *hdr;
+	int rc = virtio_tx_ind_hdr(q, m, ol, &hdr);
 
-	if (!virtio_tx_ind_ok(q, m))
-		return 0;
-	hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-	if (pk_tx_hdr(q, m, hdr, ol) < 0)
-		return -1;
+	if (rc <= 0)
+		return rc;
 	for (s = m; s != NULL; s = s->next, k++) {
 		t[k].addr = (uint64_t)(uintptr_t)(k ? tide_mbuf_mtod(s, uint8_t *) : hdr);
 		t[k].len = (uint32_t)s->data_len + (k ? 0 : VIRTIO_HDR_LEN);
@@ -500,147 +343,56 @@ static struct tide_mbuf *pk_tx_bounce(struct virtio_txq *q, struct tide_mbuf *m)
 	return virtio_tx_bounce(q, m);
 }
 
+/* The packed ring's Tx cursor: the ring, whose flags carry each pass's wrap counter. */
+struct packed_txc {
+	struct vring_packed_desc *ring;
+	uint32_t num;
+};
+
 /* One buffer at free-running ring position @pos: header and frame together at @hdr. */
-TIDE_ALWAYS_INLINE void pk_tx_place(struct vring_packed_desc *ring, uint32_t mask, uint32_t num,
-				    uint32_t pos, const uint8_t *hdr, uint32_t len)
+TIDE_ALWAYS_INLINE void pk_tx_place(void *c, uint32_t mask, uint32_t pos, const uint8_t *hdr,
+				    uint32_t len)
 {
-	struct vring_packed_desc *d = &ring[pos & mask];
+	const struct packed_txc *x = c;
+	struct vring_packed_desc *d = &x->ring[pos & mask];
 
 	d->addr = (uint64_t)(uintptr_t)hdr;
 	d->len = len;
 	d->id = (uint16_t)(pos & mask);
 	/* [avail] release */
-	__atomic_store_n(&d->flags, vring_packed_avail_flags(pk_wrap(pos, num)), __ATOMIC_RELEASE);
+	__atomic_store_n(&d->flags, vring_packed_avail_flags(pk_wrap(pos, x->num)),
+			 __ATOMIC_RELEASE);
 }
 
-/* virtio_tx_cut() in the packed burst: the pieces placed from ring position @at, one
- * buffer each with a zero header; 0 when @m was dropped (counted in @dropped), or -1 when
- * there is no room (@m and the rest of the burst stay the caller's). */
-static int pk_tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b,
-			  uint32_t at, unsigned room, uint64_t *bytes, uint64_t *dropped)
+/* Out of line: off the burst's loop. */
+static int pk_tx_cut(struct virtio_txq *q, void *c, struct tide_mbuf *m, struct txc_burst *b,
+		     uint32_t at, unsigned room, uint64_t *bytes, uint64_t *dropped)
 {
-	struct tide_mbuf *out[VIRTIO_CUT_MAX];
-	int k = virtio_tx_cut(q, m, room, out, dropped);
-
-	for (int j = 0; j < k; j++) {
-		struct tide_mbuf *s = out[j];
-
-		pk_tx_place(pk_ring(&q->vq), b->mask, q->vq.num, at + (uint32_t)j,
-			    tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN,
-			    (uint32_t)s->data_len + VIRTIO_HDR_LEN);
-		*bytes += s->data_len;
-		txc_burst_fill(b, at + (uint32_t)j, s);
-	}
-	return k;
+	return virtio_tx_cut_place(q, c, m, b, at, room, bytes, dropped, pk_tx_place);
 }
 
-/* The Tx burst; @ol (a constant in each instance) as in the split ring's: each packet's
- * requests become its header, or are done in software where the device lacks them (a TSO
- * packet cut, its pieces one buffer each), and a bad request drops the packet. */
+static const struct virtio_tx_layout packed_tx = {
+	.advance = pk_tx_advance,
+	.place = pk_tx_place,
+	.indirect = pk_tx_indirect,
+	.bounce = pk_tx_bounce,
+	.cut = pk_tx_cut,
+	.kick = pk_kick,
+};
+
+/* The Tx burst (virtio_tx_burst() with the packed layout); @ol as in the split ring's. */
 TIDE_ALWAYS_INLINE uint16_t pk_tx_burst(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,
 					uint32_t live, const bool ol)
 {
-	struct txc *t = &q->txc;
-	const struct tide_pool *pool0;
-	struct vring_packed_desc *ring;
-	uint64_t bytes = 0, dropped = 0;
-	struct txc_burst b;
-	uint32_t tail, sent = 0, num;
-	unsigned room;
-	uint16_t i;
+	struct packed_txc c;
 
-	if (!virtio_live_seen(live, q->seen) && !pk_txq_resync(q, live)) {
+	if (!virtio_live_seen(live, q->seen) && !virtio_txq_resync(q, live)) {
 		quiesce_leave(&q->busy);
 		return 0;
 	}
-	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)) {
-		quiesce_leave(&q->busy);
-		return 0;
-	}
-	room = txc_make_room(t, n, pk_tx_advance);
-	if (n > room)
-		n = (uint16_t)room;
-	/* In locals: the stores into mbufs and descriptors could alias q. */
-	ring = pk_ring(&q->vq);
-	num = q->vq.num;
-	pool0 = q->pools[0];
-	tail = t->tail;
-	txc_burst_begin(t, &b);
-	for (i = 0; i < n && (!ol || sent < room); i++) {
-		struct tide_mbuf *m = pkts[i];
-		uint32_t slot = (tail + sent) & b.mask;
-		uint16_t flags = vring_packed_avail_flags(pk_wrap(tail + sent, num));
-		struct vring_packed_desc *d = &ring[slot];
-		uint8_t *hdr;
-
-		if (ol && tide_unlikely(virtio_hdr_tx_cut(&q->ol, m))) {
-			int k = pk_tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes,
-					       &dropped);
-
-			if (k < 0)
-				break; /* no room: this packet and the rest stay the caller's */
-			sent += (uint32_t)k;
-			continue;
-		}
-		if (tide_unlikely(!virtio_tx_direct(q, pool0, m))) {
-			int r = m->nb_segs > 1 ? pk_tx_indirect(q, m, tail + sent, ol) : 0;
-
-			if (r < 0) {
-				tide_mbuf_free(m); /* counted as refused, and as an error */
-				dropped++;
-				continue;
-			}
-			if (r > 0) {
-				bytes += m->pkt_len;
-				txc_burst_fill(&b, tail + sent, m);
-				sent++;
-				continue;
-			}
-			struct tide_mbuf *c = pk_tx_bounce(q, m);
-
-			if (ol && c == NULL && (m->ol_flags & TIDE_MBUF_F_TX_TCP_SEG)) {
-				/* It cannot be placed whole: cut here instead. */
-				int k = pk_tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes,
-						       &dropped);
-
-				if (k < 0)
-					break;
-				sent += (uint32_t)k;
-				continue;
-			}
-			if (c == NULL) {
-				tide_mbuf_free(m); /* taken, counted as an error */
-				dropped++;
-				continue;
-			}
-			m = c;
-		}
-		hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-		if (tide_unlikely(pk_tx_hdr(q, m, hdr, ol) < 0)) {
-			tide_mbuf_free(m); /* counted as refused, and as an error */
-			dropped++;
-			continue;
-		}
-		d->addr = (uint64_t)(uintptr_t)hdr;
-		d->len = (uint32_t)m->data_len + VIRTIO_HDR_LEN;
-		d->id = (uint16_t)slot;
-		/* [avail] release */
-		__atomic_store_n(&d->flags, flags, __ATOMIC_RELEASE);
-		bytes += m->data_len;
-		txc_burst_fill(&b, tail + sent, m);
-		sent++;
-	}
-	txc_burst_end(t, &b);
-	if (sent) {
-		if (tide_unlikely(pk_kick(&q->vq, tail, tail + sent)))
-			tide_stat_add(&q->kicks, 1);
-		txc_commit(t, sent);
-	}
-	if (tide_unlikely(dropped))
-		tide_stat_add(&q->pub.stats.errors, dropped);
-	tide_stat_burst(&q->pub.stats, sent, bytes);
-	quiesce_leave(&q->busy);
-	return i;
+	c.ring = pk_ring(&q->vq);
+	c.num = q->vq.num;
+	return virtio_tx_burst(q, pkts, n, &c, &packed_tx, ol);
 }
 
 uint16_t virtio_packed_tx(struct virtio_txq *q, struct tide_mbuf **pkts, uint16_t n,

@@ -45,36 +45,26 @@
 
 #include "inline.h"
 #include "copy.h"
-#include "virtio_dp.h"
+#include "virtio_burst.h"
 
 /*
  * Publish the avail index and kick the device if it asked ([avail] release, then the
  * fence of the notification protocol: see the top).
  */
-TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint16_t old, uint16_t now)
+TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint32_t old, uint32_t now)
 {
-	uint64_t one = 1;
 	bool kick;
 
-	__atomic_store_n(&vq->avail->idx, now, __ATOMIC_RELEASE);
+	__atomic_store_n(&vq->avail->idx, (uint16_t)now, __ATOMIC_RELEASE);
 	if (vq->kickfd < 0)
 		return 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (vq->event_idx)
 		kick = vring_need_event(virtio_load16((const uint16_t *)&vq->used->ring[vq->num]),
-					now, old);
+					(uint16_t)now, (uint16_t)old);
 	else
 		kick = !(virtio_load16(&vq->used->flags) & VRING_USED_F_NO_NOTIFY);
-	if (!kick)
-		return 0;
-	if (vq->notify != NULL) {
-		*vq->notify = vq->notify_val; /* PCI: after the fence, as the avail store is */
-		return 1;
-	}
-	if (write(vq->kickfd, &one, sizeof(one)) < 0) {
-		/* a full eventfd counter wakes the device already */
-	}
-	return 1;
+	return kick ? virtio_kick(vq) : 0;
 }
 
 /* ---- Rx ---- */
@@ -103,12 +93,7 @@ TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 
 TIDE_ALWAYS_INLINE void rx_doorbell(void *ctx, uint32_t refill)
 {
-	struct virtio_rxq *q = ctx;
-	uint16_t old = q->avail_idx;
-
-	q->avail_idx = (uint16_t)refill;
-	if (tide_unlikely(vq_publish(&q->vq, old, (uint16_t)refill)))
-		tide_stat_add(&q->kicks, 1);
+	virtio_rx_doorbell(ctx, refill, vq_publish);
 }
 
 void virtio_rxq_flush(struct virtio_rxq *q)
@@ -119,25 +104,6 @@ void virtio_rxq_flush(struct virtio_rxq *q)
 	q->last_used = 0;
 	q->avail_idx = 0;
 	__atomic_store_n(&q->seen, VIRTIO_SEEN_NONE, __ATOMIC_RELAXED);
-}
-
-/*
- * A new connection (or none): the old one's posted buffers will never be used, they go
- * home; the ring (zeroed by the control thread) starts at index 0 with a full refill. Then
- * `seen` tells the control thread that the receive buffers are posted (release: pairs with
- * its acquire load in virtio_dev_init(), which waits for it before the Tx queues go live).
- * Returns whether the queue runs.
- */
-TIDE_ALWAYS_INLINE bool rxq_resync(struct virtio_rxq *q, uint32_t live)
-{
-	/* (Recycled buffers may wait in the slots of a queue that holds no connection.) */
-	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
-		virtio_rxq_flush(q);
-	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	rxr_refill(&q->rxr, rx_post, rx_doorbell, q);
-	__atomic_store_n(&q->seen, live, __ATOMIC_RELEASE);
-	return true;
 }
 
 /* tide_recycle()'s post: recycled buffers in slots [first, first + n). While the queue is
@@ -161,147 +127,75 @@ void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 	quiesce_leave(&q->busy);
 }
 
+/* The split ring's Rx cursor: the used ring, read at positions below the used index. */
+struct split_rxc {
+	const struct vring_used_elem *ring;
+	uint32_t mask;
+};
+
+/* How many used entries the burst may take: up to the used index, which may move at most
+ * as far as we posted. */
+TIDE_ALWAYS_INLINE int rx_begin(struct virtio_rxq *q, void *c, uint32_t posted, uint32_t *lim,
+				const char **why)
+{
+	struct split_rxc *x = c;
+	/* [used] acquire: the entries and the frames before them are written. */
+	uint16_t uidx = __atomic_load_n(&q->vq.used->idx, __ATOMIC_ACQUIRE);
+	uint32_t avail = (uint16_t)(uidx - q->last_used);
+
+	if (tide_unlikely(avail > posted)) {
+		*why = "used index moved past the posted buffers";
+		return -1;
+	}
+	x->ring = q->vq.used->ring;
+	x->mask = q->vq.mask;
+	*lim = avail;
+	return 0;
+}
+
+/* Below the used index every entry is used: read once into locals. */
+TIDE_ALWAYS_INLINE int rx_elem(void *c, uint32_t pos, uint32_t *id, uint32_t *len, const char **why)
+{
+	const struct split_rxc *x = c;
+	const struct vring_used_elem *e = &x->ring[pos & x->mask];
+
+	(void)why;
+	*id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
+	*len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
+	return 1;
+}
+
+static const struct virtio_rx_layout split_rx = {
+	.begin = rx_begin,
+	.elem = rx_elem,
+	.post = rx_post,
+	.doorbell = rx_doorbell,
+	.by_index = true,
+};
+
 /*
- * The Rx burst; @ol (a constant in each instance): the queue enabled offloads, so each
- * packet's header is copied once and applied (virtio_hdr.h), and a refused one drops the
- * packet.
+ * The Rx burst (virtio_rx_burst() with the split layout), or the packed one when the
+ * queue's live value says so; @ol (a constant in each instance): the queue enabled
+ * offloads.
  */
 TIDE_ALWAYS_INLINE uint16_t rx_burst_gen(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
 					 const bool ol)
 {
 	struct virtio_rxq *q = (struct virtio_rxq *)pub;
-	struct virtio_vq *vq = &q->vq;
-	struct rxr *r = &q->rxr;
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
-	uint32_t next, posted, avail, used = 0, hdr_off, buf_len;
-	const struct vring_used_elem *ring;
-	struct tide_mbuf__rx_regs tmpl;
-	uint64_t bytes = 0, dropped = 0;
-	const char *why = NULL;
-	struct virtio_rx_view v;
-	uint16_t uidx, i = 0, lu;
-	bool mrg;
+	struct split_rxc c;
 
 	if (tide_unlikely(live != q->seen)) {
 		if (ol && (live & VIRTIO_LIVE_PACKED))
 			return virtio_packed_rx_ol(q, pkts, n, live);
 		if (live & VIRTIO_LIVE_PACKED)
 			return virtio_packed_rx(q, pkts, n, live);
-		if (!rxq_resync(q, live))
-			goto out;
+		if (!virtio_rxq_resync(q, live, &split_rx)) {
+			quiesce_leave(&q->busy);
+			return 0;
+		}
 	}
-	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL))
-		goto out;
-	/* [used] acquire: the entries and the frames before them are written. */
-	uidx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
-	next = r->next;
-	posted = r->refill - next;
-	avail = (uint16_t)(uidx - q->last_used);
-	if (tide_unlikely(avail > posted)) {
-		why = "used index moved past the posted buffers";
-		goto fault;
-	}
-	v.sw = r->sw;
-	v.slot_desc = q->slot_desc;
-	v.desc_slot = q->desc_slot;
-	v.mask = vq->mask;
-	v.num = vq->num;
-	ring = vq->used->ring;
-	lu = q->last_used;
-	buf_len = q->buf_len;
-	mrg = vq->mrg;
-	hdr_off = (uint32_t)q->headroom - VIRTIO_HDR_LEN;
-	tmpl = tide_mbuf__rx_tmpl_load(&q->tmpl);
-	while (i < n && used < avail) {
-		const struct vring_used_elem *e = &ring[(lu + used) & v.mask];
-		uint32_t id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
-		uint32_t len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-		struct tide_mbuf *m = virtio_rx_take(&v, id, next + used, posted - used), *last;
-		struct virtio_net_hdr_mrg h;
-		uint16_t nbuf = 1;
-
-		if (tide_unlikely(m == NULL)) {
-			why = id >= v.num ? "used id beyond the queue size"
-					  : "used id of a buffer not posted";
-			goto fault;
-		}
-		if (tide_unlikely(len < VIRTIO_HDR_LEN || len > buf_len)) {
-			why = "used length outside the posted buffer";
-			goto fault;
-		}
-		if (ol)
-			virtio_hdr_rx_copy(&h, (const uint8_t *)m->buf_addr + hdr_off);
-		if (mrg) {
-			const uint16_t *nb = (const uint16_t *)(const void *)((const uint8_t *)m->buf_addr +
-				hdr_off + offsetof(struct virtio_net_hdr_mrg, num_buffers));
-
-			nbuf = ol ? h.num_buffers : __atomic_load_n(nb, __ATOMIC_RELAXED);
-			if (tide_unlikely(nbuf == 0 || nbuf > posted - used)) {
-				why = "num_buffers of 0 or beyond the posted buffers";
-				goto fault;
-			}
-			if (tide_unlikely(nbuf > avail - used))
-				break; /* the rest of the packet is not used yet */
-		}
-		tide_mbuf__rx_tmpl_write(m, tmpl);
-		m->data_len = (uint16_t)(len - VIRTIO_HDR_LEN);
-		m->pkt_len = len - VIRTIO_HDR_LEN;
-		last = m;
-		for (uint16_t j = 1; tide_unlikely(j < nbuf); j++) {
-			struct tide_mbuf *s;
-
-			e = &ring[(lu + used + j) & v.mask];
-			id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
-			len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-			s = virtio_rx_take(&v, id, next + used + j, posted - used - j);
-			if (tide_unlikely(s == NULL || len > buf_len)) {
-				virtio_rx_unlink(m);
-				why = s == NULL ? "used id of a buffer not posted"
-						: "used length outside the posted buffer";
-				goto fault;
-			}
-			tide_mbuf__rx_tmpl_write(s, tmpl);
-			s->data_off = (uint16_t)hdr_off; /* no header: data from the start */
-			s->data_len = (uint16_t)len;
-			last->next = s;
-			last = s;
-			m->nb_segs++;
-			m->pkt_len += len;
-		}
-		used += nbuf;
-		if (tide_unlikely(m->pkt_len == 0)) {
-			/* Header only: counted, the buffers go back (the slots are refilled). */
-			tide_mbuf_free(m);
-			dropped++;
-			continue;
-		}
-		if (ol && tide_unlikely(!virtio_hdr_rx(&q->ol, &h, m))) {
-			tide_mbuf_free(m); /* counted by reason, and as an error */
-			dropped++;
-			continue;
-		}
-		bytes += m->pkt_len;
-		pkts[i++] = m;
-	}
-	r->next = next + used;
-	q->last_used = (uint16_t)(q->last_used + used);
-	if (rxr_empty_slots(r) >= r->batch)
-		rxr_refill(r, rx_post, rx_doorbell, q);
-	if (tide_unlikely(dropped))
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, i, bytes);
-	quiesce_leave(&q->busy);
-	return i;
-fault:
-	/* Packets completed before the violation are the application's; the rest stays in
-	 * the ring until the connection is dropped. */
-	r->next = next + used;
-	q->last_used = (uint16_t)(q->last_used + used);
-	virtio_fault(&q->fs, &pub->stats.errors, why);
-	tide_stat_burst(&pub->stats, i, bytes);
-out:
-	quiesce_leave(&q->busy);
-	return i;
+	return virtio_rx_burst(q, pkts, n, &c, &split_rx, ol);
 }
 
 static uint16_t rx_burst(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n)
@@ -329,16 +223,6 @@ void virtio_txq_flush(struct virtio_txq *q)
 	__atomic_store_n(&q->seen, VIRTIO_SEEN_NONE, __ATOMIC_RELAXED);
 }
 
-static bool txq_resync(struct virtio_txq *q, uint32_t live)
-{
-	if (q->seen != VIRTIO_SEEN_NONE)
-		virtio_txq_flush(q);
-	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
-		return false;
-	__atomic_store_n(&q->seen, live, __ATOMIC_RELAXED);
-	return true;
-}
-
 /*
  * How many slots the device completed since the last call ([used] acquire), with every
  * value it wrote checked. On a violation the queue faults and nothing completes.
@@ -348,8 +232,8 @@ TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 	struct virtio_txq *q = t->drv;
 	struct virtio_vq *vq = &q->vq;
 	uint16_t u = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
-	uint16_t k = (uint16_t)(u - q->last_used), c = 0;
-	uint32_t inflight;
+	uint16_t k = (uint16_t)(u - q->last_used);
+	uint32_t c, inflight;
 	const char *why;
 
 	if (k == 0)
@@ -374,17 +258,11 @@ TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 			why = "used id beyond the queue size";
 			goto fault;
 		}
-		if (tide_unlikely(((id - t->done) & t->mask) >= inflight || q->done[id])) {
-			why = "used id of a buffer not in flight";
+		if (tide_unlikely(virtio_tx_mark(q, t, id, inflight, &why) < 0))
 			goto fault;
-		}
-		q->done[id] = 1;
 	}
 	q->last_used = u;
-	while (c < inflight && q->done[(t->done + c) & t->mask]) {
-		q->done[(t->done + c) & t->mask] = 0;
-		c++;
-	}
+	c = virtio_tx_sweep(q, t, inflight);
 	txc_advance_count(t, c);
 	return c;
 fault:
@@ -406,23 +284,39 @@ unsigned virtio_tx_advance_ool(struct txc *t)
 	return k;
 }
 
+/* The split ring's Tx cursor: the descriptor table (the avail ring is the identity). */
+struct split_txc {
+	struct vring_desc *desc;
+};
+
+/* One buffer at free-running position @pos: header and frame together at @hdr. */
+TIDE_ALWAYS_INLINE void tx_place(void *c, uint32_t mask, uint32_t pos, const uint8_t *hdr,
+				 uint32_t len)
+{
+	struct vring_desc *d = &((struct split_txc *)c)->desc[pos & mask];
+
+	d->addr = (uint64_t)(uintptr_t)hdr;
+	d->len = len;
+	d->flags = 0;
+	d->next = 0;
+}
+
 /*
  * A packet of several segments, in place through the slot's indirect table: the header in
  * the first segment's headroom, one descriptor per segment, when virtio_tx_ind_ok().
- * Returns whether it did.
+ * Returns 1 when it did, 0 when it cannot, -1 when its header was refused.
  */
-TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, struct vring_desc *d,
-				    uint32_t slot)
+TIDE_ALWAYS_INLINE int tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, uint32_t pos, bool ol)
 {
-	struct vring_desc *t = &q->ind[(size_t)slot * VIRTIO_TX_SEGS];
+	uint32_t slot = pos & q->vq.mask;
+	struct vring_desc *d = &q->vq.desc[slot], *t = &q->ind[(size_t)slot * VIRTIO_TX_SEGS];
 	const struct tide_mbuf *s;
 	unsigned k = 0;
 	uint8_t *hdr;
+	int rc = virtio_tx_ind_hdr(q, m, ol, &hdr);
 
-	if (!virtio_tx_ind_ok(q, m))
-		return false;
-	hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-	memset(hdr, 0, VIRTIO_HDR_LEN);
+	if (rc <= 0)
+		return rc;
 	for (s = m; s != NULL; s = s->next, k++) {
 		t[k].addr = (uint64_t)(uintptr_t)(k ? tide_mbuf_mtod(s, uint8_t *) : hdr);
 		t[k].len = (uint32_t)s->data_len + (k ? 0 : VIRTIO_HDR_LEN);
@@ -433,150 +327,49 @@ TIDE_ALWAYS_INLINE bool tx_indirect(struct virtio_txq *q, struct tide_mbuf *m, s
 	d->len = k * (uint32_t)sizeof(*t);
 	d->flags = VRING_DESC_F_INDIRECT;
 	d->next = 0;
-	return true;
+	return 1;
 }
 
-/* virtio_tx_cut() in the split burst: the pieces placed from ring position @at, one
- * descriptor each with a zero header; 0 when @m was dropped (counted in @dropped), or -1
- * when there is no room (@m and the rest of the burst stay the caller's). */
-static int tx_cut_step(struct virtio_txq *q, struct tide_mbuf *m, struct txc_burst *b, uint32_t at,
-		       unsigned room, uint64_t *bytes, uint64_t *dropped)
+/* Out of line, as the packed ring's: off the burst's loop. */
+static int tx_cut(struct virtio_txq *q, void *c, struct tide_mbuf *m, struct txc_burst *b,
+		  uint32_t at, unsigned room, uint64_t *bytes, uint64_t *dropped)
 {
-	struct tide_mbuf *out[VIRTIO_CUT_MAX];
-	int k = virtio_tx_cut(q, m, room, out, dropped);
-
-	for (int j = 0; j < k; j++) {
-		struct tide_mbuf *s = out[j];
-		struct vring_desc *d = &q->vq.desc[(at + (uint32_t)j) & b->mask];
-
-		d->addr = (uint64_t)(uintptr_t)(tide_mbuf_mtod(s, uint8_t *) - VIRTIO_HDR_LEN);
-		d->len = (uint32_t)s->data_len + VIRTIO_HDR_LEN;
-		d->flags = 0;
-		d->next = 0;
-		*bytes += s->data_len;
-		txc_burst_fill(b, at + (uint32_t)j, s);
-	}
-	return k;
+	return virtio_tx_cut_place(q, c, m, b, at, room, bytes, dropped, tx_place);
 }
+
+static const struct virtio_tx_layout split_tx = {
+	.advance = tx_advance,
+	.place = tx_place,
+	.indirect = tx_indirect,
+	.bounce = virtio_tx_bounce,
+	.cut = tx_cut,
+	.kick = vq_publish,
+};
 
 /*
- * The Tx burst; @ol (a constant in each instance): the queue enabled offloads, so each
- * packet's requests become its header, or are done in software where the device lacks
- * them (virtio_hdr.h), and a bad request drops the packet.
+ * The Tx burst (virtio_tx_burst() with the split layout), or the packed one when the
+ * queue's live value says so; @ol (a constant in each instance): the queue enabled
+ * offloads.
  */
 TIDE_ALWAYS_INLINE uint16_t tx_burst_gen(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
 					 const bool ol)
 {
 	struct virtio_txq *q = (struct virtio_txq *)pub;
 	uint32_t live = quiesce_enter(&q->busy, &q->live, q->fence);
-	struct txc *t = &q->txc;
-	const struct tide_pool *pool0;
-	struct vring_desc *desc;
-	uint64_t bytes = 0, dropped = 0;
-	struct txc_burst b;
-	uint32_t tail, sent = 0;
-	unsigned room;
-	uint16_t i;
+	struct split_txc c;
 
 	if (tide_unlikely(live != q->seen)) {
 		if (ol && (live & VIRTIO_LIVE_PACKED))
 			return virtio_packed_tx_ol(q, pkts, n, live);
 		if (live & VIRTIO_LIVE_PACKED)
 			return virtio_packed_tx(q, pkts, n, live);
-		if (!txq_resync(q, live)) {
+		if (!virtio_txq_resync(q, live)) {
 			quiesce_leave(&q->busy);
 			return 0;
 		}
 	}
-	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)) {
-		quiesce_leave(&q->busy);
-		return 0;
-	}
-	room = txc_make_room(t, n, tx_advance);
-	if (n > room)
-		n = (uint16_t)room;
-	/* In locals: the stores into mbufs and descriptors could alias q. */
-	desc = q->vq.desc;
-	pool0 = q->pools[0];
-	tail = t->tail;
-	txc_burst_begin(t, &b);
-	for (i = 0; i < n && (!ol || sent < room); i++) {
-		struct tide_mbuf *m = pkts[i];
-		struct vring_desc *d;
-		uint8_t *hdr;
-
-		if (ol && tide_unlikely(virtio_hdr_tx_cut(&q->ol, m))) {
-			int k = tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes, &dropped);
-
-			if (k < 0)
-				break; /* no room: this packet and the rest stay the caller's */
-			sent += (uint32_t)k;
-			continue;
-		}
-		if (tide_unlikely(!virtio_tx_direct(q, pool0, m))) {
-			struct tide_mbuf *c;
-
-			d = &desc[(tail + sent) & b.mask];
-			if (m->nb_segs > 1 && tx_indirect(q, m, d, (tail + sent) & b.mask)) {
-				if (ol && virtio_hdr_tx(&q->ol, m,
-							tide_mbuf_mtod(m, uint8_t *) -
-							    VIRTIO_HDR_LEN) < 0) {
-					tide_mbuf_free(m); /* counted as refused, and as an error */
-					dropped++;
-					continue;
-				}
-				bytes += m->pkt_len;
-				txc_burst_fill(&b, tail + sent, m);
-				sent++;
-				continue;
-			}
-			c = virtio_tx_bounce(q, m);
-
-			if (ol && c == NULL && (m->ol_flags & TIDE_MBUF_F_TX_TCP_SEG)) {
-				/* It cannot be placed whole: cut here instead. */
-				int k = tx_cut_step(q, m, &b, tail + sent, room - sent, &bytes,
-						    &dropped);
-
-				if (k < 0)
-					break;
-				sent += (uint32_t)k;
-				continue;
-			}
-			if (c == NULL) {
-				tide_mbuf_free(m); /* taken, counted as an error */
-				dropped++;
-				continue;
-			}
-			m = c;
-		}
-		hdr = tide_mbuf_mtod(m, uint8_t *) - VIRTIO_HDR_LEN;
-		if (!ol)
-			memset(hdr, 0, VIRTIO_HDR_LEN);
-		else if (tide_unlikely(virtio_hdr_tx(&q->ol, m, hdr) < 0)) {
-			tide_mbuf_free(m); /* counted as refused, and as an error */
-			dropped++;
-			continue;
-		}
-		d = &desc[(tail + sent) & b.mask];
-		d->addr = (uint64_t)(uintptr_t)hdr;
-		d->len = (uint32_t)m->data_len + VIRTIO_HDR_LEN;
-		d->flags = 0;
-		d->next = 0;
-		bytes += m->data_len;
-		txc_burst_fill(&b, tail + sent, m);
-		sent++;
-	}
-	txc_burst_end(t, &b);
-	if (sent) {
-		if (tide_unlikely(vq_publish(&q->vq, (uint16_t)tail, (uint16_t)(tail + sent))))
-			tide_stat_add(&q->kicks, 1);
-		txc_commit(t, sent);
-	}
-	if (tide_unlikely(dropped))
-		tide_stat_add(&pub->stats.errors, dropped);
-	tide_stat_burst(&pub->stats, sent, bytes);
-	quiesce_leave(&q->busy);
-	return i;
+	c.desc = q->vq.desc;
+	return virtio_tx_burst(q, pkts, n, &c, &split_tx, ol);
 }
 
 static uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n)
