@@ -77,7 +77,7 @@ static int virtio_rxq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->port_id = (uint16_t)p->id;
 	tide_mbuf__rx_tmpl_init(&q->tmpl, pool, q->port_id, 0);
 	q->vq.kickfd = -1;
-	q->fs.wakefd = -1;
+	q->fault.wakefd = -1;
 	virtio_rxq_flush(q); /* identity descriptor maps, empty ring */
 	*out = &q->pub;
 	return 0;
@@ -116,7 +116,7 @@ static int virtio_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 		return rc;
 	}
 	q->vq.kickfd = -1;
-	q->fs.wakefd = -1;
+	q->fault.wakefd = -1;
 	q->seen = VIRTIO_SEEN_NONE;
 	q->offloads = conf->offloads;
 	*out = &q->pub;
@@ -136,7 +136,7 @@ static void virtio_txq_release(struct tide_txq *pub)
 
 /* Vring @v's queue: its ring pointers, live and busy words (NULL: not set up). */
 static struct virtio_vq *vring_queue(struct virtio_port *vp, unsigned v, uint32_t **live,
-				     uint32_t **busy, struct virtio_fault_slot **fs)
+				     uint32_t **busy, struct virtio_fault_slot **fault)
 {
 	struct tide_port *p = vp->port;
 	unsigned i = v / 2;
@@ -146,14 +146,14 @@ static struct virtio_vq *vring_queue(struct virtio_port *vp, unsigned v, uint32_
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fs = &q->fs;
+		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
 		return &q->vq;
 	} else {
 		struct virtio_txq *q = i < p->nb_txq ? (struct virtio_txq *)p->txq[i] : NULL;
 
 		if (q == NULL)
 			return NULL;
-		*live = &q->live, *busy = &q->busy, *fs = &q->fs;
+		*live = &q->live, *busy = &q->busy, *fault = &q->fault;
 		return &q->vq;
 	}
 }
@@ -181,13 +181,13 @@ static int rings_alloc(struct virtio_port *vp)
 	struct tide_port *p = vp->port;
 	uint64_t off[2 * VIRTIO_MAX_QP][4], total = 0;
 	uint32_t *live, *busy;
-	struct virtio_fault_slot *fs;
+	struct virtio_fault_slot *fault;
 	int rc;
 
 	for (unsigned v = 0; v < nb_vrings(p); v++) {
 		unsigned num;
 
-		if (vring_queue(vp, v, &live, &busy, &fs) == NULL)
+		if (vring_queue(vp, v, &live, &busy, &fault) == NULL)
 			continue;
 		num = vring_num(p, v);
 		off[v][0] = total;
@@ -204,7 +204,7 @@ static int rings_alloc(struct virtio_port *vp)
 	for (unsigned v = 0; v < nb_vrings(p); v++) {
 		uint8_t *base = vp->rings.base;
 		struct virtio_vring_addr *a = &vp->va[v];
-		struct virtio_vq *vq = vring_queue(vp, v, &live, &busy, &fs);
+		struct virtio_vq *vq = vring_queue(vp, v, &live, &busy, &fault);
 
 		memset(a, 0, sizeof(*a));
 		if (vq == NULL)
@@ -240,7 +240,7 @@ static int virtio_start(struct tide_port *p)
 {
 	struct virtio_port *vp = virtio_vport(p);
 	uint32_t *live, *busy;
-	struct virtio_fault_slot *fs;
+	struct virtio_fault_slot *fault;
 	int rc;
 
 	vp->fence = quiesce_kind() == 0;
@@ -264,7 +264,7 @@ static int virtio_start(struct tide_port *p)
 	if (rc < 0)
 		return rc;
 	for (unsigned v = 0; v < nb_vrings(p); v++) {
-		struct virtio_vq *vq = vring_queue(vp, v, &live, &busy, &fs);
+		struct virtio_vq *vq = vring_queue(vp, v, &live, &busy, &fault);
 
 		if (vq == NULL)
 			continue;
@@ -282,7 +282,7 @@ static int virtio_start(struct tide_port *p)
 			goto fail;
 		}
 		*live = 0;
-		fs->why = NULL;
+		fault->why = NULL;
 	}
 	for (unsigned i = 0; i < p->nb_rxq; i++) {
 		struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[i];
@@ -332,11 +332,11 @@ void virtio_queues_off(struct virtio_port *vp)
 {
 	struct tide_port *p = vp->port;
 	uint32_t *live, *busy;
-	struct virtio_fault_slot *fs;
+	struct virtio_fault_slot *fault;
 	int rc;
 
 	for (unsigned v = 0; v < nb_vrings(p); v++)
-		if (vring_queue(vp, v, &live, &busy, &fs) != NULL)
+		if (vring_queue(vp, v, &live, &busy, &fault) != NULL)
 			__atomic_store_n(live, 0, __ATOMIC_RELAXED);
 	/* Pair of quiesce_enter(): after the barrier a worker either sees live == 0 or shows
 	 * busy until its burst ends. */
@@ -344,7 +344,7 @@ void virtio_queues_off(struct virtio_port *vp)
 	if (rc < 0)
 		quiesce_fallback(p->name, rc);
 	for (unsigned v = 0; v < nb_vrings(p); v++)
-		if (vring_queue(vp, v, &live, &busy, &fs) != NULL)
+		if (vring_queue(vp, v, &live, &busy, &fault) != NULL)
 			while (__atomic_load_n(busy, __ATOMIC_ACQUIRE))
 				tide_pause();
 }
@@ -401,7 +401,7 @@ int virtio_dev_init(struct virtio_port *vp)
 	uint64_t dev, want;
 	uint8_t status = VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER;
 	uint32_t *live, *busy, gen;
-	struct virtio_fault_slot *fs;
+	struct virtio_fault_slot *fault;
 	int rc;
 
 	if ((rc = tr->status_set(vp, 0)) < 0 || (rc = tr->status_set(vp, status)) < 0 ||
@@ -439,7 +439,7 @@ int virtio_dev_init(struct virtio_port *vp)
 	if ((rc = tr->status_set(vp, status)) < 0 || (rc = tr->mem_set(vp)) < 0)
 		return rc;
 	for (unsigned v = 0; v < nb_vrings(p); v++) {
-		struct virtio_vq *vq = vring_queue(vp, v, &live, &busy, &fs);
+		struct virtio_vq *vq = vring_queue(vp, v, &live, &busy, &fault);
 
 		if (vq == NULL)
 			continue;
@@ -469,7 +469,7 @@ int virtio_dev_init(struct virtio_port *vp)
 	for (unsigned i = 0; i < p->nb_rxq; i++) {
 		struct virtio_rxq *q = (struct virtio_rxq *)p->rxq[i];
 
-		__atomic_store_n(&q->fs.why, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->fault.why, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
 	if (!tr->rx_held)
@@ -477,7 +477,7 @@ int virtio_dev_init(struct virtio_port *vp)
 	for (unsigned i = 0; i < p->nb_txq; i++) {
 		struct virtio_txq *q = (struct virtio_txq *)p->txq[i];
 
-		__atomic_store_n(&q->fs.why, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->fault.why, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->live, gen, __ATOMIC_RELEASE);
 	}
 	return 0;

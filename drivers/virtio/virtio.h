@@ -34,7 +34,7 @@
  *          queues go live first; the control thread waits (briefly) until their workers
  *          have posted the receive buffers before the Tx queues go live, so that a device
  *          answering the first packets finds somewhere to put the answers.
- *   fs.why written by the worker: the rule the device broke (a used id out of range,
+ *   fault.why written by the worker: the rule the device broke (a used id out of range,
  *          a used index beyond what was posted, ...). The queue moves nothing after it;
  *          the control thread, woken through its eventfd, logs the reason, counts the
  *          fault and drops the connection.
@@ -210,7 +210,7 @@ struct virtio_rxq {
 	uint64_t offloads;	 /* TIDE_OFFLOAD_RX_* enabled: the burst with headers */
 	struct virtio_rx_ol ol;
 	uint32_t live TIDE_CACHE_ALIGNED;
-	struct virtio_fault_slot fs;
+	struct virtio_fault_slot fault;
 };
 
 struct virtio_txq {
@@ -231,7 +231,7 @@ struct virtio_txq {
 	uint64_t offloads; /* TIDE_OFFLOAD_TX_* enabled: the burst with headers */
 	struct virtio_tx_ol ol;
 	uint32_t live TIDE_CACHE_ALIGNED;
-	struct virtio_fault_slot fs;
+	struct virtio_fault_slot fault;
 };
 
 struct virtio_pci;

@@ -70,7 +70,7 @@ TIDE_ALWAYS_INLINE bool virtio_rxq_resync(struct virtio_rxq *q, uint32_t live,
 	/* (Recycled buffers may wait in the slots of a queue that holds no connection.) */
 	if (q->seen != VIRTIO_SEEN_NONE || q->rxr.refill != q->rxr.next)
 		virtio_rxq_flush(q);
-	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
+	if (live == 0 || __atomic_load_n(&q->fault.why, __ATOMIC_RELAXED) != NULL)
 		return false;
 	rxr_refill(&q->rxr, L->post, L->doorbell, q);
 	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELEASE);
@@ -119,7 +119,7 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_burst(struct virtio_rxq *q, struct tide_mb
 	uint16_t i = 0;
 	bool mrg;
 
-	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL))
+	if (tide_unlikely(__atomic_load_n(&q->fault.why, __ATOMIC_RELAXED) != NULL))
 		goto out;
 	next = r->next;
 	posted = r->refill - next;
@@ -224,7 +224,7 @@ fault:
 	 * the ring until the connection is dropped. */
 	r->next = next + used;
 	q->last_used = (uint16_t)r->next;
-	virtio_fault(&q->fs, &q->pub.stats.errors, why);
+	virtio_fault(&q->fault, &q->pub.stats.errors, why);
 	tide_stat_burst(&q->pub.stats, i, bytes);
 out:
 	quiesce_leave(&q->busy);
@@ -239,7 +239,7 @@ static inline bool virtio_txq_resync(struct virtio_txq *q, uint32_t live)
 {
 	if (q->seen != VIRTIO_SEEN_NONE)
 		virtio_txq_flush(q);
-	if (live == 0 || __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)
+	if (live == 0 || __atomic_load_n(&q->fault.why, __ATOMIC_RELAXED) != NULL)
 		return false;
 	__atomic_store_n(&q->seen, live & ~VIRTIO_LIVE_PACKED, __ATOMIC_RELAXED);
 	return true;
@@ -313,7 +313,7 @@ TIDE_ALWAYS_INLINE uint16_t virtio_tx_burst(struct virtio_txq *q, struct tide_mb
 	unsigned room;
 	uint16_t i;
 
-	if (tide_unlikely(__atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) != NULL)) {
+	if (tide_unlikely(__atomic_load_n(&q->fault.why, __ATOMIC_RELAXED) != NULL)) {
 		quiesce_leave(&q->busy);
 		return 0;
 	}

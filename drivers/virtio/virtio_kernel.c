@@ -404,10 +404,10 @@ static void vk_stop(struct virtio_port *vp)
 	virtio_queues_off(vp);
 	for (unsigned i = 0; i < p->nb_rxq + p->nb_txq; i++) {
 		bool rx = i < p->nb_rxq;
-		struct virtio_fault_slot *fs = rx ? &((struct virtio_rxq *)p->rxq[i])->fs
-						  : &((struct virtio_txq *)p->txq[i - p->nb_rxq])->fs;
+		struct virtio_fault_slot *fault = rx ? &((struct virtio_rxq *)p->rxq[i])->fault
+						  : &((struct virtio_txq *)p->txq[i - p->nb_rxq])->fault;
 		/* Acquire: pairs with the release in quiesce_fault(). */
-		const char *why = __atomic_load_n(&fs->why, __ATOMIC_ACQUIRE);
+		const char *why = __atomic_load_n(&fault->why, __ATOMIC_ACQUIRE);
 
 		if (why != NULL) {
 			__atomic_fetch_add(&vp->faults, 1, __ATOMIC_RELAXED);

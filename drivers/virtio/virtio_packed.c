@@ -295,7 +295,7 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 	txc_advance_count(t, c);
 	return c;
 fault:
-	virtio_fault(&q->fs, &q->pub.stats.errors, why);
+	virtio_fault(&q->fault, &q->pub.stats.errors, why);
 	return 0;
 }
 

@@ -374,8 +374,8 @@ static const char *fault_reason(struct virtio_port *vp, unsigned *vring)
 
 		if (q == NULL)
 			continue;
-		why = __atomic_load_n(i % 2 == 0 ? &((struct virtio_rxq *)q)->fs.why
-						 : &((struct virtio_txq *)q)->fs.why,
+		why = __atomic_load_n(i % 2 == 0 ? &((struct virtio_rxq *)q)->fault.why
+						 : &((struct virtio_txq *)q)->fault.why,
 				      __ATOMIC_ACQUIRE);
 		if (why != NULL) {
 			*vring = i;

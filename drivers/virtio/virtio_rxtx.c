@@ -36,7 +36,7 @@
  * each used entry is read once into locals and checked (id below the queue size and naming
  * a buffer in flight, not used twice; Rx length within the posted buffer and at least the
  * header; num_buffers between 1 and what is posted), and the num_buffers field is read
- * once from the header. A violation faults the queue (fs.why): it moves nothing more, the
+ * once from the header. A violation faults the queue (fault.why): it moves nothing more, the
  * control thread logs the reason and drops the connection, and the buffers come home at
  * the next burst or at stop.
  */
@@ -115,7 +115,7 @@ void virtio_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell
 
 	/* The queue runs (seen is never 0, live never VIRTIO_SEEN_NONE). */
 	if (virtio_live_seen(live, q->seen) &&
-	    __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL) {
+	    __atomic_load_n(&q->fault.why, __ATOMIC_RELAXED) == NULL) {
 		if (live & VIRTIO_LIVE_PACKED) {
 			virtio_packed_rx_post(q, first, n, doorbell);
 		} else {
@@ -266,7 +266,7 @@ TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 	txc_advance_count(t, c);
 	return c;
 fault:
-	virtio_fault(&q->fs, &q->pub.stats.errors, why);
+	virtio_fault(&q->fault, &q->pub.stats.errors, why);
 	return 0;
 }
 
@@ -278,7 +278,7 @@ unsigned virtio_tx_advance_ool(struct txc *t)
 	unsigned k = 0;
 
 	if (virtio_live_seen(live, q->seen) &&
-	    __atomic_load_n(&q->fs.why, __ATOMIC_RELAXED) == NULL)
+	    __atomic_load_n(&q->fault.why, __ATOMIC_RELAXED) == NULL)
 		k = live & VIRTIO_LIVE_PACKED ? virtio_packed_tx_advance(t) : tx_advance(t);
 	quiesce_leave(&q->busy);
 	return k;

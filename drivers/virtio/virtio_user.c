@@ -407,7 +407,7 @@ static const char *fault_reason(struct virtio_port *vp, unsigned *vring)
 	struct tide_port *p = vp->port;
 
 	for (unsigned i = 0; i < p->nb_rxq; i++) {
-		const char *why = __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->fs.why,
+		const char *why = __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->fault.why,
 						  __ATOMIC_ACQUIRE);
 
 		if (why != NULL) {
@@ -416,7 +416,7 @@ static const char *fault_reason(struct virtio_port *vp, unsigned *vring)
 		}
 	}
 	for (unsigned i = 0; i < p->nb_txq; i++) {
-		const char *why = __atomic_load_n(&((struct virtio_txq *)p->txq[i])->fs.why,
+		const char *why = __atomic_load_n(&((struct virtio_txq *)p->txq[i])->fault.why,
 						  __ATOMIC_ACQUIRE);
 
 		if (why != NULL) {
@@ -494,9 +494,9 @@ static void queues_wakefd(struct virtio_port *vp, int fd)
 	struct tide_port *p = vp->port;
 
 	for (unsigned i = 0; i < p->nb_rxq; i++)
-		((struct virtio_rxq *)p->rxq[i])->fs.wakefd = fd;
+		((struct virtio_rxq *)p->rxq[i])->fault.wakefd = fd;
 	for (unsigned i = 0; i < p->nb_txq; i++)
-		((struct virtio_txq *)p->txq[i])->fs.wakefd = fd;
+		((struct virtio_txq *)p->txq[i])->fault.wakefd = fd;
 }
 
 int virtio_ctl_start(struct virtio_port *vp)

@@ -507,6 +507,22 @@ static void test_ctrl_packed(void **state)
 	assert_int_equal(c.acked, 4 * VPCI_CTRL_NUM + 1);
 }
 
+/* A device reset, then @rounds commands the device answers as it should. */
+static void pk_reset_run(struct vpci_ctrl *c, struct pdev *d, uint8_t *mem, unsigned rounds)
+{
+	uint16_t head;
+	bool wrap;
+
+	vpci_ctrl_init(c, mem, true);
+	*d = (struct pdev){.wrap = true};
+	for (unsigned i = 0; i < rounds; i++) {
+		ctrl_post_pairs(c);
+		assert_true(pdev_take(d, c, &head, &wrap));
+		pdev_use(c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
+		assert_int_equal(vpci_ctrl_reap(c, "t"), 0);
+	}
+}
+
 /* A used element that is not the command posted: each one after a device reset. */
 static void test_ctrl_packed_bad(void **state)
 {
@@ -534,14 +550,7 @@ static void test_ctrl_packed_bad(void **state)
 
 	(void)state;
 	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		vpci_ctrl_init(&c, mem, true); /* a device reset */
-		d = (struct pdev){.wrap = true};
-		for (unsigned i = 0; i < cases[k].rounds; i++) {
-			ctrl_post_pairs(&c);
-			assert_true(pdev_take(&d, &c, &head, &wrap));
-			pdev_use(&c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
-			assert_int_equal(vpci_ctrl_reap(&c, "t"), 0);
-		}
+		pk_reset_run(&c, &d, mem, cases[k].rounds);
 		logbuf[0] = '\0';
 		ctrl_post_pairs(&c);
 		assert_true(pdev_take(&d, &c, &head, &wrap));
@@ -556,8 +565,7 @@ static void test_ctrl_packed_bad(void **state)
 	 * element is sound, the one after it is not. (The count of acks survives a reset:
 	 * start it again.) */
 	c = (struct vpci_ctrl){0};
-	vpci_ctrl_init(&c, mem, true);
-	d = (struct pdev){.wrap = true};
+	pk_reset_run(&c, &d, mem, 0);
 	logbuf[0] = '\0';
 	ctrl_post_pairs(&c);
 	assert_true(pdev_take(&d, &c, &head, &wrap));
@@ -569,14 +577,7 @@ static void test_ctrl_packed_bad(void **state)
 	assert_int_equal(c.acked, 0);
 	/* The same in pass 0: position 2 holds the last descriptor of the first command (pass
 	 * 1), the device marks it used in pass 0. */
-	vpci_ctrl_init(&c, mem, true);
-	d = (struct pdev){.wrap = true};
-	for (unsigned i = 0; i < 1; i++) {
-		ctrl_post_pairs(&c);
-		assert_true(pdev_take(&d, &c, &head, &wrap));
-		pdev_use(&c, head, VIRTIO_NET_OK, head, vring_packed_used_flags(wrap));
-		assert_int_equal(vpci_ctrl_reap(&c, "t"), 0);
-	}
+	pk_reset_run(&c, &d, mem, 1);
 	logbuf[0] = '\0';
 	ctrl_post_pairs(&c);
 	assert_true(pdev_take(&d, &c, &head, &wrap));

@@ -193,7 +193,7 @@ static void test_fault(struct ctx *c)
 	int rc;
 
 	tide_xstats_get_by_name(c->p, "virtio_faults", &f0);
-	virtio_fault(&q->fs, &q->pub.stats.errors, "a fault raised by the test");
+	virtio_fault(&q->fault, &q->pub.stats.errors, "a fault raised by the test");
 	tide_port_poll_ctl(c->p);
 	tide_port_link_get(c->p, &l);
 	down = l.up == 0 && tide_rx_burst(c->rxq, m, 4) == 0;
