@@ -62,6 +62,7 @@ static const struct conf_row conf_rows[] = {
 	{"e1000e", "e1000e", "pci:%5$s", NULL, false},
 	/* In the virtio-pci suite's guest (tests/virtio_pci): a private pool, as any PCI port. */
 	{"virtio_pci", "virtio", "virtio:pci=%5$s", NULL, false},
+	{"virtio_pci_packed", "virtio", "virtio:pci=%5$s,packed=yes", NULL, false},
 	{"virtio", "virtio", "virtio:path=%1$s/v.sock,role=client",
 	 "vhost:socket=%1$s/v.sock,role=server", false, true},
 	/* In the vhost_kernel suite's guest (tests/vhost_kernel), whose tap tvkc sends every
@@ -161,7 +162,7 @@ static const char *row_prepare(const struct conf_row *r)
 	if (strcmp(r->driver, "e1000e") == 0 && getenv("TIDE_TEST_PCI_BDF") == NULL)
 		return "needs an 82574L bound to vfio-pci and a wire that echoes (TIDE_TEST_PCI_BDF; "
 		       "the pci suite runs this row in its guest)";
-	if (strcmp(r->name, "virtio_pci") == 0 && getenv("TIDE_TEST_PCI_BDF") == NULL)
+	if (strncmp(r->name, "virtio_pci", 10) == 0 && getenv("TIDE_TEST_PCI_BDF") == NULL)
 		return "needs a virtio-net-pci (1af4:1041) bound to vfio-pci and a wire that echoes "
 		       "(TIDE_TEST_PCI_BDF; the virtio_pci suite runs this row in its guest)";
 	if (strcmp(r->name, "virtio_kernel") == 0 && getenv("TIDE_TEST_VKERN_TAP") == NULL)

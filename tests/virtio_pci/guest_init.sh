@@ -10,7 +10,7 @@
 #   4. dpdk-testpmd io (net_virtio): the same traffic, the reference
 # or, with pciphases=mq (the suite virtio_pci_mq), vpci_guest on the two-pair device alone;
 # or, with pciphases=packed (the suite virtio_pci_packed: the device offers packed rings),
-# steps 1 and 3 with packed=yes on tide's ports. (DPDK 22.11's net_virtio, which takes
+# steps 1 to 3 with packed=yes on tide's ports. (DPDK 22.11's net_virtio, which takes
 # packed rings when offered, is no reference there: its 8996-byte frames do not come back.)
 # Results are "PCITEST ..." lines on the console; the host checks them. The shared steps:
 # tests/guest/init.sh.
@@ -38,6 +38,7 @@ if phase mq; then
 	fi
 fi
 phase packed && vpci_guest -p $BDF /dev/ttyS1 $COUNT
+phase packed && pci_conformance virtio_pci_packed
 phase main && pci_conformance virtio_pci
 # The wire keeps at most WINDOW frames in flight: the forwarders' Tx rings hold 256 (the
 # device's queue size), and QEMU, blocked on a wire the host has not read yet, can hold

@@ -87,7 +87,7 @@ if [ "$mode" = mq ]; then
 	grep -a "^mqpeer:" "$dir/mqpeer.log" | tail -3
 elif [ "$mode" = packed ]; then
 	pci_checks bind bad_config open packed_rings mac link_up mq_ctrl reset_stuck reset_wait \
-		ctrl_stuck ctrl_wait rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 stats tx_bounced \
+		ctrl_stuck ctrl_wait port_conformance rx_60 rx_1514 rx_8996 tx_60 tx_1514 tx_8996 stats tx_bounced \
 		intr link fault stop_start_polling stop_pool_whole close_pool_whole fwd_packed \
 		fwd_interrupt
 	for size in 60 1514 8996; do
