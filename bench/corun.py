@@ -1,13 +1,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """bench/corun.py - the co-run probe: did this VM run its two CPUs at the same time?
 
-    pr = corun.probe(build, secs)      # -> (co-run %, ran %) or None (no probe binary)
+    pr = corun.probe(build, secs)      # -> (co-run %, ran %) or None (no probe binary);
+                                       #    pr.rt_ns: the line round trip (None if unknown)
     line = corun.describe(secs, values, "pair")
+    line = corun.describe_rt(values)   # the line round trips of a run
 
 build/bench/memif_corun (bench/memif/corun.c) spins one thread on CPU 0 and one on CPU 1
 for @secs; each times the stretches in which the other's counter stood still for more than
 20 us. co-run % is the share of its own running time in which each thread saw the other run
-too (mean of the two), ran % the share of the wall time the threads were on their CPUs. A
+too (mean of the two), ran % the share of the wall time the threads were on their CPUs.
+Then the two threads bounce one cache line: rt_ns is the round trip between CPUs 0 and 1 (the
+fastest of 5 x 20000). A host that moves its vCPUs puts the two CPUs on one last-level cache
+at one time and on different dies at another (here about 150 ns against about 480 ns); a
+pair that moves every frame's lines from one CPU to the other runs at a different rate in
+each, whichever library moves them, so the benchmarks print it with every pair. A
 pair of polling processes on two CPUs (memif generator and sink, virtio-user frontend and
 vhost backend) moves packets only while both run, so the benchmarks that run such pairs
 (bench/memif/run, bench/vhost/run) run the probe before each pair and print it.
@@ -18,8 +25,13 @@ import statistics
 import subprocess
 
 
+class Probe(tuple):
+    """(co-run %, ran %), and .rt_ns: the cache line round trip between the CPUs (or None)."""
+    rt_ns = None
+
+
 def probe(build, secs):
-    """(co-run %, ran %) of one @secs run of the probe in @build, or None."""
+    """Probe (co-run %, ran %; .rt_ns) of one @secs run of the probe in @build, or None."""
     exe = os.path.join(build, "bench/memif_corun")
     if not os.access(exe, os.X_OK):
         return None
@@ -28,7 +40,20 @@ def probe(build, secs):
         d = json.loads(r.stdout)
     except ValueError:
         return None
-    return sum(d["corun_pct"]) / 2, sum(d["ran_pct"]) / 2
+    pr = Probe((sum(d["corun_pct"]) / 2, sum(d["ran_pct"]) / 2))
+    rt = d.get("line_rt_ns")
+    pr.rt_ns = rt if isinstance(rt, (int, float)) and rt > 0 else None
+    return pr
+
+
+def describe_rt(values):
+    """One header line on the cache line round trips @values (ns) of a run, or None."""
+    v = [x for x in values if x]
+    if not v:
+        return None
+    return ("cache line round trip between CPUs 0 and 1 (the same probe, after it): median "
+            "%.0f ns, range %.0f..%.0f ns; every line a pair moves across pays it"
+            % (statistics.median(v), min(v), max(v)))
 
 
 def describe(secs, values, what="pair"):
@@ -39,3 +64,18 @@ def describe(secs, values, what="pair"):
             "CPUs 0 and 1, share of its running time each saw the other run too): median "
             "%.0f%%, range %.0f..%.0f%%; a cross-CPU pair moves packets only while both run"
             % (secs, what, statistics.median(values), min(values), max(values)))
+
+
+if __name__ == "__main__":
+    # Smoke check (bench/meson.build): python3 bench/corun.py BUILD runs the probe briefly
+    # and checks that it gave every figure; exit 77 (skipped) on fewer than two CPUs.
+    import sys
+    if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
+        print("corun: needs CPUs 0 and 1")
+        sys.exit(77)
+    pr = probe(sys.argv[1], 0.1)
+    print("probe:", pr, "line round trip ns:", pr.rt_ns if pr else None)
+    ok = pr is not None and 0 <= pr[0] <= 100 and 0 <= pr[1] <= 100 and pr.rt_ns is not None
+    print(describe(0.1, [pr[0]]) if ok else "FAIL: the probe gave no figures")
+    print(describe_rt([pr.rt_ns]) if ok else "")
+    sys.exit(0 if ok else 1)

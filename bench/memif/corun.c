@@ -11,7 +11,11 @@
  * descheduled by the guest, or its vCPU by the host). Printed per thread: the share of its
  * own running time during which the other ran too, the number of such gaps and the longest;
  * and the steal time of both CPUs from /proc/stat over the run (host time not given to the
- * guest). One JSON line on stdout; a benchmark aid, never a test.
+ * guest). Then the two threads bounce one cache line (PP_TRIPS round trips, PP_REPS times)
+ * and the fastest repetition gives the line's round trip between the two CPUs: on a VM
+ * whose host moves its vCPUs, the same two CPUs share a last-level cache at one time and
+ * sit on different dies (or sockets) at another, and every line a memif pair moves costs
+ * that much more. One JSON line on stdout; a benchmark aid, never a test.
  *
  * A memif pair on two CPUs moves packets only while both run: when one side is off its CPU
  * the other finds an empty (or full) ring, so the pair's rate is at most the co-run share
@@ -28,6 +32,8 @@
 #include <unistd.h>
 
 #define GAP_NS 20000 /* 20 us: no cache line takes that long; a descheduled thread does */
+#define PP_TRIPS 20000 /* round trips per repetition of the line bounce */
+#define PP_REPS 5
 
 struct side {
 	_Alignas(64) uint64_t count;
@@ -43,6 +49,15 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
 static int go;
@@ -67,12 +82,9 @@ static void close_stretch(struct side *s, uint64_t t, uint64_t *from, uint64_t *
 static void *spin(void *arg)
 {
 	struct side *s = arg;
-	cpu_set_t set;
 	uint64_t seen, from, off = 0, t_prev, t;
 
-	CPU_ZERO(&set);
-	CPU_SET(s->cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+	if (pin(s->cpu) != 0) {
 		s->err = 1;
 		return NULL;
 	}
@@ -105,6 +117,60 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+/* The bounced line: CPU A writes odd values, CPU B answers each with the next even one. */
+static _Alignas(64) uint64_t pp_line;
+#define PP_STOP UINT64_MAX
+
+static void *pp_answer(void *arg)
+{
+	struct side *s = arg;
+
+	if (pin(s->cpu) != 0) {
+		s->err = 1;
+		__atomic_store_n(&pp_line, PP_STOP, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	for (;;) {
+		uint64_t v = __atomic_load_n(&pp_line, __ATOMIC_ACQUIRE);
+
+		if (v == PP_STOP)
+			return NULL;
+		if (v & 1)
+			__atomic_store_n(&pp_line, v + 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* The fastest of PP_REPS repetitions, ns per round trip (a preemption only adds time);
+ * -1 when the answering thread could not be pinned. */
+static double pp_round_trip(struct side *a, struct side *b)
+{
+	pthread_t t;
+	double best = -1;
+	uint64_t v = 0;
+
+	if (pin(a->cpu) != 0 || pthread_create(&t, NULL, pp_answer, b) != 0)
+		return -1;
+	for (int r = 0; r < PP_REPS && !b->err; r++) {
+		uint64_t t0 = now_ns();
+		double ns;
+
+		for (int i = 0; i < PP_TRIPS; i++) {
+			__atomic_store_n(&pp_line, v + 1, __ATOMIC_RELEASE);
+			while (__atomic_load_n(&pp_line, __ATOMIC_ACQUIRE) != v + 2)
+				if (__atomic_load_n(&b->err, __ATOMIC_RELAXED))
+					goto out;
+			v += 2;
+		}
+		ns = (double)(now_ns() - t0) / PP_TRIPS;
+		if (best < 0 || ns < best)
+			best = ns;
+	}
+out:
+	__atomic_store_n(&pp_line, PP_STOP, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	return b->err ? -1 : best;
+}
+
 /* Steal ticks of @cpu from /proc/stat (the 8th value of its "cpuN" line), or -1. */
 static long long steal_ticks(int cpu)
 {
@@ -133,6 +199,7 @@ int main(int argc, char **argv)
 	pthread_t ta, tb;
 	long long st0[2], st1[2];
 	long hz = sysconf(_SC_CLK_TCK);
+	double rt;
 
 	a.cpu = argc > 3 ? atoi(argv[2]) : 0;
 	b.cpu = argc > 3 ? atoi(argv[3]) : 1;
@@ -158,15 +225,16 @@ int main(int argc, char **argv)
 	}
 	st1[0] = steal_ticks(a.cpu);
 	st1[1] = steal_ticks(b.cpu);
+	rt = pp_round_trip(&a, &b);
 	printf("{\"secs\": %.3f, \"cpus\": [%d, %d], \"corun_pct\": [%.1f, %.1f], "
 	       "\"gaps\": [%llu, %llu], \"max_gap_ms\": [%.2f, %.2f], \"ran_pct\": [%.1f, %.1f], "
-	       "\"steal_pct\": [%.1f, %.1f], \"rounds\": [%llu, %llu]}\n",
+	       "\"steal_pct\": [%.1f, %.1f], \"rounds\": [%llu, %llu], \"line_rt_ns\": %.1f}\n",
 	       secs, a.cpu, b.cpu, a.run_ns ? 100.0 * (double)(a.run_ns - a.alone_ns) / a.run_ns : 0,
 	       b.run_ns ? 100.0 * (double)(b.run_ns - b.alone_ns) / b.run_ns : 0,
 	       (unsigned long long)a.gaps, (unsigned long long)b.gaps, a.max_gap_ns / 1e6,
 	       b.max_gap_ns / 1e6, 100.0 * a.run_ns / (secs * 1e9), 100.0 * b.run_ns / (secs * 1e9),
 	       st0[0] >= 0 && st1[0] >= 0 ? 100.0 * (st1[0] - st0[0]) / hz / secs : -1,
 	       st0[1] >= 0 && st1[1] >= 0 ? 100.0 * (st1[1] - st0[1]) / hz / secs : -1,
-	       (unsigned long long)a.rounds, (unsigned long long)b.rounds);
+	       (unsigned long long)a.rounds, (unsigned long long)b.rounds, rt);
 	return 0;
 }
