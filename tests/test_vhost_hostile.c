@@ -21,10 +21,8 @@
 #include <tide/port.h>
 #include <tide/vhost.h>
 
-#include "vhost_front.h"
-#include "proc_util.h"
+#include "vhost_util.h"
 
-static struct tide_port *P;
 static uint64_t extra_feats; /* negotiated on top of feats (the event index, for some runs) */
 static struct tide_pool *pool;
 static char path[108];
@@ -32,20 +30,6 @@ static unsigned mfd_flags = MFD_CLOEXEC | MFD_ALLOW_SEALING; /* of good_connecti
 static const uint64_t feats = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) |
 			      VIRTIO_BIT(VIRTIO_F_INDIRECT_DESC) |
 			      VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES);
-
-static void vinfo(struct tide_vhost_info *vi)
-{
-	vi->sz = sizeof(*vi);
-	FE_CHECK(tide_vhost_info_get(P, vi) == 0);
-}
-
-static void poll_ctl(void)
-{
-	FE_CHECK(tide_port_poll_ctl(P) == 0);
-}
-
-/* Poll the control plane until @cond (no sleeps: each poll returns at once). */
-#define WAIT_FOR(cond, what) POLL_UNTIL(poll_ctl(), cond, what)
 
 /* ---- handshake steps ---- */
 

@@ -24,9 +24,8 @@
 #include <tide/port.h>
 #include <tide/vhost.h>
 
-#include "vhost_front.h"
+#include "vhost_util.h"
 #include "../drivers/vhost/vhost.h"
-#include "proc_util.h"
 
 #define IOVA_BASE 0x7f0000000000ull
 #define RINGS	  0x8000u /* the vrings: [0, RINGS) of the memory */
@@ -37,7 +36,6 @@
 #define RO	  VHOST_USER_ACCESS_RO
 #define WO	  VHOST_USER_ACCESS_WO
 
-static struct tide_port *P;
 static struct tide_pool *pool;
 static char path[108];
 static int bch = -1; /* our end of the backend's channel */
@@ -46,19 +44,6 @@ static uint64_t iova(uint64_t off)
 {
 	return IOVA_BASE + off;
 }
-
-static void vinfo(struct tide_vhost_info *vi)
-{
-	vi->sz = sizeof(*vi);
-	FE_CHECK(tide_vhost_info_get(P, vi) == 0);
-}
-
-static void poll_ctl(void)
-{
-	FE_CHECK(tide_port_poll_ctl(P) == 0);
-}
-
-#define WAIT_FOR(cond, what) POLL_UNTIL(poll_ctl(), cond, what)
 
 /* ---- the frontend's IOTLB side ---- */
 

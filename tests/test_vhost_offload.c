@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <time.h>
 
 #include <tide/lcore.h>
 #include <tide/offload.h>
@@ -25,7 +24,7 @@
 
 #include "offload_vnet.h"
 #include "ol_pkt.h"
-#include "vhost_front.h"
+#include "vhost_util.h"
 
 #define F_CSUM	     VIRTIO_BIT(0)
 #define F_GUEST_CSUM VIRTIO_BIT(1)
@@ -39,7 +38,6 @@
 #define F_GUEST	     (F_GUEST_CSUM | F_GUEST_TSO4 | F_GUEST_TSO6 | F_GUEST_ECN)
 #define F_PACKED     VIRTIO_BIT(VIRTIO_F_RING_PACKED)
 
-static struct tide_port *P;
 static struct tide_pool *pool;
 static char path[108];
 static bool packed, mrg;
@@ -47,17 +45,6 @@ static unsigned gtx_slot; /* the next guest Tx buffer slot */
 static unsigned grx_nd = 1;  /* descriptors per guest receive buffer */
 static uint32_t grx_len = FE_BUF; /* bytes per guest receive descriptor */
 static uint8_t A[70000], B[70000];
-
-static void poll_ctl(void)
-{
-	FE_CHECK(tide_port_poll_ctl(P) == 0);
-}
-
-static void vinfo(struct tide_vhost_info *vi)
-{
-	vi->sz = sizeof(*vi);
-	FE_CHECK(tide_vhost_info_get(P, vi) == 0);
-}
 
 static uint64_t xstat(const char *name)
 {
@@ -77,18 +64,6 @@ static uint64_t errors(bool tx)
 	FE_CHECK(tide_port_stats_get(P, &st) == 0);
 	return tx ? st.oerrors : st.ierrors;
 }
-
-/* Poll the control plane until @cond or 5 s. */
-#define WAIT_FOR(cond, what)                                                        \
-	do {                                                                        \
-		time_t t0_ = time(NULL);                                            \
-		while (poll_ctl(), !(cond)) {                                       \
-			if (time(NULL) - t0_ > 5) {                                 \
-				fprintf(stderr, "timed out waiting for %s\n", what); \
-				exit(1);                                            \
-			}                                                           \
-		}                                                                   \
-	} while (0)
 
 /* @len bytes at @buf as an mbuf chain from @p (2048-byte pieces). */
 static struct tide_mbuf *to_mbuf(struct tide_pool *p, const uint8_t *buf, uint32_t len)
