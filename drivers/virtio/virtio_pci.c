@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
 #include "pci.h"
@@ -71,13 +70,6 @@ static void wr64(volatile uint8_t *b, unsigned off, uint64_t v)
 	wr32(b, off + 4, (uint32_t)(v >> 32));
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
 /* Status 0 resets the device; it is done when the register reads 0 (section 4.1.4.3.2). */
 static int dev_reset(struct virtio_port *vp)
 {
@@ -87,7 +79,7 @@ static int dev_reset(struct virtio_port *vp)
 	for (unsigned ms = 0; ms < RESET_WAIT_MS; ms++) {
 		if (rd8(cc, VPCI_STATUS) == 0)
 			return 0;
-		sleep_ms(1);
+		vpci_sleep_1ms();
 	}
 	TIDE_LOG_ERR_(vp->port->name, "the device did not come out of reset in %u ms",
 		      RESET_WAIT_MS);

@@ -350,16 +350,22 @@ int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name)
 	return ctrl_acked(c, name);
 }
 
+void vpci_sleep_1ms(void)
+{
+	const struct timespec ts = {.tv_nsec = 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
 int vpci_ctrl_wait(struct vpci_ctrl *c, unsigned wait_ms, const char *name)
 {
-	const struct timespec one_ms = {.tv_nsec = 1000000};
 	int rc;
 
 	for (unsigned ms = 0; ms <= wait_ms; ms++) {
 		rc = vpci_ctrl_reap(c, name);
 		if (rc != -EAGAIN)
 			return rc;
-		nanosleep(&one_ms, NULL);
+		vpci_sleep_1ms();
 	}
 	TIDE_LOG_ERR_(name, "control queue: command %u.%u not answered in %u ms", c->hdr[0],
 		      c->hdr[1], wait_ms);
