@@ -94,6 +94,10 @@ struct pair {
 	uint16_t be;                /* net_vhost's port */
 	struct tide_port *ftp;      /* tide's virtio port */
 	struct tide_port *btp;      /* tide's vhost port */
+	struct tide_rxq *frxq;      /* the tide ports' queue handles, taken at setup */
+	struct tide_txq *ftxq;
+	struct tide_rxq *brxq;
+	struct tide_txq *btxq;
 	struct rte_mempool *mp_fe;  /* virtio-user's pool */
 	struct rte_mempool *mp_be;  /* net_vhost's pool */
 	struct tide_pool *fpool;    /* tide's frontend's pool (shared) */
@@ -111,28 +115,28 @@ struct pair {
 __attribute__((noinline)) uint16_t bench_fe_tx(struct pair *p, void **pk, uint16_t n);
 __attribute__((noinline)) uint16_t bench_fe_tx(struct pair *p, void **pk, uint16_t n)
 {
-	return p->fe_tide ? tide_tx_burst(tide_port_txq(p->ftp, 0), (struct tide_mbuf **)pk, n)
+	return p->fe_tide ? tide_tx_burst(p->ftxq, (struct tide_mbuf **)pk, n)
 			  : rte_eth_tx_burst(p->fe, 0, (struct rte_mbuf **)pk, n);
 }
 
 __attribute__((noinline)) uint16_t bench_fe_rx(struct pair *p, void **pk, uint16_t n);
 __attribute__((noinline)) uint16_t bench_fe_rx(struct pair *p, void **pk, uint16_t n)
 {
-	return p->fe_tide ? tide_rx_burst(tide_port_rxq(p->ftp, 0), (struct tide_mbuf **)pk, n)
+	return p->fe_tide ? tide_rx_burst(p->frxq, (struct tide_mbuf **)pk, n)
 			  : rte_eth_rx_burst(p->fe, 0, (struct rte_mbuf **)pk, n);
 }
 
 __attribute__((noinline)) uint16_t bench_be_rx(struct pair *p, void **pk, uint16_t n);
 __attribute__((noinline)) uint16_t bench_be_rx(struct pair *p, void **pk, uint16_t n)
 {
-	return p->be_tide ? tide_rx_burst(tide_port_rxq(p->btp, 0), (struct tide_mbuf **)pk, n)
+	return p->be_tide ? tide_rx_burst(p->brxq, (struct tide_mbuf **)pk, n)
 			  : rte_eth_rx_burst(p->be, 0, (struct rte_mbuf **)pk, n);
 }
 
 __attribute__((noinline)) uint16_t bench_be_tx(struct pair *p, void **pk, uint16_t n);
 __attribute__((noinline)) uint16_t bench_be_tx(struct pair *p, void **pk, uint16_t n)
 {
-	return p->be_tide ? tide_tx_burst(tide_port_txq(p->btp, 0), (struct tide_mbuf **)pk, n)
+	return p->be_tide ? tide_tx_burst(p->btxq, (struct tide_mbuf **)pk, n)
 			  : rte_eth_tx_burst(p->be, 0, (struct rte_mbuf **)pk, n);
 }
 
@@ -198,7 +202,9 @@ static void pair_pools(struct pair *p, unsigned idx)
 	}
 }
 
-static struct tide_port *tide_port_up(const char *spec, struct tide_pool *pool)
+/* A tide port of one queue pair on @pool, started; its queue handles into @rxq and @txq. */
+static struct tide_port *tide_port_up(const char *spec, struct tide_pool *pool,
+				      struct tide_rxq **rxq, struct tide_txq **txq)
 {
 	struct tide_port *tp;
 
@@ -207,6 +213,8 @@ static struct tide_port *tide_port_up(const char *spec, struct tide_pool *pool)
 	SU_CHECK(tide_rxq_setup(tp, 0, DESC, pool, NULL) == 0);
 	SU_CHECK(tide_txq_setup(tp, 0, DESC, NULL) == 0);
 	SU_CHECK(tide_port_start(tp) == 0);
+	*rxq = tide_port_rxq(tp, 0);
+	*txq = tide_port_txq(tp, 0);
 	return tp;
 }
 
@@ -222,7 +230,7 @@ static void pair_up(struct pair *p, unsigned idx, int packed)
 		snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server%s%s%s", p->sock,
 			 p->fe_tide ? "" : ",unsealed_mem=yes", *p->be_extra ? "," : "",
 			 p->be_extra);
-		p->btp = tide_port_up(spec, p->bpool);
+		p->btp = tide_port_up(spec, p->bpool, &p->brxq, &p->btxq);
 	} else {
 		SU_CHECK(rte_eth_dev_get_port_by_name(p->vdev, &p->be) == 0);
 		di_port_up(p->be, p->mp_be);
@@ -232,7 +240,7 @@ static void pair_up(struct pair *p, unsigned idx, int packed)
 			 "virtio:path=%s,role=client,queue_size=%d%s%s%s",
 			 p->sock, DESC, packed ? ",packed=yes" : "", *p->fe_extra ? "," : "",
 			 p->fe_extra);
-		p->ftp = tide_port_up(spec, p->fpool);
+		p->ftp = tide_port_up(spec, p->fpool, &p->frxq, &p->ftxq);
 		return;
 	}
 	snprintf(name, sizeof(name), "net_virtio_user%u", idx);
