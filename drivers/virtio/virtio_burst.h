@@ -92,7 +92,7 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_nbuf(const struct tide_mbuf *m, uint32_t h
 					   const struct virtio_net_hdr_mrg *h, const bool ol)
 {
 	const uint16_t *nb =
-	    (const uint16_t *)(const void *)((const uint8_t *)m->buf_addr + hdr_off +
+	    (const uint16_t *)(const void *)((const uint8_t *)tide_mbuf__buf_of(m) + hdr_off +
 					     offsetof(struct virtio_net_hdr_mrg, num_buffers));
 
 	return ol ? h->num_buffers : __atomic_load_n(nb, __ATOMIC_RELAXED);
@@ -155,7 +155,7 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_burst(struct virtio_rxq *q, struct tide_mb
 			goto fault;
 		}
 		if (ol)
-			virtio_hdr_rx_copy(&h, (const uint8_t *)m->buf_addr + hdr_off);
+			virtio_hdr_rx_copy(&h, (const uint8_t *)tide_mbuf__buf_of(m) + hdr_off);
 		if (mrg) {
 			nbuf = virtio_rx_nbuf(m, hdr_off, &h, ol);
 			if (tide_unlikely(nbuf == 0 || nbuf > posted - used)) {

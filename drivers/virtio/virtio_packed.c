@@ -116,7 +116,7 @@ TIDE_ALWAYS_INLINE void pk_rx_post(void *ctx, uint32_t first, unsigned n)
 		uint32_t s = (first + k) & mask;
 		struct vring_packed_desc *d = &ring[s];
 
-		d->addr = (uint64_t)(uintptr_t)sw[s]->buf_addr + off;
+		d->addr = (uint64_t)(uintptr_t)tide_mbuf__buf_of(sw[s]) + off;
 		d->len = len;
 		d->id = slot_desc[s];
 		/* [avail] release */

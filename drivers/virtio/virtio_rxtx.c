@@ -83,7 +83,7 @@ TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 		uint16_t id = slot_desc[s];
 		struct vring_desc *d = &desc[id];
 
-		d->addr = (uint64_t)(uintptr_t)sw[s]->buf_addr + off;
+		d->addr = (uint64_t)(uintptr_t)tide_mbuf__buf_of(sw[s]) + off;
 		d->len = len;
 		d->flags = VRING_DESC_F_WRITE;
 		d->next = 0;
