@@ -30,6 +30,7 @@ static void test_layout(void **state)
 	/* Drivers posting fresh mbufs take the address without reading the header. */
 	assert_ptr_equal(tide_mbuf__buf_of(m), m->buf_addr);
 	assert_int_equal(m->iova, tide_pool_offset(p, m) + 64);
+	assert_int_equal(tide_mbuf__iova_of(p, m), m->iova);
 	assert_int_equal(m->buf_len, TIDE_MBUF_HEADROOM + TIDE_MBUF_DATAROOM);
 	assert_int_equal(m->data_off, TIDE_MBUF_HEADROOM);
 	assert_int_equal(m->refcnt, 1);
@@ -71,6 +72,7 @@ static void test_pow2_elements(void **state)
 	assert_int_equal(tide_pool_offset(p, m) % 2048, 0);
 	assert_int_equal(m->iova + m->data_off, tide_pool_offset(p, m) + 256);
 	assert_ptr_equal(tide_mbuf__buf_of(m), m->buf_addr);
+	assert_int_equal(tide_mbuf__iova_of(p, m), m->iova);
 	tide_mbuf_free(m);
 	assert_pool_full(p);
 	tide_pool_free(p);

@@ -370,11 +370,11 @@ TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 	const uint32_t idx = first & q->mask;
 	struct e1000e_rx_desc *const d = &q->ring[idx];
 	struct tide_mbuf *const *const sw = &q->rxr.sw[idx];
-	/* A pool's buffer follows its header (mbuf.h). */
-	const uintptr_t off = sizeof(struct tide_mbuf) + q->headroom;
+	const uintptr_t off = q->headroom;
 
 	for (unsigned k = 0; k < n; k++) {
-		d[k].addr = (uintptr_t)sw[k] + off;
+		/* Fresh mbufs: their addresses, not their (cold) headers (mbuf.h). */
+		d[k].addr = (uintptr_t)tide_mbuf__buf_of(sw[k]) + off;
 		memset((char *)&d[k] + 8, 0, 8); /* length, status: written back */
 	}
 }

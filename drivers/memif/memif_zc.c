@@ -34,7 +34,9 @@ TIDE_ALWAYS_INLINE void zc_post(void *ctx, uint32_t first, unsigned n)
 
 		d->flags = 0;
 		d->region = q->zreg;
-		d->offset = (uint32_t)(m->iova + q->headroom);
+		/* Fresh mbufs of the queue's pool: their offsets from their addresses, not from
+		 * their (cold) headers (mbuf.h). */
+		d->offset = (uint32_t)(tide_mbuf__iova_of(q->pool, m) + q->headroom);
 		d->length = q->dataroom;
 	}
 }

@@ -206,6 +206,13 @@ static inline void *tide_mbuf__buf_of(const struct tide_mbuf *m)
 	return (char *)(uintptr_t)m + sizeof(*m);
 }
 
+/* The same for @m's iova, @m an mbuf of pool @p: its buffer's byte offset in the pool's
+ * area, from the two addresses alone. */
+static inline uint64_t tide_mbuf__iova_of(const struct tide_pool *p, const struct tide_mbuf *m)
+{
+	return tide_pool_offset(p, m) + sizeof(*m);
+}
+
 /* Optional settings of tide_pktpool_create(); set sz = sizeof(struct tide_pktpool_opts). */
 struct tide_pktpool_opts {
 	size_t sz;
