@@ -19,6 +19,16 @@ static inline uint64_t os_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleep @ns nanoseconds (a poll's step or a retry's pause; an interrupting signal only
+ * shortens it, which every caller's loop tolerates). */
+static inline void os_sleep_ns(uint64_t ns)
+{
+	const struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+				    .tv_nsec = (long)(ns % 1000000000u)};
+
+	nanosleep(&ts, NULL);
+}
+
 /* Close *@fd when it is open (>= 0) and mark it closed (-1): safe to call twice. */
 static inline void os_close_fd(int *fd)
 {

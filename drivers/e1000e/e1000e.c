@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <tide/pci.h>
@@ -16,6 +15,7 @@
 #include "e1000e.h"
 #include "log.h"
 #include "mem.h"
+#include "osutil.h"
 
 extern const struct tide_driver tide_driver_e1000e;
 
@@ -28,13 +28,6 @@ extern const struct tide_driver tide_driver_e1000e;
 static struct e1000e_port *eport(const struct tide_port *p)
 {
 	return p->priv;
-}
-
-static void sleep_us(unsigned us)
-{
-	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
-
-	nanosleep(&ts, NULL);
 }
 
 /* Device memory for a descriptor ring: whole pages, mapped for DMA. */
@@ -93,10 +86,10 @@ static int dev_reset(struct e1000e_port *ep)
 	e1000e_wr(ep, E1000E_RCTL, 0);
 	e1000e_wr(ep, E1000E_TCTL, 0);
 	(void)e1000e_rd(ep, E1000E_STATUS); /* flush the writes */
-	sleep_us(10000);
+	os_sleep_ns(10000 * 1000ull);
 	e1000e_wr(ep, E1000E_CTRL, e1000e_rd(ep, E1000E_CTRL) | E1000E_CTRL_RST);
 	for (unsigned i = 0; i < 100; i++) {
-		sleep_us(1000);
+		os_sleep_ns(1000 * 1000ull);
 		if (!(e1000e_rd(ep, E1000E_CTRL) & E1000E_CTRL_RST)) {
 			e1000e_wr(ep, E1000E_IMC, 0xffffffffu);
 			(void)e1000e_rd(ep, E1000E_ICR);
@@ -347,7 +340,7 @@ static void e1000e_stop(struct tide_port *p)
 	e1000e_wr(ep, E1000E_RCTL, 0);
 	e1000e_wr(ep, E1000E_TCTL, 0);
 	(void)e1000e_rd(ep, E1000E_STATUS);
-	sleep_us(1000);
+	os_sleep_ns(1000 * 1000ull);
 	ep->rx_intr_on = false;
 	if (ep->irq)
 		(void)pci_irq_drain(ep->pci->irq_fd[E1000E_VEC_RX]);

@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "log.h"
+#include "osutil.h"
 #include "memif_ctl.h"
 #include "quiesce.h"
 #include "unix_sock.h"
@@ -186,11 +186,8 @@ void memif_ctl_stop(struct memif_port *mp)
 	memif_ctl_disconnect(mp, "port stopped", MEMIF_DISC_NORMAL, true);
 	/* A stopped port holds no buffer: wait out a zero-copy quarantine (bounded by
 	 * MEMIF_ZQ_CLOSE_MS + zc_quarantine). */
-	while (memif_zq_step(mp, os_now_ns())) {
-		struct timespec ms = {0, 1000000};
-
-		nanosleep(&ms, NULL);
-	}
+	while (memif_zq_step(mp, os_now_ns()))
+		os_sleep_ns(1000000);
 	if (mp->role == MEMIF_ROLE_SERVER && mp->started)
 		memif_listener_leave(mp);
 	mp->started = false;

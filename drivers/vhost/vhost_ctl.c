@@ -28,6 +28,7 @@
 #include <tide/lcore.h>
 
 #include "log.h"
+#include "osutil.h"
 #include "vhost_ctl.h"
 
 /* ---- the port-wide requests ---- */
@@ -226,10 +227,8 @@ static void *ctl_main(void *arg)
 		pthread_mutex_unlock(&vp->lock);
 		rc = poll(pf, n, timeout);
 		if (rc < 0 && errno != EINTR) { /* (a failed poll() leaves every revents 0) */
-			struct timespec ts = {.tv_nsec = 10 * 1000000};
-
 			TIDE_LOG_WARN_(vp->port->name, "control thread: poll: %s", strerror(errno));
-			nanosleep(&ts, NULL); /* not a busy loop while poll() keeps failing */
+			os_sleep_ns(10 * 1000000); /* not a busy loop while poll() keeps failing */
 		}
 		woke = (pf[0].revents & POLLIN) != 0;
 		if (woke) {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "osutil.h"
 #include "pci.h"
 #include "virtio.h"
 #include "virtio_pci.h"
@@ -79,7 +80,7 @@ static int dev_reset(struct virtio_port *vp)
 	for (unsigned ms = 0; ms < RESET_WAIT_MS; ms++) {
 		if (rd8(cc, VPCI_STATUS) == 0)
 			return 0;
-		vpci_sleep_1ms();
+		os_sleep_ns(1000000);
 	}
 	TIDE_LOG_ERR_(vp->port->name, "the device did not come out of reset in %u ms",
 		      RESET_WAIT_MS);

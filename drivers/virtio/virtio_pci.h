@@ -191,9 +191,6 @@ void vpci_ctrl_post(struct vpci_ctrl *c, uint8_t cls, uint8_t cmd, const void *d
  * packed: another id, flags neither available nor used in the chain's pass, or a used
  * element past the chain, where nothing was made available). */
 int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name);
-/* Sleep one millisecond: the step of the transport's polls (a device reset, a control
- * command's answer). */
-void vpci_sleep_1ms(void);
 /* Reap the posted command (the device notified), polling every millisecond for @wait_ms at
  * least: vpci_ctrl_reap()'s answer, or -ETIMEDOUT (logged) when there is none by then.
  * The ring is left as it is: the next vpci_ctrl_init() (a device reset) starts it again. */

@@ -11,9 +11,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
+#include "osutil.h"
 #include "virtio.h"
 #include "virtio_pci.h"
 
@@ -350,13 +350,6 @@ int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name)
 	return ctrl_acked(c, name);
 }
 
-void vpci_sleep_1ms(void)
-{
-	const struct timespec ts = {.tv_nsec = 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
 int vpci_ctrl_wait(struct vpci_ctrl *c, unsigned wait_ms, const char *name)
 {
 	int rc;
@@ -365,7 +358,7 @@ int vpci_ctrl_wait(struct vpci_ctrl *c, unsigned wait_ms, const char *name)
 		rc = vpci_ctrl_reap(c, name);
 		if (rc != -EAGAIN)
 			return rc;
-		vpci_sleep_1ms();
+		os_sleep_ns(1000000);
 	}
 	TIDE_LOG_ERR_(name, "control queue: command %u.%u not answered in %u ms", c->hdr[0],
 		      c->hdr[1], wait_ms);

@@ -445,9 +445,7 @@ static void *ctl_main(void *arg)
 			timeout = vp->retry_at > now ? (int)((vp->retry_at - now) / 1000000 + 1) : 0;
 		}
 		if (poll(pf, 2, timeout) < 0 && errno != EINTR) {
-			struct timespec ts = {.tv_nsec = 10 * 1000000};
-
-			nanosleep(&ts, NULL); /* not a busy loop while poll() keeps failing */
+			os_sleep_ns(10 * 1000000); /* not a busy loop while poll() keeps failing */
 			continue;
 		}
 		if (pf[0].revents & POLLIN) {
