@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 
 #include <tide/offload.h>
 
 #include "log.h"
+#include "osutil.h"
 #include "virtio.h"
 #include "virtio_pci.h"
 
@@ -378,7 +378,6 @@ static void ring_reset(const struct virtio_vring_addr *a, bool tx, bool packed)
 static void rx_wait_posted(struct virtio_port *vp, uint32_t live)
 {
 	struct tide_port *p = vp->port;
-	struct timespec ts = {.tv_nsec = 1000000};
 
 	for (unsigned ms = 0; ms < VIRTIO_RX_WAIT_MS; ms++) {
 		unsigned i = 0;
@@ -390,7 +389,7 @@ static void rx_wait_posted(struct virtio_port *vp, uint32_t live)
 			i++;
 		if (i == p->nb_rxq || __atomic_load_n(&vp->quit, __ATOMIC_ACQUIRE))
 			return;
-		nanosleep(&ts, NULL);
+		os_sleep_ns(1000000);
 	}
 }
 
