@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "mem.h"
 #include "afxdp.h"
 #include "log.h"
+#include "osutil.h"
 
 #ifndef SO_BUSY_POLL
 #define SO_BUSY_POLL 46
@@ -245,7 +245,7 @@ static int make_socket(struct afxdp_port *ap, unsigned k, struct afxdp_rxq *rq,
 		.tx_size = tq ? tq->nb_desc : 0,
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 	};
-	struct timespec ts = {0, 20 * 1000 * 1000};
+	uint64_t pause_ns = 20 * 1000 * 1000;
 	unsigned dq = ap->queue + k;
 	int rc, nq;
 
@@ -258,9 +258,11 @@ static int make_socket(struct afxdp_port *ap, unsigned k, struct afxdp_rxq *rq,
 					       comp, &cfg);
 		if (rc != -EBUSY || tries == 40)
 			break;
-		nanosleep(&ts, NULL);
-		if (ts.tv_nsec < 100 * 1000 * 1000)
-			ts.tv_nsec *= 2;
+		/* The queue is still held by a socket closing in the kernel: back off
+		 * 20, 40, 80, 160 ms, then 160 ms per try (about 6 s in all). */
+		os_sleep_ns(pause_ns);
+		if (pause_ns < 100 * 1000 * 1000)
+			pause_ns *= 2;
 	}
 	if (rc == 0)
 		return 0;
