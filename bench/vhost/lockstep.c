@@ -5,8 +5,9 @@
  * DPDK's net_virtio_user (the PMD bench/vhost/run's testpmd frontend uses), and a backend,
  * tide's vhost port or DPDK's net_vhost, on a socket of their own; up to MAX_PAIRS pairs
  * run in one process, each with a frontend and a backend of its own. Each port has one
- * queue pair of 1024 descriptors, and both frontends run with the same features, their
- * defaults: mrg_rxbuf and in_order on, split virtqueues unless -packed. Every frontend and
+ * queue pair of 1024 descriptors (N with ",vring=N" after the mode), and both frontends
+ * run with the same features, their defaults: mrg_rxbuf and in_order on, split virtqueues
+ * unless -packed. Every frontend and
  * every backend has a pool of its own, as a guest and a switch do: a pool shared in one
  * process would hand the buffer the frontend's Tx just freed straight to net_vhost's Rx, hot
  * in the cache. tide's frontend's pool is shareable (TIDE_POOL_F_SHARED, a memfd) because the
@@ -78,7 +79,10 @@
 #define F_IN_ORDER (1ull << 35)    /* VIRTIO_F_IN_ORDER */
 #define BLOCK 256                  /* bursts per turn with several pairs */
 #define WARM 1024                  /* untimed bursts per pair before the clock starts */
-#define DESC 1024                  /* every vring */
+
+/* Every vring's depth: 1024 unless the mode says ",vring=N" (virtio-user's and tide's
+ * virtio port's default is 256, QEMU's virtio-net-pci's too). */
+static unsigned vring = 1024;
 
 #define MAX_PAIRS 4
 
@@ -210,8 +214,8 @@ static struct tide_port *tide_port_up(const char *spec, struct tide_pool *pool,
 
 	SU_CHECK(tide_port_open(spec, &tp) == 0);
 	SU_CHECK(tide_port_configure(tp, 1, 1) == 0);
-	SU_CHECK(tide_rxq_setup(tp, 0, DESC, pool, NULL) == 0);
-	SU_CHECK(tide_txq_setup(tp, 0, DESC, NULL) == 0);
+	SU_CHECK(tide_rxq_setup(tp, 0, vring, pool, NULL) == 0);
+	SU_CHECK(tide_txq_setup(tp, 0, vring, NULL) == 0);
 	SU_CHECK(tide_port_start(tp) == 0);
 	*rxq = tide_port_rxq(tp, 0);
 	*txq = tide_port_txq(tp, 0);
@@ -238,13 +242,13 @@ static void pair_up(struct pair *p, unsigned idx, int packed)
 	if (p->fe_tide) {
 		snprintf(spec, sizeof(spec),
 			 "virtio:path=%s,role=client,queue_size=%d%s%s%s",
-			 p->sock, DESC, packed ? ",packed=yes" : "", *p->fe_extra ? "," : "",
+			 p->sock, vring, packed ? ",packed=yes" : "", *p->fe_extra ? "," : "",
 			 p->fe_extra);
 		p->ftp = tide_port_up(spec, p->fpool, &p->frxq, &p->ftxq);
 		return;
 	}
 	snprintf(name, sizeof(name), "net_virtio_user%u", idx);
-	snprintf(spec, sizeof(spec), "%s,path=%s,queues=1,queue_size=%d%s", name, p->sock, DESC,
+	snprintf(spec, sizeof(spec), "%s,path=%s,queues=1,queue_size=%d%s", name, p->sock, vring,
 		 packed ? ",packed_vq=1" : "");
 	SU_CHECK(rte_dev_probe(spec) == 0);
 	SU_CHECK(rte_eth_dev_get_port_by_name(name, &p->fe) == 0);
@@ -503,14 +507,26 @@ int main(int argc, char **argv)
 	int ne = 0, tx, packed, n = 0;
 	uint64_t total, bursts;
 	unsigned size;
+	char mode[32] = "";
+	char *opt;
 
-	if (argc >= 2)
+	if (argc >= 3) {
 		n = parse_pairs(argv[1], pairs);
+		snprintf(mode, sizeof(mode), "%s", argv[2]);
+		opt = strchr(mode, ',');
+		if (opt != NULL) {
+			*opt++ = '\0';
+			if (sscanf(opt, "vring=%u", &vring) != 1 || vring < 64 || vring > 4096 ||
+			    (vring & (vring - 1)) != 0)
+				n = 0;
+		}
+	}
 	if (argc < 5 || argc > 56 || n == 0 ||
-	    (strcmp(argv[2], "rx") != 0 && strcmp(argv[2], "tx") != 0 &&
-	     strcmp(argv[2], "rx-packed") != 0 && strcmp(argv[2], "tx-packed") != 0)) {
+	    (strcmp(mode, "rx") != 0 && strcmp(mode, "tx") != 0 &&
+	     strcmp(mode, "rx-packed") != 0 && strcmp(mode, "tx-packed") != 0)) {
 		fprintf(stderr,
-			"usage: %s PAIRS rx|tx[-packed] PACKETS SIZE EAL-ARGS...\n"
+			"usage: %s PAIRS rx|tx[-packed][,vring=N] PACKETS SIZE EAL-ARGS...\n"
+			"  vring: every vring's depth, a power of two in 64..4096 (default 1024);\n"
 			"  PAIRS: P[+P...], P = FE/BE or BE (= dpdk/BE); FE, BE = dpdk | tide | "
 			"tide:KEY=V[,KEY=V] (extra spec keys of tide's virtio or vhost port);\n"
 			"  both = tide+dpdk; 2x2 = tide/tide+dpdk/tide+tide/dpdk+dpdk/dpdk; at most "
@@ -518,8 +534,8 @@ int main(int argc, char **argv)
 			argv[0], MAX_PAIRS);
 		return 2;
 	}
-	tx = argv[2][0] == 't';
-	packed = strstr(argv[2], "-packed") != NULL;
+	tx = mode[0] == 't';
+	packed = strstr(mode, "-packed") != NULL;
 	total = strtoull(argv[3], NULL, 0);
 	size = (unsigned)atoi(argv[4]);
 	SU_CHECK(size >= 60 && size <= 2048);
@@ -575,9 +591,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		struct pair *p = &pairs[i];
 
-		printf("pair=%s dir=%s packets=%llu size=%u mrg_rxbuf=%d in_order=%d packed=%d "
-		       "pool_huge=%s,%s\n",
-		       p->name, argv[2], (unsigned long long)(p->done - p->timed), size,
+		printf("pair=%s dir=%s packets=%llu size=%u vring=%u mrg_rxbuf=%d in_order=%d "
+		       "packed=%d pool_huge=%s,%s\n",
+		       p->name, mode, (unsigned long long)(p->done - p->timed), size, vring,
 		       !!(p->feat & F_MRG_RXBUF), !!(p->feat & F_IN_ORDER),
 		       !!(p->feat & F_RING_PACKED), pool_huge(p->fpool), pool_huge(p->bpool));
 		ls_print(p->ns, 2, p->done - p->timed);

@@ -21,7 +21,7 @@ if [ "${TIDE_BENCH_VARIANTS:-1}" != 1 ]; then
 	variant="tide+tide rx"
 fi
 for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "$variant" "dpdk tx" \
-	"2x2 rx" "2x2 tx-packed"; do
+	"2x2 rx" "2x2 tx-packed,vring=256"; do
 	set -- $run
 	be=$1 d=$2
 	size=64
@@ -35,7 +35,21 @@ for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "$variant" "dpd
 		echo "$out" | tail -5 >&2
 		exit 1
 	fi
+	case "$d" in
+	*vring=256) if ! echo "$out" | grep -q "vring=256 "; then
+		echo "FAIL: vhost_lockstep $be $d: the vring depth asked for is not reported" >&2
+		exit 1
+	fi ;;
+	esac
 	echo "$out" | grep -E "^(pair|ns_per_pkt)=" | tr '\n' ' '
 	echo
 done
+# A depth that is not a power of two is refused with the usage (exit 2).
+timeout 60 "$exe" 2x2 rx,vring=100 3200 64 --no-pci -l 0 --no-huge -m 512 \
+	--file-prefix "$prefix" >/dev/null 2>&1
+rc=$?
+if [ $rc -ne 2 ]; then
+	echo "FAIL: vhost_lockstep rx,vring=100: exit $rc, not 2" >&2
+	exit 1
+fi
 echo "$n runs passed"
