@@ -7,9 +7,8 @@
  * run in one process, each with a frontend and a backend of its own. Each port has one
  * queue pair of 1024 descriptors (N with ",vring=N" after the mode), and both frontends
  * run with the same features, their defaults: mrg_rxbuf and in_order on, split virtqueues
- * unless -packed. Every frontend and
- * every backend has a pool of its own, as a guest and a switch do: a pool shared in one
- * process would hand the buffer the frontend's Tx just freed straight to net_vhost's Rx, hot
+ * unless -packed. Every frontend and every backend has a pool of its own, as a guest and a
+ * switch do: a pool shared in one process would hand the buffer the frontend's Tx just freed straight to net_vhost's Rx, hot
  * in the cache. tide's frontend's pool is shareable (TIDE_POOL_F_SHARED, a memfd) because the
  * backend maps it; tide's frontend sends from it in place, as virtio-user does from the EAL's
  * memory. Each backend listens on its socket (tide: role=server, unsealed_mem=yes behind DPDK's
@@ -227,6 +226,7 @@ static struct tide_port *tide_port_up(const char *spec, struct tide_pool *pool,
  * comes from the EAL arguments. */
 static void pair_up(struct pair *p, unsigned idx, int packed)
 {
+	struct tide_port_info info = {.sz = sizeof(info)};
 	char spec[300], name[32];
 
 	if (p->be_tide) {
@@ -245,6 +245,8 @@ static void pair_up(struct pair *p, unsigned idx, int packed)
 			 p->sock, vring, packed ? ",packed=yes" : "", *p->fe_extra ? "," : "",
 			 p->fe_extra);
 		p->ftp = tide_port_up(spec, p->fpool, &p->frxq, &p->ftxq);
+		/* The depth asked for is the one the port runs with (its queue_size key). */
+		SU_CHECK(tide_port_info_get(p->ftp, &info) == 0 && info.rx_desc_pref == vring);
 		return;
 	}
 	snprintf(name, sizeof(name), "net_virtio_user%u", idx);
@@ -516,8 +518,10 @@ int main(int argc, char **argv)
 		opt = strchr(mode, ',');
 		if (opt != NULL) {
 			*opt++ = '\0';
-			if (sscanf(opt, "vring=%u", &vring) != 1 || vring < 64 || vring > 4096 ||
-			    (vring & (vring - 1)) != 0)
+			char junk;
+
+			if (sscanf(opt, "vring=%u%c", &vring, &junk) != 1 || vring < 64 ||
+			    vring > 4096 || (vring & (vring - 1)) != 0)
 				n = 0;
 		}
 	}

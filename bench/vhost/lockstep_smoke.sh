@@ -44,12 +44,15 @@ for run in "both rx" "both tx" "both rx-packed" "both tx-packed" "$variant" "dpd
 	echo "$out" | grep -E "^(pair|ns_per_pkt)=" | tr '\n' ' '
 	echo
 done
-# A depth that is not a power of two is refused with the usage (exit 2).
-timeout 60 "$exe" 2x2 rx,vring=100 3200 64 --no-pci -l 0 --no-huge -m 512 \
-	--file-prefix "$prefix" >/dev/null 2>&1
-rc=$?
-if [ $rc -ne 2 ]; then
-	echo "FAIL: vhost_lockstep rx,vring=100: exit $rc, not 2" >&2
-	exit 1
-fi
+# A depth that is not a power of two, or has anything after it, is refused with the
+# usage (exit 2).
+for bad in rx,vring=100 rx,vring=256x; do
+	timeout 60 "$exe" 2x2 "$bad" 3200 64 --no-pci -l 0 --no-huge -m 512 \
+		--file-prefix "$prefix" >/dev/null 2>&1
+	rc=$?
+	if [ $rc -ne 2 ]; then
+		echo "FAIL: vhost_lockstep $bad: exit $rc, not 2" >&2
+		exit 1
+	fi
+done
 echo "$n runs passed"
