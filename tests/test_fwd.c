@@ -92,29 +92,28 @@ static bool sinks_drained(const struct fwd_ctx *ctx)
 	return true;
 }
 
-/* Start, wait until @target packets were handled (bounded by 20 s), stop. */
+static void pause_1ms(void)
+{
+	const struct timespec ts = {.tv_nsec = 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Start, wait until @target packets were handled and the sinks took what was sent (bounded
+ * by 20 s), stop. */
 static void run_until(struct fwd_ctx *ctx, uint64_t target)
 {
 	char err[256];
 	time_t deadline = time(NULL) + 20;
 
 	assert_int_equal(fwd_start(ctx, err, sizeof(err)), 0);
-	while (time(NULL) < deadline) {
-		uint64_t n = handled(ctx);
-
-		if (n >= target && sinks_drained(ctx))
-			break;
-		struct timespec ts = {.tv_nsec = 1000000};
-		nanosleep(&ts, NULL);
-	}
+	while (time(NULL) < deadline && !(handled(ctx) >= target && sinks_drained(ctx)))
+		pause_1ms();
 	fwd_stop(ctx);
-	/* A last burst may have gone out after the check above: let a threaded device's sink
-	 * take it too (bounded) before the counts are compared. */
-	for (int i = 0; i < 2000 && !sinks_drained(ctx); i++) {
-		struct timespec ts = {.tv_nsec = 1000000};
-
-		nanosleep(&ts, NULL);
-	}
+	/* A lcore may have sent a last burst after the check above: a threaded device's sink
+	 * takes it too (bounded by 2 s) before the counts are compared. */
+	for (int i = 0; i < 2000 && !sinks_drained(ctx); i++)
+		pause_1ms();
 	assert_true(handled(ctx) >= target);
 }
 
