@@ -30,19 +30,6 @@
 #include "memif.h"
 
 /*
- * Write flags, region and length of a descriptor we own (not published yet) in one 8-byte
- * store; the server's Tx keeps the offset the client posted. The layout is little-endian
- * (memif_proto.h).
- */
-TIDE_ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
-					   uint32_t length)
-{
-	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
-
-	memcpy(dd, &lo, 8);
-}
-
-/*
  * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
  * of descriptor k are. Returns 0, or -1 (pool empty: @m is whole again, only its first
  * segment, the caller still owns it).

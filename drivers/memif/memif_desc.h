@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "inline.h"
 #include "memif_proto.h"
@@ -68,6 +69,19 @@ TIDE_ALWAYS_INLINE int memif_desc_check(const struct memif_desc *d,
 	if (__builtin_expect((uint64_t)d->offset + d->length > lim->region_size[d->region], 0))
 		return memif_desc_fail(reason, "descriptor beyond its region");
 	return 0;
+}
+
+/*
+ * Write flags, region and length of a descriptor we own (not published yet) in one 8-byte
+ * store; the offset is left as it is (a server's Tx keeps the offset the client posted).
+ * The layout is little-endian (memif_proto.h).
+ */
+TIDE_ALWAYS_INLINE void memif_desc_put_len(struct memif_desc *dd, uint16_t flags, uint16_t region,
+					   uint32_t length)
+{
+	const uint64_t lo = (uint64_t)flags | (uint64_t)region << 16 | (uint64_t)length << 32;
+
+	memcpy(dd, &lo, 8);
 }
 
 /* memif_desc_fetch() then memif_desc_check() on the copy in @out. Returns 0 or -EINVAL. */

@@ -25,19 +25,22 @@
 TIDE_ALWAYS_INLINE void zc_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct memif_rxq *q = ctx;
-	struct memif_ring *ring = q->r.ring;
+	/* In locals: the descriptor stores below may alias q (-fno-strict-aliasing). */
+	struct memif_desc *desc = q->r.ring->desc;
+	struct tide_mbuf *const *sw = q->rxr.sw;
+	const struct tide_pool *pool = q->pool;
+	const uint32_t sw_mask = q->rxr.mask, ring_mask = q->r.mask;
+	const uint32_t headroom = q->headroom, dataroom = q->dataroom;
+	const uint16_t region = q->zreg;
 
 	for (unsigned k = 0; k < n; k++) {
 		uint32_t i = first + k;
-		const struct tide_mbuf *m = q->rxr.sw[i & q->rxr.mask];
-		struct memif_desc *d = &ring->desc[i & q->r.mask];
+		struct memif_desc *d = &desc[i & ring_mask];
 
-		d->flags = 0;
-		d->region = q->zreg;
+		memif_desc_put_len(d, 0, region, dataroom);
 		/* Fresh mbufs of the queue's pool: their offsets from their addresses, not from
 		 * their (cold) headers (mbuf.h). */
-		d->offset = (uint32_t)(tide_mbuf__iova_of(q->pool, m) + q->headroom);
-		d->length = q->dataroom;
+		d->offset = (uint32_t)(tide_mbuf__iova_of(pool, sw[i & sw_mask]) + headroom);
 	}
 }
 
