@@ -6,6 +6,7 @@
 #ifndef TIDE_SRC_OSUTIL_H
 #define TIDE_SRC_OSUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,22 @@ static inline void os_sleep_ns(uint64_t ns)
 				    .tv_nsec = (long)(ns % 1000000000u)};
 
 	nanosleep(&ts, NULL);
+}
+
+/*
+ * Wait for a condition of a device or a peer: call @done(@ctx) now and after each 1 ms
+ * sleep, at most @wait_ms sleeps. Returns true as soon as @done does, false when the time
+ * ran out (the caller reports it). Control planes only: it sleeps.
+ */
+static inline bool os_poll_ms(bool (*done)(void *ctx), void *ctx, unsigned wait_ms)
+{
+	for (unsigned ms = 0;; ms++) {
+		if (done(ctx))
+			return true;
+		if (ms == wait_ms)
+			return false;
+		os_sleep_ns(1000000);
+	}
 }
 
 /* Close *@fd when it is open (>= 0) and mark it closed (-1): safe to call twice. */

@@ -80,6 +80,11 @@ static void pool_unmap(struct e1000e_port *ep, struct tide_pool *pool)
 
 /* ---- device ---- */
 
+static bool reset_done(void *ep)
+{
+	return !(e1000e_rd(ep, E1000E_CTRL) & E1000E_CTRL_RST);
+}
+
 static int dev_reset(struct e1000e_port *ep)
 {
 	e1000e_wr(ep, E1000E_IMC, 0xffffffffu);
@@ -88,13 +93,12 @@ static int dev_reset(struct e1000e_port *ep)
 	(void)e1000e_rd(ep, E1000E_STATUS); /* flush the writes */
 	os_sleep_ns(10000 * 1000ull);
 	e1000e_wr(ep, E1000E_CTRL, e1000e_rd(ep, E1000E_CTRL) | E1000E_CTRL_RST);
-	for (unsigned i = 0; i < 100; i++) {
-		os_sleep_ns(1000 * 1000ull);
-		if (!(e1000e_rd(ep, E1000E_CTRL) & E1000E_CTRL_RST)) {
-			e1000e_wr(ep, E1000E_IMC, 0xffffffffu);
-			(void)e1000e_rd(ep, E1000E_ICR);
-			return 0;
-		}
+	/* The first read of CTRL comes 1 ms after the reset is set. */
+	os_sleep_ns(1000 * 1000ull);
+	if (os_poll_ms(reset_done, ep, 99)) {
+		e1000e_wr(ep, E1000E_IMC, 0xffffffffu);
+		(void)e1000e_rd(ep, E1000E_ICR);
+		return 0;
 	}
 	TIDE_LOG_ERR_(ep->pci->bdf, "e1000e: the device did not come out of reset");
 	return -EIO;

@@ -369,28 +369,36 @@ static void ring_reset(const struct virtio_vring_addr *a, bool tx, bool packed)
 			a->avail->ring[i] = (uint16_t)i;
 }
 
+struct rx_wait {
+	struct virtio_port *vp;
+	uint32_t live;
+};
+
+/* Whether every Rx queue's worker has run since the connection @live (or the port stops). */
+static bool rx_posted(void *arg)
+{
+	const struct rx_wait *w = arg;
+	const struct tide_port *p = w->vp->port;
+	unsigned i = 0;
+
+	/* Acquire: pairs with the release store of seen in the worker's resync. */
+	while (i < p->nb_rxq &&
+	       virtio_live_seen(w->live, __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->seen,
+							 __ATOMIC_ACQUIRE)))
+		i++;
+	return i == p->nb_rxq || __atomic_load_n(&w->vp->quit, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Until every Rx queue's worker has posted its receive buffers for the connection whose
- * live value is @live (its
- * first Rx burst since), at most VIRTIO_RX_WAIT_MS: a queue nobody polls does not hold the
- * port back for longer. Port stop ends the wait.
+ * live value is @live (its first Rx burst since), at most VIRTIO_RX_WAIT_MS: a queue
+ * nobody polls does not hold the port back for longer. Port stop ends the wait.
  */
 static void rx_wait_posted(struct virtio_port *vp, uint32_t live)
 {
-	struct tide_port *p = vp->port;
+	struct rx_wait w = {.vp = vp, .live = live};
 
-	for (unsigned ms = 0; ms < VIRTIO_RX_WAIT_MS; ms++) {
-		unsigned i = 0;
-
-		/* Acquire: pairs with the release store of seen in the worker's resync. */
-		while (i < p->nb_rxq &&
-		       virtio_live_seen(live, __atomic_load_n(&((struct virtio_rxq *)p->rxq[i])->seen,
-							      __ATOMIC_ACQUIRE)))
-			i++;
-		if (i == p->nb_rxq || __atomic_load_n(&vp->quit, __ATOMIC_ACQUIRE))
-			return;
-		os_sleep_ns(1000000);
-	}
+	(void)os_poll_ms(rx_posted, &w, VIRTIO_RX_WAIT_MS);
 }
 
 int virtio_dev_init(struct virtio_port *vp)

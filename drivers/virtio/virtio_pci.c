@@ -71,17 +71,19 @@ static void wr64(volatile uint8_t *b, unsigned off, uint64_t v)
 	wr32(b, off + 4, (uint32_t)(v >> 32));
 }
 
+static bool status_reads_zero(void *common)
+{
+	return rd8(common, VPCI_STATUS) == 0;
+}
+
 /* Status 0 resets the device; it is done when the register reads 0 (section 4.1.4.3.2). */
 static int dev_reset(struct virtio_port *vp)
 {
 	volatile uint8_t *cc = vpci(vp)->common;
 
 	wr8(cc, VPCI_STATUS, 0);
-	for (unsigned ms = 0; ms < RESET_WAIT_MS; ms++) {
-		if (rd8(cc, VPCI_STATUS) == 0)
-			return 0;
-		os_sleep_ns(1000000);
-	}
+	if (os_poll_ms(status_reads_zero, (void *)(uintptr_t)cc, RESET_WAIT_MS))
+		return 0;
 	TIDE_LOG_ERR_(vp->port->name, "the device did not come out of reset in %u ms",
 		      RESET_WAIT_MS);
 	return -ETIMEDOUT;

@@ -350,16 +350,26 @@ int vpci_ctrl_reap(struct vpci_ctrl *c, const char *name)
 	return ctrl_acked(c, name);
 }
 
+struct ctrl_wait {
+	struct vpci_ctrl *c;
+	const char *name;
+	int rc;
+};
+
+static bool ctrl_answered(void *arg)
+{
+	struct ctrl_wait *w = arg;
+
+	w->rc = vpci_ctrl_reap(w->c, w->name);
+	return w->rc != -EAGAIN;
+}
+
 int vpci_ctrl_wait(struct vpci_ctrl *c, unsigned wait_ms, const char *name)
 {
-	int rc;
+	struct ctrl_wait w = {.c = c, .name = name};
 
-	for (unsigned ms = 0; ms <= wait_ms; ms++) {
-		rc = vpci_ctrl_reap(c, name);
-		if (rc != -EAGAIN)
-			return rc;
-		os_sleep_ns(1000000);
-	}
+	if (os_poll_ms(ctrl_answered, &w, wait_ms))
+		return w.rc;
 	TIDE_LOG_ERR_(name, "control queue: command %u.%u not answered in %u ms", c->hdr[0],
 		      c->hdr[1], wait_ms);
 	return -ETIMEDOUT;
