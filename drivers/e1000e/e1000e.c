@@ -85,7 +85,7 @@ static bool reset_done(void *ep)
 	return !(e1000e_rd(ep, E1000E_CTRL) & E1000E_CTRL_RST);
 }
 
-static int dev_reset(struct e1000e_port *ep)
+int e1000e_dev_reset(struct e1000e_port *ep)
 {
 	e1000e_wr(ep, E1000E_IMC, 0xffffffffu);
 	e1000e_wr(ep, E1000E_RCTL, 0);
@@ -373,7 +373,7 @@ static void e1000e_close(struct tide_port *p)
 	if (ep == NULL || ep->pci == NULL)
 		return;
 	if (ep->regs)
-		(void)dev_reset(ep);
+		(void)e1000e_dev_reset(ep);
 	pci_close(ep->pci);
 	ep->pci = NULL;
 }
@@ -537,7 +537,7 @@ static int open_dev(struct tide_kvargs *kv, const char *bdf, struct tide_port **
 	ep->allmulti = allmulti;
 	ep->chain = chain;
 	ep->regs = pci_bar(pci, 0, NULL);
-	rc = ep->regs ? dev_reset(ep) : -EIO;
+	rc = ep->regs ? e1000e_dev_reset(ep) : -EIO;
 	if (rc < 0) {
 		tide_port_free_unregistered(p);
 		return rc;

@@ -103,6 +103,11 @@ static inline void e1000e_wr(const struct e1000e_port *ep, uint32_t reg, uint32_
 	*(volatile uint32_t *)(ep->regs + reg) = v;
 }
 
+/* e1000e.c */
+/* Mask interrupts, stop Rx and Tx, reset the device and wait up to 100 ms for it to come
+ * out of reset (CTRL.RST clears). 0, or -EIO (logged) when it did not. */
+int e1000e_dev_reset(struct e1000e_port *ep);
+
 /* e1000e_rxtx.c */
 unsigned e1000e_tx_advance_ool(struct txc *t);
 void e1000e_rx_post_ool(struct rxr *r, uint32_t first, unsigned n, bool doorbell);
