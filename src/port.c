@@ -380,7 +380,8 @@ int tide_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	snprintf(who, sizeof(who), "%s txq %u", p->name, qid);
 	rc = check_offloads(p, "Tx", qid, c.offloads, p->info.tx_offload_capa);
 	if (rc == 0)
-		rc = txc_conf_check(who, nb_desc, p->info.max_rs_gap, &c);
+		rc = txc_conf_check(who, nb_desc, p->info.max_rs_gap, p->info.tx_reclaim_eager,
+				    &c);
 	if (rc < 0)
 		return rc;
 	rc = p->drv->txq_setup(p, qid, nb_desc, &c, &q);

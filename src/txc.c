@@ -66,7 +66,7 @@ static void release_walk(struct txc *t, struct tide_mbuf **m, unsigned n)
 		}
 }
 
-int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap,
+int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap, bool eager,
 		   struct tide_txq_conf *c)
 {
 	if ((unsigned)c->rs > TIDE_RS_BURST) {
@@ -83,7 +83,9 @@ int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap,
 	}
 	if (c->rs_thresh == 0)
 		c->rs_thresh = TXC_DEFAULT_THRESH < nb_desc / 2 ? TXC_DEFAULT_THRESH : nb_desc / 2;
-	if (c->free_thresh == 0)
+	if (c->free_thresh == 0 && eager && c->rs_thresh < nb_desc)
+		c->free_thresh = (uint16_t)(nb_desc - c->rs_thresh);
+	else if (c->free_thresh == 0)
 		c->free_thresh = c->rs_thresh > TXC_DEFAULT_THRESH ? c->rs_thresh
 								 : TXC_DEFAULT_THRESH;
 	if (!tide_is_pow2(c->rs_thresh) || nb_desc % c->rs_thresh != 0) {

@@ -115,8 +115,9 @@ void txc_txq_release(struct tide_txq *q);
 unsigned txc_release_all(struct txc *t);
 
 /* Fill in defaults and check a Tx configuration against a ring size and the device's max
- * RS gap. Logs which value is wrong and why. Returns 0 or -EINVAL. */
-int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap,
+ * RS gap. @eager (struct tide_port_info.tx_reclaim_eager) makes the default free_thresh
+ * nb_desc - rs_thresh. Logs which value is wrong and why. Returns 0 or -EINVAL. */
+int txc_conf_check(const char *who, unsigned nb_desc, unsigned max_rs_gap, bool eager,
 		   struct tide_txq_conf *conf);
 
 /* Recycle: move @n completed buffers of @t into @dst if it is safe (see tide_recycle()).

@@ -95,6 +95,20 @@ expect_bad "Tx queue" --port $inline --txfree fast
 expect_bad "--txonly-size" --port $inline --fwd txonly --txonly-size 20
 expect_bad "unexpected argument" --port $inline stray
 
+# --free-thresh 0 (the default) leaves the threshold to each port, and says so; a number is
+# passed on as it is.
+for ft in "" 0 64; do
+	shown=$ft
+	[ "${ft:-0}" = 0 ] && shown=auto
+	if "$fwd" --port $inline ${ft:+--free-thresh $ft} --packets 1000 --json "$tmp/ft.json" \
+		>"$tmp/ft.out" 2>&1 && grep -q "free-thresh $shown," "$tmp/ft.out" &&
+		grep -q "\"free_thresh\": ${ft:-0}," "$tmp/ft.json"; then
+		echo "ok: --free-thresh '${ft}'"
+	else
+		fail "--free-thresh '$ft': $(cat "$tmp/ft.out")"
+	fi
+done
+
 # The bad-input table: what the one stderr line must contain | the arguments. Every option
 # and every spec key of every driver, each with a value it must refuse. Rows are run with
 # --duration 0.2 first, so that a value wrongly accepted ends the run (and the row fails) instead

@@ -923,7 +923,7 @@ static void test_holes(void **state)
 		unsigned slots, got;
 
 		assert_int_equal(tide_pktpool_create("holes", 256, 0, 256, NULL, &pool), 0);
-		assert_int_equal(txc_conf_check("holes", 256, 64, &conf), 0);
+		assert_int_equal(txc_conf_check("holes", 256, 64, false, &conf), 0);
 		assert_int_equal(txc_init(&t, &q, 256, &conf, &d), 0);
 
 		/* A hole first: the pool is learned from the buffer after it. */
@@ -969,6 +969,33 @@ static void test_holes(void **state)
 	}
 }
 
+/*
+ * The default free_thresh: 32 (or rs_thresh when larger); on a port that reclaims eagerly,
+ * nb_desc - rs_thresh, the most the checks allow. A value the application gives is kept.
+ */
+static void test_conf_eager(void **state)
+{
+	static const struct {
+		bool eager;
+		unsigned nb_desc, rs_thresh, free_thresh, want;
+	} cases[] = {
+		{false, 256, 0, 0, 32},	  {true, 256, 0, 0, 224},   {true, 1024, 64, 0, 960},
+		{true, 256, 128, 0, 128}, {false, 256, 64, 0, 64},  {true, 256, 32, 48, 48},
+		{true, 64, 0, 0, 32},
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tide_txq_conf c = {.sz = sizeof(c), .rs_thresh = (uint16_t)cases[i].rs_thresh,
+					  .free_thresh = (uint16_t)cases[i].free_thresh};
+
+		assert_int_equal(txc_conf_check("eager", cases[i].nb_desc, 4096, cases[i].eager, &c),
+				 0);
+		if (c.free_thresh != cases[i].want)
+			fail_msg("case %u: free_thresh %u, want %u", i, c.free_thresh, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -985,6 +1012,7 @@ int main(void)
 		cmocka_unit_test(test_tx_chains),
 		cmocka_unit_test(test_rx_fields),
 		cmocka_unit_test(test_holes),
+		cmocka_unit_test(test_conf_eager),
 	};
 
 	return cmocka_run_group_tests(tests, setup_thread, NULL);

@@ -425,7 +425,10 @@ static void test_reconnect(void **state)
 	send_some(&v, 64, 1032);
 	send_some(&v, 64, 1064);
 	assert_int_equal(v.sent, 1064);
-	assert_true(tide_pool_in_use(v.pool) >= 256 + 64); /* posted + in flight */
+	/* Posted (256 Rx slots, refilled in batches of 32) and in flight (the 64; completed
+	 * Tx buffers may have been reclaimed already). */
+	if (tide_pool_in_use(v.pool) < 256 - 32 + 64)
+		fail_msg("%u buffers held before the backend leaves", tide_pool_in_use(v.pool));
 	assert_int_equal(tide_port_stop(h.p), 0);
 	end = now_s() + DEADLINE_S;
 	do {
@@ -571,6 +574,62 @@ static void test_pool_not_shared(void **state)
 	tide_pool_free(pool);
 }
 
+/*
+ * The frontend reclaims its Tx ring eagerly by default (tide_port_info.tx_reclaim_eager):
+ * once the backend has taken two buckets (64 frames, rs_thresh 32 of 256 slots), the next
+ * burst gives their buffers back, where the default free_thresh of 32 would wait until
+ * fewer than 32 of the 256 slots were free. An explicit free_thresh still wins.
+ */
+static void test_tx_reclaim_eager(void **state)
+{
+	struct tide_port_info info = {.sz = sizeof(info)};
+	struct tide_port_stats st = {.sz = sizeof(st)};
+	struct tide_txq_conf lazy = {.sz = sizeof(lazy), .free_thresh = 32};
+	char spec[256];
+	struct side v, h;
+	double end;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		snprintf(spec, sizeof(spec), "vhost:socket=%s/v.sock,role=server", dir);
+		side_open(&h, spec, false, 0);
+		snprintf(spec, sizeof(spec), "virtio:path=%s/v.sock,role=client", dir);
+		side_open(&v, spec, true, 0);
+		assert_int_equal(tide_port_info_get(v.p, &info), 0);
+		assert_int_equal(info.tx_reclaim_eager, 1);
+		if (pass == 1) /* the application's own free_thresh: reclaim waits */
+			assert_int_equal(tide_txq_setup(v.p, 0, 256, &lazy), 0);
+		v.txq = tide_port_txq(v.p, 0);
+		assert_int_equal(tide_port_start(h.p), 0);
+		assert_int_equal(tide_port_start(v.p), 0);
+		wait_up(&v, &h);
+		end = now_s() + DEADLINE_S;
+		while (h.got < 64) {
+			if (now_s() > end)
+				fail_msg("virtio sent %u, vhost got %u of 64", v.sent, h.got);
+			send_some(&v, 64, 64);
+			recv_some(&h, 64);
+		}
+		assert_int_equal(tide_port_stats_get(v.p, &st), 0);
+		assert_int_equal(st.tx_released, 0);
+		send_some(&v, 64, 65);
+		assert_int_equal(v.sent, 65);
+		assert_int_equal(tide_port_stats_get(v.p, &st), 0);
+		if (pass == 0 && st.tx_released < 64)
+			fail_msg("eager: %llu of the 64 completed buffers reclaimed",
+				 (unsigned long long)st.tx_released);
+		if (pass == 1 && st.tx_released != 0)
+			fail_msg("free_thresh 32: %llu reclaimed with 192 slots free",
+				 (unsigned long long)st.tx_released);
+		while (h.got < 65) {
+			if (now_s() > end)
+				fail_msg("vhost got %u of 65", h.got);
+			recv_some(&h, 64);
+		}
+		sides_close(&v, &h);
+	}
+}
+
 /* virtio-pci takes packed=yes: the open goes on to the device (none at this address, so
  * it fails there, and not on the key); a build without the PCI layer refuses pci= itself
  * (-ENOTSUP). */
@@ -596,7 +655,7 @@ int main(void)
 	enum { NX = sizeof(exchanges) / sizeof(exchanges[0]) };
 	static struct xcase xc[2 * NX];
 	static char names[NX][64];
-	struct CMUnitTest tests[2 * NX + 7] = {
+	struct CMUnitTest tests[2 * NX + 8] = {
 	    [2 * NX] = cmocka_unit_test_prestate(test_reconnect, (void *)&on_split),
 	    [2 * NX + 1] = {"reconnect_packed", test_reconnect, NULL, NULL, (void *)&on_packed},
 	    [2 * NX + 2] = cmocka_unit_test_prestate(test_two_queues, (void *)&on_split),
@@ -604,6 +663,7 @@ int main(void)
 	    [2 * NX + 4] = cmocka_unit_test(test_no_backend),
 	    [2 * NX + 5] = cmocka_unit_test(test_pool_not_shared),
 	    [2 * NX + 6] = cmocka_unit_test(test_packed_pci_open),
+	    [2 * NX + 7] = cmocka_unit_test(test_tx_reclaim_eager),
 	};
 
 	/* Every row over split virtqueues, then over packed ones. */

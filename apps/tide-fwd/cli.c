@@ -61,7 +61,8 @@ void fwd_cli_usage(FILE *f)
 	    "      --txfree MODE       each | bulk | fast | recycle | auto (default auto)\n"
 	    "      --rs MODE           every | bucket | burst (default bucket)\n"
 	    "      --rs-thresh N       RS bucket size (default 32)\n"
-	    "      --free-thresh N     reclaim below N free slots (default 32)\n"
+	    "      --free-thresh N     reclaim below N free slots; 0: the port's default (default:\n"
+	    "                          32, or txd - rs-thresh where the port reclaims eagerly)\n"
 	    "      --fast-free         promise one pool and refcnt 1 (needed by --txfree fast)\n"
 	    "\n"
 	    "Run and report:\n"
@@ -427,7 +428,7 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 			cfg->txconf.rs_thresh = (uint16_t)v;
 			break;
 		case OPT_FREE_THRESH:
-			rc = opt_uint("free-thresh", optarg, 1, 65535, &v, err, errlen);
+			rc = opt_uint("free-thresh", optarg, 0, 65535, &v, err, errlen);
 			cfg->txconf.free_thresh = (uint16_t)v;
 			break;
 		case OPT_FAST_FREE:
@@ -525,6 +526,14 @@ int fwd_cli_parse(int argc, char **argv, struct fwd_config *cfg, char *err, size
 		rc = parse_map(map, cfg, err, errlen);
 	}
 	return rc;
+}
+
+void fwd_cli_format_free_thresh(const struct fwd_config *cfg, char *buf, size_t len)
+{
+	if (cfg->txconf.free_thresh == 0)
+		snprintf(buf, len, "auto");
+	else
+		snprintf(buf, len, "%u", cfg->txconf.free_thresh);
 }
 
 void fwd_cli_format_lcores(const struct fwd_config *cfg, char *buf, size_t len)

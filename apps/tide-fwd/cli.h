@@ -20,6 +20,8 @@ void fwd_cli_usage(FILE *f);
 
 /* Write --lcores / --map of @cfg back as text (for the summary). */
 void fwd_cli_format_lcores(const struct fwd_config *cfg, char *buf, size_t len);
+/* --free-thresh as given: the number, or "auto" for 0 (each port's default). */
+void fwd_cli_format_free_thresh(const struct fwd_config *cfg, char *buf, size_t len);
 void fwd_cli_format_map(const struct fwd_ctx *ctx, char *buf, size_t len);
 
 #endif

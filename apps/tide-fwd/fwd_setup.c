@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "fwd.h"
 #include "stats.h"
 
@@ -35,12 +36,13 @@ void fwd_config_init(struct fwd_config *cfg)
 	cfg->engine = "io";
 	cfg->burst = FWD_BURST_DEF;
 	cfg->cache = TIDE_POOL_CACHE_DEFAULT;
-	/* The library defaults: rs=bucket, txfree=auto, thresholds 32/32. */
+	/* The library defaults: rs=bucket, txfree=auto, rs_thresh 32, free_thresh the port's
+	 * (0: 32, or nb_desc - rs_thresh on a port that reclaims eagerly). */
 	cfg->txconf.sz = sizeof(cfg->txconf);
 	cfg->txconf.rs = TIDE_RS_BUCKET;
 	cfg->txconf.txfree = TIDE_TXFREE_AUTO;
 	cfg->txconf.rs_thresh = 32;
-	cfg->txconf.free_thresh = 32;
+	cfg->txconf.free_thresh = 0;
 	cfg->offloads = true;
 	cfg->txonly_size = FWD_TXONLY_DEF;
 	cfg->flows = FWD_FLOWS_DEF;
@@ -328,16 +330,17 @@ static int setup_queues(struct fwd_ctx *ctx, char *err, size_t errlen)
 		}
 		for (unsigned q = 0; q < ctx->port_txq[p]; q++) {
 			struct tide_txq_conf tc = cfg->txconf;
+			char ft[16];
 
 			tc.offloads = ctx->tx_ol[p];
 			rc = tide_txq_setup(port, q, ctx->txd, &tc);
+			fwd_cli_format_free_thresh(cfg, ft, sizeof(ft));
 			if (rc < 0)
 				return fail(err, errlen, rc,
 					    "port %u (%s): Tx queue %u (--txd %u --rs %s "
-					    "--rs-thresh %u --free-thresh %u --txfree %s): %s",
+					    "--rs-thresh %u --free-thresh %s --txfree %s): %s",
 					    p, ctx->info[p].name, q, ctx->txd,
-					    tide_rs_name(cfg->txconf.rs), cfg->txconf.rs_thresh,
-					    cfg->txconf.free_thresh,
+					    tide_rs_name(cfg->txconf.rs), cfg->txconf.rs_thresh, ft,
 					    tide_txfree_name(cfg->txconf.txfree), strerror(-rc));
 		}
 		tide_port_info_get(port, &ctx->info[p]);

@@ -171,16 +171,17 @@ void fwd_stats_print_live(FILE *f, const struct fwd_ctx *ctx, const struct fwd_s
 static void config_line(FILE *f, const struct fwd_ctx *ctx, const char *sep)
 {
 	const struct fwd_config *cfg = ctx->cfg;
-	char lcores[256], map[1024];
+	char lcores[256], map[1024], free_thresh[16];
 
 	fwd_cli_format_lcores(cfg, lcores, sizeof(lcores));
 	fwd_cli_format_map(ctx, map, sizeof(map));
 	fprintf(f, "config: fwd %s%slcores %s%smap %s%sburst %u%srxd %u%stxd %u%spool %u%scache %u",
 		ctx->engine->name, sep, lcores, sep, map, sep, cfg->burst, sep, ctx->rxd, sep,
 		ctx->txd, sep, ctx->pool_n, sep, cfg->cache);
-	fprintf(f, "%stxfree %s%srs %s%srs-thresh %u%sfree-thresh %u%sfast-free %s\n", sep,
+	fwd_cli_format_free_thresh(cfg, free_thresh, sizeof(free_thresh));
+	fprintf(f, "%stxfree %s%srs %s%srs-thresh %u%sfree-thresh %s%sfast-free %s\n", sep,
 		tide_txfree_name(cfg->txconf.txfree), sep, tide_rs_name(cfg->txconf.rs), sep,
-		cfg->txconf.rs_thresh, sep, cfg->txconf.free_thresh, sep,
+		cfg->txconf.rs_thresh, sep, free_thresh, sep,
 		cfg->txconf.flags & TIDE_TXQ_F_FAST_FREE ? "on" : "off");
 	if (!strcmp(ctx->engine->name, "l3fwd"))
 		fprintf(f, "        routes %s\n", cfg->routes ? cfg->routes : "default");

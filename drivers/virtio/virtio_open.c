@@ -63,6 +63,7 @@ static int port_make(const struct open_keys *k, const char *name, struct tide_po
 	p->info.rx_desc_pref = vp->queue_size;
 	p->info.tx_desc_pref = vp->queue_size;
 	p->info.count_completion = 1;
+	p->info.tx_reclaim_eager = 1; /* the backend copies out of the buffers: see port.h */
 	p->info.needs_poll_ctl = 0; /* a control thread, or a device read when asked */
 	/* What the frontend does, whatever the device (features are negotiated at each
 	 * connection or start, after the queues enabled theirs): the Rx status and large

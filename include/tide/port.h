@@ -129,7 +129,8 @@ struct tide_txq_conf {
 	size_t sz;              /* sizeof(struct tide_txq_conf) */
 	enum tide_rs rs;
 	uint16_t rs_thresh;     /* bucket size; 0 = default 32 */
-	uint16_t free_thresh;   /* reclaim when fewer free slots; 0 = default 32 */
+	uint16_t free_thresh;   /* reclaim when fewer free slots; 0 = the port's default:
+				   32, or nb_desc - rs_thresh if tx_reclaim_eager */
 	enum tide_txfree txfree;
 	unsigned flags;         /* TIDE_TXQ_F_* */
 	uint64_t offloads;      /* TIDE_OFFLOAD_TX_* to enable (tide/offload.h); each must be
@@ -256,6 +257,14 @@ struct tide_port_info {
 	 * struct tide_rxq_conf / tide_txq_conf; 0: none (use the software fallback). */
 	uint64_t rx_offload_capa;
 	uint64_t tx_offload_capa;
+	/*
+	 * 1: a Tx queue set up with free_thresh 0 reclaims eagerly, as soon as a whole
+	 * bucket may be complete (free_thresh = nb_desc - rs_thresh), not only when the ring
+	 * is nearly full. Drivers whose peer reads the buffers with a CPU (virtio: the
+	 * backend copies out of them) set it: buffers return to the pool while still in
+	 * cache instead of after a trip round the whole ring. 0: the default 32.
+	 */
+	int tx_reclaim_eager;
 };
 
 /* A frame's bytes beyond its MTU: Ethernet header (14) and one VLAN tag (4). */

@@ -378,7 +378,7 @@ static void test_e1000e_tx_offload(void **state)
 	q->ep = &ep;
 	q->ring = tide_zalloc_aligned(64 * sizeof(*q->ring));
 	assert_non_null(q->ring);
-	assert_int_equal(txc_conf_check("e1000e-test", 64, 64, &conf), 0);
+	assert_int_equal(txc_conf_check("e1000e-test", 64, 64, false, &conf), 0);
 	d.drv = q;
 	assert_int_equal(txc_init(&q->txc, &q->pub, 64, &conf, &d), 0);
 	link_tx_start(&q->txc.link);
