@@ -323,13 +323,24 @@ assert n == 100001, n
 done
 
 
-# SIGINT stops the run with the summary and status 0.
-"$fwd" --port $inline --fwd macswap --quiet >"$tmp/sig.out" 2>&1 &
+# SIGINT stops the run with the summary and status 0. A background job of a script starts
+# with SIGINT ignored until tide-fwd installs its handler, which it announces ("Ctrl-C
+# stops"): the signal goes after that line (a slow start, as under ThreadSanitizer on a
+# loaded machine, lost it and the run went on), and a run still going 30 s later is killed.
+"$fwd" --port $inline --fwd macswap --stats-period 1000 >"$tmp/sig.out" 2>&1 &
 pid=$!
-sleep 0.5
+i=0
+while ! grep -q "Ctrl-C stops" "$tmp/sig.out" && [ $i -lt 600 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
 kill -INT $pid
+(sleep 30 && kill -KILL $pid) >/dev/null 2>&1 &
+dog=$!
 wait $pid
 rc=$?
+pkill -P $dog 2>/dev/null
+kill $dog 2>/dev/null
 if [ $rc -ne 0 ] || ! grep -q "stopped by SIGINT" "$tmp/sig.out"; then
 	fail "SIGINT: rc $rc: $(cat "$tmp/sig.out")"
 else
