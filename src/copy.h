@@ -7,6 +7,7 @@
 #ifndef TIDE_SRC_COPY_H
 #define TIDE_SRC_COPY_H
 
+#include <stdbool.h>
 #include <string.h>
 
 #include <tide/mbuf.h>
@@ -47,6 +48,44 @@ TIDE_ALWAYS_INLINE void copy_bytes(uint8_t *d, const uint8_t *s, uint32_t n)
 	}
 	copy_16(d, s);
 	copy_16(d + n - 16, s + n - 16);
+}
+
+/* Set once at load (copy.c): this CPU has PREFETCHW (CPUID 0x80000001 ECX bit 8), or
+ * TIDE_PREFETCHW=0|1 says otherwise. Drivers pick their claiming loop by it at setup. */
+extern bool copy_prefetchw;
+
+TIDE_ALWAYS_INLINE void copy_claim_line(const uint8_t *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m"(*p));
+#else
+	__builtin_prefetch(p, 1);
+#endif
+}
+
+/*
+ * Ask for ownership of the cache lines of [@d, @d + @n) some time before a copy writes
+ * them; only where copy_prefetchw is set. The buffers of a ring shared with a peer on
+ * another core sit in that core's cache (it read them on the last lap), and a store into
+ * such a line first waits for the line to come back; a store that misses waits behind the
+ * stores before it, so a frame's lines come over a few at a time. Write prefetches issued
+ * a few frames ahead of the copy put those transfers in flight together. Only for memory
+ * the caller may write now (a slot the peer has released): a line taken from a peer still
+ * reading it only moves back. Never faults. (Without PREFETCHW a read prefetch would fetch
+ * the line shared and the store would still wait to own it: nothing to gain.)
+ */
+TIDE_ALWAYS_INLINE void copy_claim(const uint8_t *d, uint32_t n)
+{
+	uint32_t lines = (n + 63) >> 6;
+
+	if (lines & 1) {
+		copy_claim_line(d);
+		d += 64;
+	}
+	for (lines >>= 1; lines > 0; lines--, d += 128) { /* two lines a step */
+		copy_claim_line(d);
+		copy_claim_line(d + 64);
+	}
 }
 
 /*

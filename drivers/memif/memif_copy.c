@@ -22,12 +22,22 @@
  *
  * Tx frees the burst after the copy loop in bulk (seed 003), or, with txfree_loop=yes,
  * each packet right after its copy (the comparison the seed measured).
+ *
+ * On a CPU with PREFETCHW, Tx asks for the lines of the slots it is about to fill ahead of
+ * the copy (copy_claim): the peer's core read them on the last lap, and without the claim
+ * each store waits for its line in turn (docs/perf/memif-two-process.md, section 7).
  */
 #include <string.h>
 
 #include "inline.h"
 #include "copy.h"
 #include "memif.h"
+
+/* How many frames ahead of its copy a client's Tx claims a slot. One frame ahead is too
+ * close for small frames (a 64-byte frame is copied in far less than a line transfer takes
+ * between dies); four covers them and changes nothing at 1518 bytes (measured: section 7
+ * of docs/perf/memif-two-process.md). */
+#define MEMIF_CLAIM_AHEAD 4
 
 /*
  * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
@@ -472,7 +482,7 @@ static __attribute__((noinline)) bool tx_general(struct memif_txq *q, struct tid
 }
 
 TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				    const bool server, const enum memif_txfree f)
+				    const bool server, const enum memif_txfree f, const bool claim)
 {
 	struct memif_txq *q = (struct memif_txq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
@@ -526,6 +536,14 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 	bs = lim.buffer_size;
 	mask = q->r.mask;
 	qhead = q->head;
+	/* Client: the slots of the first MEMIF_CLAIM_AHEAD frames (the loop claims the rest,
+	 * that far ahead of its copy), as long as the first frame. */
+	if (!server && claim && n > 0) {
+		uint32_t l0 = pkts[0]->data_len < bs ? pkts[0]->data_len : bs;
+
+		for (unsigned a = 0; a < MEMIF_CLAIM_AHEAD && a < room && a < n; a++)
+			copy_claim(buf0 + (size_t)((uint16_t)(qhead + a) & mask) * bs, l0);
+	}
 	for (i = 0; i < n; i++) {
 		struct tide_mbuf *m = pkts[i];
 		uint16_t first = (uint16_t)(qhead + used);
@@ -535,7 +553,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 			uint16_t slot = first & mask;
 			uint32_t len = m->data_len;
 			struct memif_desc d0;
-			uint8_t *dst;
+			uint8_t *dst, *next;
 
 			if (server) {
 				const char *why = NULL;
@@ -546,14 +564,25 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 					goto out;
 				}
 				dst = rbase[d0.region] + d0.offset;
-				/* For writing, where the next posted buffer most likely is: clients
-				 * (tide, DPDK, libmemif) post theirs back to back, each as long as
-				 * the posted length. Unchecked, as a prefetch may be. */
-				__builtin_prefetch(dst + d0.length, 1);
+				/* Where the next posted buffer most likely is: clients (tide, DPDK,
+				 * libmemif) post theirs back to back, each as long as the posted
+				 * length. Unchecked, as a prefetch may be. */
+				next = dst + d0.length;
+				if (claim && used + 1 < room)
+					copy_claim(next, len);
 			} else {
 				dst = buf0 + (size_t)slot * bs;
-				__builtin_prefetch(dst + bs, 1); /* the next slot's buffer */
+				next = dst + bs; /* a prefetch past the last slot is harmless */
+				/* The slot MEMIF_CLAIM_AHEAD frames on, for a frame as long as this
+				 * one (a stream of one size is the case that needs it), if it is in
+				 * this burst's room. */
+				if (claim && used + MEMIF_CLAIM_AHEAD < room)
+					copy_claim(buf0 + (size_t)((uint16_t)(first + MEMIF_CLAIM_AHEAD) &
+								   mask) * bs,
+						   len);
 			}
+			if (!claim)
+				__builtin_prefetch(next, 1);
 			/* Server: a posted buffer shorter than the frame (or empty, a violation)
 			 * goes to the general path. */
 			if (tide_likely(!server || d0.length >= len)) {
@@ -599,23 +628,30 @@ out:
 	return k;
 }
 
-#define TX_FN(name, server, f)                                                                     \
+/* @claim: copy_claim() of the slots ahead of the copy (copy.h), for CPUs with PREFETCHW. */
+#define TX_FN(name, server, f, claim)                                                              \
 	static uint16_t name(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)             \
 	{                                                                                          \
-		return tx_copy(q, pkts, n, server, f);                                             \
+		return tx_copy(q, pkts, n, server, f, claim);                                      \
 	}
 
-TX_FN(tx_server_after, true, MEMIF_FREE_AFTER)
-TX_FN(tx_server_loop, true, MEMIF_FREE_LOOP)
-TX_FN(tx_client_after, false, MEMIF_FREE_AFTER)
-TX_FN(tx_client_loop, false, MEMIF_FREE_LOOP)
+TX_FN(tx_server_after, true, MEMIF_FREE_AFTER, false)
+TX_FN(tx_server_loop, true, MEMIF_FREE_LOOP, false)
+TX_FN(tx_client_after, false, MEMIF_FREE_AFTER, false)
+TX_FN(tx_client_loop, false, MEMIF_FREE_LOOP, false)
+TX_FN(tx_server_after_claim, true, MEMIF_FREE_AFTER, true)
+TX_FN(tx_server_loop_claim, true, MEMIF_FREE_LOOP, true)
+TX_FN(tx_client_after_claim, false, MEMIF_FREE_AFTER, true)
+TX_FN(tx_client_loop_claim, false, MEMIF_FREE_LOOP, true)
 
 tide_tx_burst_fn memif_copy_tx_fn(const struct memif_port *mp, enum memif_txfree f)
 {
-	static const tide_tx_burst_fn fns[2][2] = {
-		{tx_client_after, tx_client_loop},
-		{tx_server_after, tx_server_loop},
+	static const tide_tx_burst_fn fns[2][2][2] = {
+		{{tx_client_after, tx_client_loop}, {tx_server_after, tx_server_loop}},
+		{{tx_client_after_claim, tx_client_loop_claim},
+		 {tx_server_after_claim, tx_server_loop_claim}},
 	};
 
-	return fns[mp->role == MEMIF_ROLE_SERVER][TIDE_BENCH_VARIANTS ? f : MEMIF_FREE_AFTER];
+	return fns[copy_prefetchw][mp->role == MEMIF_ROLE_SERVER]
+		  [TIDE_BENCH_VARIANTS ? f : MEMIF_FREE_AFTER];
 }

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What copy.h's helpers may use of this CPU, found once when the library loads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "copy.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+bool copy_prefetchw;
+
+__attribute__((constructor)) static void copy_cpu_init(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	/* PRFCHW (AMD: 3DNowPrefetch): CPUID 0x80000001, ECX bit 8. */
+	copy_prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8));
+#else
+	copy_prefetchw = true; /* the compiler's write prefetch, or nothing */
+#endif
+	/* TIDE_PREFETCHW=0|1 overrides the CPU's answer: A/B runs, and instruction counts
+	 * under valgrind, whose CPU does not offer PREFETCHW (it executes it). */
+	const char *e = getenv("TIDE_PREFETCHW");
+
+	if (e != NULL && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
+		copy_prefetchw = e[0] == '1';
+}
