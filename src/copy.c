@@ -21,7 +21,9 @@ __attribute__((constructor)) static void copy_cpu_init(void)
 	/* PRFCHW (AMD: 3DNowPrefetch): CPUID 0x80000001, ECX bit 8. */
 	copy_prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8));
 #else
-	copy_prefetchw = true; /* the compiler's write prefetch, or nothing */
+	/* Off: the gain was measured on x86-64 only (TIDE_PREFETCHW=1 turns on the
+	 * compiler's write prefetch here). */
+	copy_prefetchw = false;
 #endif
 	/* TIDE_PREFETCHW=0|1 overrides the CPU's answer: A/B runs, and instruction counts
 	 * under valgrind, whose CPU does not offer PREFETCHW (it executes it). */

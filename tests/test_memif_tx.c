@@ -17,6 +17,10 @@
  *  - client buffers smaller (1024) and larger (4096) than the 2048-byte mbufs: frames one
  *    descriptor holds and frames that need two, one segment or chained, both ways, every
  *    segment within its mbuf; a burst larger than the free ring is cut at the room.
+ *  - the Tx loop with write prefetches of the slots ahead (copy_claim) and the one without
+ *    are different functions, picked by copy_prefetchw, which TIDE_PREFETCHW=0|1 sets
+ *    (the test memif_tx_no_prefetchw runs this file with 0: the other loop is the one
+ *    every case here then runs).
  * Every packet is checked (sequence and payload) and every pool is full at the end.
  */
 #include <errno.h>
@@ -29,6 +33,8 @@
 
 #include <tide/lcore.h>
 
+#include "copy.h"
+#include "memif.h"
 #include "memif_util.h"
 
 static char dir[64];
@@ -539,12 +545,38 @@ static void t_burst_over_room(void)
 	printf("ok a 32-packet burst into a 16-slot ring: 16 taken, the rest after a drain\n");
 }
 
+static void t_claim_select(void)
+{
+	const char *e = getenv("TIDE_PREFETCHW");
+	bool saved = copy_prefetchw;
+	struct memif_port mp = {0};
+
+	if (e != NULL && strcmp(e, "0") == 0)
+		MT_CHECK(!copy_prefetchw);
+	if (e != NULL && strcmp(e, "1") == 0)
+		MT_CHECK(copy_prefetchw);
+	for (int role = 0; role < 2; role++) {
+		tide_tx_burst_fn with, without;
+
+		mp.role = role ? MEMIF_ROLE_SERVER : MEMIF_ROLE_CLIENT;
+		copy_prefetchw = true;
+		with = memif_copy_tx_fn(&mp, MEMIF_FREE_AFTER);
+		copy_prefetchw = false;
+		without = memif_copy_tx_fn(&mp, MEMIF_FREE_AFTER);
+		MT_CHECK(with != NULL && without != NULL && with != without);
+	}
+	copy_prefetchw = saved;
+	printf("ok Tx loop with claims %s (TIDE_PREFETCHW=%s), a different function without\n",
+	       copy_prefetchw ? "on" : "off", e ? e : "unset");
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	alarm(100);
 	mt_tmpdir(dir, sizeof(dir), "memif-tx");
 	tide_thread_register();
+	t_claim_select();
 	pool_s = make_pool("srv", false);
 	pool_c = make_pool("cli", true);
 	t_room("", 1024, 1024, "copy, ring 1024");
