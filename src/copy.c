@@ -2,10 +2,10 @@
 /*
  * What copy.h's helpers may use of this CPU, found once when the library loads.
  */
-#include <stdlib.h>
-#include <string.h>
+#include <pthread.h>
 
 #include "copy.h"
+#include "log.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -25,10 +25,21 @@ __attribute__((constructor)) static void copy_cpu_init(void)
 	 * compiler's write prefetch here). */
 	copy_prefetchw = false;
 #endif
-	/* TIDE_PREFETCHW=0|1 overrides the CPU's answer: A/B runs, and instruction counts
-	 * under valgrind, whose CPU does not offer PREFETCHW (it executes it). */
-	const char *e = getenv("TIDE_PREFETCHW");
+}
 
-	if (e != NULL && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
-		copy_prefetchw = e[0] == '1';
+/* TIDE_PREFETCHW=0|1 overrides the CPU's answer: A/B runs, and instruction counts under
+ * valgrind, whose CPU does not offer PREFETCHW (it executes it). Read at the first queue
+ * start, not at load: a value not understood is reported through the log handler the
+ * application has set by then. */
+static void copy_env_init(void)
+{
+	env_flag("TIDE_PREFETCHW", &copy_prefetchw);
+}
+
+bool copy_claims(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, copy_env_init);
+	return copy_prefetchw;
 }

@@ -50,10 +50,11 @@ TIDE_ALWAYS_INLINE void copy_bytes(uint8_t *d, const uint8_t *s, uint32_t n)
 	copy_16(d + n - 16, s + n - 16);
 }
 
-/* Set once at load (copy.c): this x86-64 CPU has PREFETCHW (CPUID 0x80000001 ECX bit 8;
- * other architectures: off), or TIDE_PREFETCHW=0|1 says otherwise. Drivers pick their
- * claiming loop by it at setup. */
+/* Set at load (copy.c): this x86-64 CPU has PREFETCHW (CPUID 0x80000001 ECX bit 8; other
+ * architectures: off). copy_claims() applies TIDE_PREFETCHW=0|1 to it at its first call
+ * and returns it: drivers pick their claiming loop by it when a queue starts. */
 extern bool copy_prefetchw;
+bool copy_claims(void);
 
 TIDE_ALWAYS_INLINE void copy_claim_line(const uint8_t *p)
 {

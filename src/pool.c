@@ -34,13 +34,13 @@ static unsigned round_pow2(unsigned v)
 }
 
 /* Debug tracking: on for TIDE_POOL_F_DEBUG and in debug builds; TIDE_POOL_DEBUG=1 or 0 in the
- * environment forces it on or off. */
+ * environment forces it on or off (another value: a warning, then the flags decide). */
 static bool debug_wanted(unsigned flags)
 {
-	const char *v = getenv("TIDE_POOL_DEBUG");
+	bool on;
 
-	if (v != NULL && (v[0] == '0' || v[0] == '1'))
-		return v[0] == '1';
+	if (env_flag("TIDE_POOL_DEBUG", &on) > 0)
+		return on;
 #ifdef TIDE_DEBUG_BUILD
 	flags |= TIDE_POOL_F_DEBUG;
 #endif

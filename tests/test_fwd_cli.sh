@@ -3,7 +3,8 @@
 # tide-fwd's command line: --help, bad options and bad spec keys of every driver (a table:
 # input, exit 2, the one line printed naming the value), short real runs that end with a
 # summary and parsable --json, stop by exactly --packets and by SIGINT, and a malformed route
-# file (or one prefix given two ports) reported as FILE:LINE.
+# file (or one prefix given two ports) reported as FILE:LINE; TIDE_LOG_LEVEL and
+# TIDE_POOL_DEBUG values not understood are reported.
 # usage: [TIDE_BENCH_VARIANTS=0|1] test_fwd_cli.sh PATH_TO_TIDE_FWD [cpus]
 set -u
 fwd=$1
@@ -346,6 +347,23 @@ if [ $rc -ne 0 ] || ! grep -q "stopped by SIGINT" "$tmp/sig.out"; then
 else
 	echo "ok: SIGINT"
 fi
+
+# The library's settings from the environment: a value it does not understand is named in a
+# warning and the run goes on with the default (exit 0, a summary). The tests run at level
+# err: notice here, so that warnings are delivered.
+for setting in "TIDE_LOG_LEVEL=loud|TIDE_LOG_LEVEL=loud is not a level" \
+	"TIDE_POOL_DEBUG=10|TIDE_POOL_DEBUG=10 is not 0 or 1"; do
+	var=${setting%%|*}
+	want=${setting#*|}
+	env TIDE_LOG_LEVEL=notice "$var" "$fwd" --port $inline --duration 0.2 >"$tmp/env.out" 2>"$tmp/env.err"
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -q "WARNING.*$want" "$tmp/env.err" ||
+		! grep -q "stopped by duration" "$tmp/env.out"; then
+		fail "$var: rc $rc: $(cat "$tmp/env.err")"
+	else
+		echo "ok: $var -> $(grep "$want" "$tmp/env.err")"
+	fi
+done
 
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 [ $fails -eq 0 ]

@@ -18,9 +18,10 @@
  *    descriptor holds and frames that need two, one segment or chained, both ways, every
  *    segment within its mbuf; a burst larger than the free ring is cut at the room.
  *  - the Tx loop with write prefetches of the slots ahead (copy_claim) and the one without
- *    are different functions, picked by copy_prefetchw, which TIDE_PREFETCHW=0|1 sets
+ *    are different functions, picked by copy_claims(), which TIDE_PREFETCHW=0|1 sets
  *    (the test memif_tx_no_prefetchw runs this file with 0: the other loop is the one
- *    every case here then runs).
+ *    every case here then runs); another value is reported once, and the CPU's answer
+ *    stays (memif_tx_bad_prefetchw).
  * Every packet is checked (sequence and payload) and every pool is full at the end.
  */
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include <tide/lcore.h>
+#include <tide/log.h>
 
 #include "copy.h"
 #include "memif.h"
@@ -545,16 +547,41 @@ static void t_burst_over_room(void)
 	printf("ok a 32-packet burst into a 16-slot ring: 16 taken, the rest after a drain\n");
 }
 
+static unsigned claim_warnings;
+
+static void claim_log(enum tide_log_level level, const char *component, const char *msg,
+		      void *user)
+{
+	(void)user;
+	if (level == TIDE_LOG_WARNING && strstr(msg, "TIDE_PREFETCHW=") != NULL)
+		claim_warnings++;
+	fprintf(stderr, "tide: %s: %s\n", component, msg);
+}
+
 static void t_claim_select(void)
 {
 	const char *e = getenv("TIDE_PREFETCHW");
-	bool saved = copy_prefetchw;
+	const bool cpu = copy_prefetchw; /* the CPU's answer: no queue has started yet */
+	bool on, saved;
 	struct memif_port mp = {0};
 
+	enum tide_log_level level = tide_log_get_level();
+
+	tide_log_set_level(TIDE_LOG_WARNING); /* the tests' environment says err */
+	tide_log_set_handler(claim_log, NULL);
+	on = copy_claims();
+	MT_CHECK(copy_claims() == on); /* the environment is read once */
+	tide_log_set_handler(NULL, NULL);
+	tide_log_set_level(level);
 	if (e != NULL && strcmp(e, "0") == 0)
-		MT_CHECK(!copy_prefetchw);
-	if (e != NULL && strcmp(e, "1") == 0)
-		MT_CHECK(copy_prefetchw);
+		MT_CHECK(!on && claim_warnings == 0);
+	else if (e != NULL && strcmp(e, "1") == 0)
+		MT_CHECK(on && claim_warnings == 0);
+	else if (e == NULL || *e == '\0')
+		MT_CHECK(on == cpu && claim_warnings == 0);
+	else /* not understood: said once, and the CPU's answer stays */
+		MT_CHECK(on == cpu && claim_warnings == 1);
+	saved = copy_prefetchw;
 	for (int role = 0; role < 2; role++) {
 		tide_tx_burst_fn with, without;
 
@@ -566,8 +593,8 @@ static void t_claim_select(void)
 		MT_CHECK(with != NULL && without != NULL && with != without);
 	}
 	copy_prefetchw = saved;
-	printf("ok Tx loop with claims %s (TIDE_PREFETCHW=%s), a different function without\n",
-	       copy_prefetchw ? "on" : "off", e ? e : "unset");
+	printf("ok Tx loop with claims %s (TIDE_PREFETCHW=%s%s), a different function without\n",
+	       on ? "on" : "off", e ? e : "unset", claim_warnings ? ", reported as not understood" : "");
 }
 
 int main(void)

@@ -287,6 +287,44 @@ static void test_audit_catches_duplicate(void **state)
 	setenv("TIDE_POOL_DEBUG", "1", 1);
 }
 
+static unsigned env_warnings;
+
+static void env_log(enum tide_log_level level, const char *comp, const char *msg, void *u)
+{
+	(void)u;
+	if (level == TIDE_LOG_WARNING && strcmp(comp, "env") == 0 &&
+	    strstr(msg, "TIDE_POOL_DEBUG=on") != NULL)
+		env_warnings++;
+}
+
+/* TIDE_POOL_DEBUG set to neither 0 nor 1 is reported, and the flags decide: tracking with
+ * TIDE_POOL_F_DEBUG, none without (but in a debug build, where it is on by default). */
+static void test_debug_env_not_understood(void **state)
+{
+	struct tide_pool_opts opt = {.sz = sizeof(opt), .flags = TIDE_POOL_F_DEBUG};
+	enum tide_log_level level = tide_log_get_level();
+	struct tide_pool *p, *q;
+
+	(void)state;
+	setenv("TIDE_POOL_DEBUG", "on", 1);
+	tide_log_set_level(TIDE_LOG_WARNING);
+	tide_log_set_handler(env_log, NULL);
+	assert_int_equal(tide_pool_create("envd", 8, 64, 0, &opt, &p), 0);
+	assert_int_equal(tide_pool_create("envn", 8, 64, 0, NULL, &q), 0);
+	tide_log_set_handler(NULL, NULL);
+	tide_log_set_level(level);
+	assert_int_equal(env_warnings, 2);
+	assert_non_null(p->debug_state);
+#ifdef TIDE_DEBUG_BUILD
+	assert_non_null(q->debug_state);
+#else
+	assert_null(q->debug_state);
+#endif
+	tide_pool_free(p);
+	tide_pool_free(q);
+	setenv("TIDE_POOL_DEBUG", "1", 1);
+}
+
 /*
  * The audit names what is wrong with a free list: an entry that is not an element (one just
  * past the last), and, with debug tracking, an element found free that was never put.
@@ -450,6 +488,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_debug_double_free),
 		cmocka_unit_test(test_audit_catches_duplicate),
+		cmocka_unit_test(test_debug_env_not_understood),
 		cmocka_unit_test(test_audit_foreign_and_mismatch),
 		cmocka_unit_test(test_shared_memory),
 	};

@@ -652,6 +652,6 @@ tide_tx_burst_fn memif_copy_tx_fn(const struct memif_port *mp, enum memif_txfree
 		 {tx_server_after_claim, tx_server_loop_claim}},
 	};
 
-	return fns[copy_prefetchw][mp->role == MEMIF_ROLE_SERVER]
+	return fns[copy_claims()][mp->role == MEMIF_ROLE_SERVER]
 		  [TIDE_BENCH_VARIANTS ? f : MEMIF_FREE_AFTER];
 }

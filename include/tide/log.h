@@ -5,7 +5,8 @@
  * The library never prints, exits or aborts on its own: every message goes through one
  * handler. The default handler writes "tide: LEVEL component: message" to stderr for
  * messages at or above the current level. The level starts at TIDE_LOG_NOTICE, or at the
- * value of the TIDE_LOG_LEVEL environment variable (a number 3..7 or a name such as "debug").
+ * value of the TIDE_LOG_LEVEL environment variable (a number 3..7 or a name such as "debug";
+ * another value: a warning, and notice).
  */
 #ifndef TIDE_LOG_H
 #define TIDE_LOG_H
