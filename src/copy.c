@@ -3,6 +3,7 @@
  * What copy.h's helpers may use of this CPU, found once when the library loads.
  */
 #include <pthread.h>
+#include <string.h>
 
 #include "copy.h"
 #include "log.h"
@@ -42,4 +43,55 @@ bool copy_claims(void)
 
 	pthread_once(&once, copy_env_init);
 	return copy_prefetchw;
+}
+
+void copy_adapt_init(struct copy_adapt *a, enum copy_stores stores)
+{
+	memset(a, 0, sizeof(*a));
+	if (!COPY_HAVE_STREAM)
+		stores = COPY_STORES_CACHE;
+	a->stores = (uint8_t)stores;
+	a->stream = stores == COPY_STORES_STREAM;
+	a->settled = a->stream;
+	a->interval = COPY_PROBE_MIN;
+}
+
+void copy_adapt_epoch(struct copy_adapt *a)
+{
+	/* Ticks per KiB sent; an epoch that sent nothing (cannot happen: a measured burst
+	 * sent something) counts as free. */
+	uint64_t cost = a->bytes ? (a->ticks << 10) / a->bytes : 0;
+
+	a->bursts = 0;
+	a->ticks = a->bytes = 0;
+	if (a->stores != COPY_STORES_AUTO)
+		return;
+	if (a->probing) {
+		a->probing = false;
+		if (cost * COPY_SWITCH_DEN < a->cost * COPY_SWITCH_NUM) {
+			/* The other way is faster: it is the settled way now (a->stream is
+			 * already it), measured by this probe. */
+			a->cost = cost;
+			a->epochs = 1;
+			a->interval = COPY_PROBE_MIN;
+			__atomic_store_n(&a->settled, a->stream, __ATOMIC_RELAXED);
+			__atomic_store_n(&a->switches, a->switches + 1, __ATOMIC_RELAXED);
+		} else {
+			a->stream = !a->stream; /* back to the settled way */
+			a->warm = COPY_WARM_BURSTS;
+			a->epochs = 0;
+			if (a->interval < COPY_PROBE_MAX)
+				a->interval <<= 1;
+		}
+		return;
+	}
+	/* The best settled epoch since the last probe: one that a preemption, an interrupt or
+	 * a pause of the application made long must not make the other way look better. */
+	if (a->epochs == 0 || cost < a->cost)
+		a->cost = cost;
+	if (++a->epochs >= a->interval) {
+		a->probing = true;
+		a->stream = !a->stream;
+		a->warm = COPY_WARM_BURSTS;
+	}
 }

@@ -8,7 +8,12 @@
 #define TIDE_SRC_COPY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#include <x86intrin.h>
+#endif
 
 #include <tide/mbuf.h>
 
@@ -87,6 +92,133 @@ TIDE_ALWAYS_INLINE void copy_claim(const uint8_t *d, uint32_t n)
 	for (lines >>= 1; lines > 0; lines--, d += 128) { /* two lines a step */
 		copy_claim_line(d);
 		copy_claim_line(d + 64);
+	}
+}
+
+/*
+ * Streaming stores: a frame written with non-temporal stores goes to memory without
+ * fetching its lines, and the peer reads it from there. Where the peer's core is far (its
+ * cache lines take longer to come over than memory takes to answer) that is faster than
+ * claiming the lines; where it is near it is slower, by a lot: copy_adapt below tries
+ * both and keeps the cheaper. x86-64 only (SSE2); elsewhere there is no streaming path.
+ */
+#if defined(__x86_64__)
+#define COPY_HAVE_STREAM 1
+#else
+#define COPY_HAVE_STREAM 0
+#endif
+
+/* Frames shorter than this are always copied through the cache: a few lines each, and
+ * a partial line at the end of most. */
+#define COPY_STREAM_MIN 512u
+
+/* Copy @n bytes to @d (16-byte aligned) with streaming stores, whole 64-byte lines; the
+ * last partial line through the cache. The caller fences (copy_stream_fence) before it
+ * publishes the frame: streaming stores are not ordered with a later release store. */
+TIDE_ALWAYS_INLINE void copy_stream(uint8_t *d, const uint8_t *s, uint32_t n)
+{
+#if COPY_HAVE_STREAM
+	uint32_t o = 0;
+
+	for (; o + 64 <= n; o += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + o));
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + o + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + o + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + o + 48));
+
+		_mm_stream_si128((__m128i *)(void *)(d + o), a);
+		_mm_stream_si128((__m128i *)(void *)(d + o + 16), b);
+		_mm_stream_si128((__m128i *)(void *)(d + o + 32), c);
+		_mm_stream_si128((__m128i *)(void *)(d + o + 48), e);
+	}
+	if (o < n)
+		memcpy(d + o, s + o, n - o);
+#else
+	memcpy(d, s, n);
+#endif
+}
+
+TIDE_ALWAYS_INLINE void copy_stream_fence(void)
+{
+#if COPY_HAVE_STREAM
+	_mm_sfence();
+#endif
+}
+
+TIDE_ALWAYS_INLINE uint64_t copy_ticks(void)
+{
+#if COPY_HAVE_STREAM
+	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
+/* How a queue writes frames of COPY_STREAM_MIN bytes or more (tx_stores= of the drivers). */
+enum copy_stores {
+	COPY_STORES_AUTO,   /* measure both, keep the cheaper (copy_adapt) */
+	COPY_STORES_CACHE,  /* through the cache (with claims where the CPU has PREFETCHW) */
+	COPY_STORES_STREAM, /* streaming stores */
+};
+
+/*
+ * The choice between cached and streaming stores for one Tx queue (tx_stores=auto). What
+ * is compared is the rate the queue sends long frames at: bytes over the time from the
+ * start of an epoch's first burst to the end of its last, an epoch being
+ * COPY_EPOCH_BURSTS bursts that began with a long frame. Wall time, not the bursts' own:
+ * streaming stores are cheap for the sender, and where the peer's core is near they make
+ * the receiver read memory instead of a neighbour's cache and the sender then waits for
+ * room; only the rate shows that. A sender that is not saturated sends at the same rate
+ * either way, and stays as it is.
+ *
+ * The queue runs one way; after every `interval` epochs it runs one epoch the other way
+ * (a probe), and switches when the probe's rate beat the best epoch since the last probe by
+ * COPY_SWITCH_DEN/COPY_SWITCH_NUM. After each change of way the first COPY_WARM_BURSTS
+ * bursts are not measured (the ring still holds frames written the other way, which the
+ * peer is reading). A probe that loses doubles the interval (up to COPY_PROBE_MAX), so
+ * that a settled queue seldom pays for one; a switch resets it.
+ */
+#define COPY_EPOCH_BURSTS 64u
+#define COPY_WARM_BURSTS 64u
+#define COPY_PROBE_MIN 4u
+#define COPY_PROBE_MAX 1024u
+#define COPY_SWITCH_NUM 4u /* the other way must take under 4/5 of this one's time */
+#define COPY_SWITCH_DEN 5u
+
+struct copy_adapt {
+	uint8_t stores;	   /* enum copy_stores, the key */
+	bool stream;	   /* the way bursts run now (the probe's, during a probe) */
+	bool probing;	   /* this epoch runs the other way */
+	uint16_t bursts;   /* measured bursts in this epoch */
+	uint16_t warm;	   /* bursts still to skip after a change of way */
+	uint32_t interval; /* epochs between probes */
+	uint32_t epochs;   /* epochs since the last probe */
+	uint64_t start;	   /* ticks at the start of the epoch's first burst */
+	uint64_t ticks, bytes;
+	uint64_t cost;	   /* the best settled epoch since the last probe: ticks per KiB */
+	/* For the port's xstats, read from other threads (atomic): */
+	bool settled;	   /* the settled way is streaming */
+	uint64_t switches; /* times the settled way changed */
+};
+
+void copy_adapt_init(struct copy_adapt *a, enum copy_stores stores);
+/* An epoch ended: compare, decide. Out of line: once per COPY_EPOCH_BURSTS bursts. */
+void copy_adapt_epoch(struct copy_adapt *a);
+
+/* After a measured burst that sent @bytes, from @t0 to @t1 ticks. */
+TIDE_ALWAYS_INLINE void copy_adapt_burst(struct copy_adapt *a, uint64_t t0, uint64_t t1,
+					 uint64_t bytes)
+{
+	if (a->warm) {
+		a->warm--;
+		return;
+	}
+	if (a->bursts == 0)
+		a->start = t0;
+	a->bytes += bytes;
+	if (++a->bursts == COPY_EPOCH_BURSTS) {
+		a->ticks = t1 - a->start;
+		copy_adapt_epoch(a);
 	}
 }
 

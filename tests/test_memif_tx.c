@@ -17,6 +17,8 @@
  *  - client buffers smaller (1024) and larger (4096) than the 2048-byte mbufs: frames one
  *    descriptor holds and frames that need two, one segment or chained, both ways, every
  *    segment within its mbuf; a burst larger than the free ring is cut at the room.
+ *  - tx_stores=stream, cache and auto: frames up to 2048 bytes and chains, both ways (the
+ *    streaming stores' bytes checked as every other's);
  *  - the Tx loop with write prefetches of the slots ahead (copy_claim) and the one without
  *    are different functions, picked by copy_claims(), which TIDE_PREFETCHW=0|1 sets
  *    (the test memif_tx_no_prefetchw runs this file with 0: the other loop is the one
@@ -194,6 +196,28 @@ static void t_room(const char *extra, unsigned txd, unsigned slots, const char *
 	check_clean(s, c);
 	close_pair(s, c);
 	printf("ok %s: every burst accepted whole, both ways\n", what);
+}
+
+/* tx_stores=@mode on both sides: frames of 60..2048 bytes (one descriptor; from 512 bytes
+ * on, streamed under "stream") and 60..9000 (chains too), both ways, every byte checked. */
+static void t_stores(const char *mode)
+{
+	char extra[64];
+	struct tide_port *s, *c;
+	uint64_t none = 0;
+
+	snprintf(extra, sizeof(extra), ",tx_stores=%s", mode);
+	s = open_port(FMT, extra, true, 1024);
+	c = open_port(FMT, extra, false, 1024);
+	wait_link(s, c, c, 1);
+	MT_CHECK(drain(c, &none, 0) == 0);
+	bursts_whole(c, s, pool_c, 300, 2048, 1024);
+	bursts_whole(s, c, pool_s, 300, 2048, 1024);
+	bursts_whole(c, s, pool_c, 100, 9000, 1024);
+	bursts_whole(s, c, pool_s, 100, 9000, 1024);
+	check_clean(s, c);
+	close_pair(s, c);
+	printf("ok tx_stores=%s: every frame whole, both ways\n", mode);
 }
 
 static uint64_t errors(struct tide_port *p, bool rx)
@@ -612,6 +636,9 @@ int main(void)
 	t_room(",ring_size=256,zero_copy=yes", 1024, 256,
 	       "zero-copy client, ring_size=256 below 1024 Tx descriptors");
 	rxd = 1024;
+	t_stores("stream");
+	t_stores("cache");
+	t_stores("auto");
 	t_drops();
 	t_intr();
 	t_handshake_timeout();

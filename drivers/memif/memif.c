@@ -135,6 +135,7 @@ static int memif_txq_setup(struct tide_port *p, unsigned qid, unsigned nb_desc,
 	q->nb_desc = nb_desc;
 	q->seen = MEMIF_SEEN_NONE;
 	q->free_mode = mp->txfree_loop ? MEMIF_FREE_LOOP : MEMIF_FREE_AFTER;
+	copy_adapt_init(&q->ad, (enum copy_stores)mp->tx_stores);
 	*out = &q->pub;
 	return 0;
 }
@@ -347,11 +348,13 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 {
 	static const char *const roles[] = {"server", "client", "master", "slave", NULL};
 	static const char *const quiesces[] = {"auto", "membarrier", "fence", NULL};
+	/* In enum copy_stores order. */
+	static const char *const stores[] = {"auto", "cache", "stream", NULL};
 	const char *sock = tide_kvargs_get(kv, "socket");
 	const char *secret = tide_kvargs_get(kv, "secret");
 	const char *name = tide_kvargs_get(kv, "name");
 	uint64_t id, rings, rsize, buf, chain, hs, zq;
-	unsigned role, quiesce;
+	unsigned role, quiesce, txs;
 	bool zc, loop, abstract;
 	struct memif_port *mp;
 	struct tide_port *p;
@@ -370,7 +373,8 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	    parse_uint(kv, "max_chain", MEMIF_CHAIN_DEFAULT, 1, MEMIF_MAX_CHAIN, &chain) ||
 	    parse_uint(kv, "handshake_timeout", MEMIF_HANDSHAKE_MS, 1, 3600000, &hs) ||
 	    parse_uint(kv, "zc_quarantine", MEMIF_ZQ_MS, 0, 60000, &zq) ||
-	    tide_kvargs_choice(kv, "quiesce", quiesces, 0, &quiesce))
+	    tide_kvargs_choice(kv, "quiesce", quiesces, 0, &quiesce) ||
+	    tide_kvargs_choice(kv, "tx_stores", stores, COPY_STORES_AUTO, &txs))
 		return -EINVAL;
 	role = role % 2; /* master = server, slave = client */
 	if (!tide_is_pow2(rsize)) {
@@ -419,6 +423,7 @@ static int memif_open(struct tide_kvargs *kv, struct tide_port **ports, unsigned
 	mp->bufsize = (uint32_t)buf;
 	mp->zc = zc;
 	mp->txfree_loop = loop;
+	mp->tx_stores = (uint8_t)txs;
 	mp->max_chain = (uint16_t)chain;
 	mp->hs_timeout_ms = (uint32_t)hs;
 	mp->zq_ms = (uint32_t)zq;
@@ -448,7 +453,7 @@ static unsigned memif_xstats(struct tide_port *p, const char **xnames, uint64_t 
 
 const struct tide_driver tide_driver_memif = {
 	.name = "memif",
-	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, abstract, name, max_chain, handshake_timeout, quiesce, zc_quarantine"
+	.keys = "socket, role, id, secret, rings, ring_size, buffer, zero_copy, abstract, name, max_chain, handshake_timeout, quiesce, zc_quarantine, tx_stores"
 		TIDE_BENCH_KEYS("txfree_loop"),
 	.open = memif_open,
 	.rxq_setup = memif_rxq_setup,
@@ -475,20 +480,33 @@ static struct memif_port *memif_of(struct tide_port *p)
 }
 
 /* The connection counters for tide_xstats_*(): handshakes completed, links that went down,
- * of those because the peer broke a rule, and of those in a control message. */
+ * of those because the peer broke a rule, and of those in a control message; and of the
+ * copy-mode Tx queues, how many write long frames with streaming stores now and how often
+ * tx_stores=auto changed its mind (copy_adapt). */
 static unsigned memif_xstats(struct tide_port *p, const char **xnames, uint64_t *values,
 			     unsigned max)
 {
-	static const char *const n[] = {"connects", "disconnects", "violations", "ctl_errors"};
+	static const char *const n[] = {"connects",	    "disconnects",	   "violations",
+					"ctl_errors",	    "tx_stream_queues", "tx_stores_switches"};
 	const struct memif_port *mp = p->priv;
-	const uint64_t v[] = {
+	uint64_t v[] = {
 	    mp->connects,
 	    __atomic_load_n(&mp->disconnects, __ATOMIC_RELAXED),
 	    __atomic_load_n(&mp->violations, __ATOMIC_RELAXED),
 	    __atomic_load_n(&mp->ctl_errors, __ATOMIC_RELAXED),
+	    0,
+	    0,
 	};
 
-	return tide_xstats_put(n, v, 4, xnames, values, max);
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		const struct memif_txq *q = (const struct memif_txq *)p->txq[i];
+
+		if (q == NULL)
+			continue;
+		v[4] += __atomic_load_n(&q->ad.settled, __ATOMIC_RELAXED);
+		v[5] += __atomic_load_n(&q->ad.switches, __ATOMIC_RELAXED);
+	}
+	return tide_xstats_put(n, v, 6, xnames, values, max);
 }
 
 int tide_memif_info_get(struct tide_port *p, struct tide_memif_info *out)

@@ -50,6 +50,7 @@
 #include <tide/memif.h>
 
 #include "inline.h"
+#include "copy.h"
 #include "driver.h"
 #include "memif_desc.h"
 #include "memif_msg.h"
@@ -145,6 +146,7 @@ struct memif_txq {
 	struct tide_pool *zpool[MEMIF_MAX_ZC_POOLS];
 	unsigned nzpool;
 	struct memif_port *mp;
+	struct copy_adapt ad; /* copy mode: cached or streaming stores (tx_stores=) */
 	uint32_t live TIDE_CACHE_ALIGNED;
 	const char *fault;
 };
@@ -178,6 +180,7 @@ struct memif_port {
 	uint32_t bufsize;   /* copy buffer size; longest descriptor accepted */
 	bool zc;
 	bool txfree_loop;
+	uint8_t tx_stores;	/* enum copy_stores (tx_stores= key) */
 	uint16_t max_chain;	/* descriptors one packet may span, both ways */
 	uint32_t hs_timeout_ms; /* handshake_timeout */
 	uint32_t zq_ms;		/* zc_quarantine */

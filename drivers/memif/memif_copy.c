@@ -497,7 +497,8 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 	unsigned room, used = 0;
 	uint32_t bs;
 	uint16_t i, k = 0, mask, qhead;
-	bool ok;
+	uint64_t t0 = 0;
+	bool ok, stream = false, measure = false;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
 		memif_leave(&q->busy);
@@ -536,9 +537,19 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 	bs = lim.buffer_size;
 	mask = q->r.mask;
 	qhead = q->head;
+	/* A burst that begins with a long frame writes its long frames the way the queue's
+	 * copy_adapt says (tx_stores=), and under tx_stores=auto is timed. */
+	if (COPY_HAVE_STREAM && n > 0 && q->ad.stores != COPY_STORES_CACHE &&
+	    pkts[0]->data_len >= COPY_STREAM_MIN) {
+		stream = q->ad.stream;
+		measure = q->ad.stores == COPY_STORES_AUTO;
+		if (measure)
+			t0 = copy_ticks();
+	}
 	/* Client: the slots of the first MEMIF_CLAIM_AHEAD frames (the loop claims the rest,
-	 * that far ahead of its copy), as long as the first frame. */
-	if (!server && claim && n > 0) {
+	 * that far ahead of its copy), as long as the first frame. Not when streaming: the
+	 * lines are not to be fetched at all. */
+	if (!server && claim && !stream && n > 0) {
 		uint32_t l0 = pkts[0]->data_len < bs ? pkts[0]->data_len : bs;
 
 		for (unsigned a = 0; a < MEMIF_CLAIM_AHEAD && a < room && a < n; a++)
@@ -568,7 +579,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 				 * libmemif) post theirs back to back, each as long as the posted
 				 * length. Unchecked, as a prefetch may be. */
 				next = dst + d0.length;
-				if (claim && used + 1 < room)
+				if (claim && !stream && used + 1 < room)
 					copy_claim(next, len);
 			} else {
 				dst = buf0 + (size_t)slot * bs;
@@ -576,7 +587,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 				/* The slot MEMIF_CLAIM_AHEAD frames on, for a frame as long as this
 				 * one (a stream of one size is the case that needs it), if it is in
 				 * this burst's room. */
-				if (claim && used + MEMIF_CLAIM_AHEAD < room)
+				if (claim && !stream && used + MEMIF_CLAIM_AHEAD < room)
 					copy_claim(buf0 + (size_t)((uint16_t)(first + MEMIF_CLAIM_AHEAD) &
 								   mask) * bs,
 						   len);
@@ -586,7 +597,12 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 			/* Server: a posted buffer shorter than the frame (or empty, a violation)
 			 * goes to the general path. */
 			if (tide_likely(!server || d0.length >= len)) {
-				copy_bytes(dst, tide_mbuf_mtod(m, const uint8_t *), len);
+				/* Streaming stores need a 16-byte aligned target: a client's
+				 * slots are; a server's posted buffer may not be. */
+				if (stream && len >= COPY_STREAM_MIN && ((uintptr_t)dst & 15) == 0)
+					copy_stream(dst, tide_mbuf_mtod(m, const uint8_t *), len);
+				else
+					copy_bytes(dst, tide_mbuf_mtod(m, const uint8_t *), len);
 				/* Flags, region and length; the offset stays (server: the one
 				 * posted; client: ours, written at connect, as in rx_copy). */
 				memif_desc_put_len(&desc[slot], 0, server ? d0.region : 0, len);
@@ -611,6 +627,9 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 out:
 	k = i;
 	if (used) {
+		/* Streamed frames are in memory before the index says they are there. */
+		if (stream)
+			copy_stream_fence();
 		q->head = (uint16_t)(q->head + used);
 		/* [C2S-head] / [S2C-tail] release: descriptors and buffers are written. */
 		memif_publish(server ? &ring->tail : &ring->head, q->head);
@@ -624,6 +643,8 @@ out:
 	if (tide_unlikely(st.dropped))
 		tide_stat_add(&pub->stats.errors, st.dropped);
 	tide_stat_burst(&pub->stats, k - st.dropped, bytes);
+	if (measure && bytes)
+		copy_adapt_burst(&q->ad, t0, copy_ticks(), bytes);
 	memif_leave(&q->busy);
 	return k;
 }
