@@ -67,29 +67,35 @@ void copy_adapt_epoch(struct copy_adapt *a)
 	if (a->stores != COPY_STORES_AUTO)
 		return;
 	if (a->probing) {
+		bool won = cost * COPY_SWITCH_DEN < a->cost * COPY_SWITCH_NUM;
+
 		a->probing = false;
-		if (cost * COPY_SWITCH_DEN < a->cost * COPY_SWITCH_NUM) {
-			/* The other way is faster: it is the settled way now (a->stream is
-			 * already it), measured by this probe. */
+		if (won && a->confirming) {
+			/* The other way was faster twice running: it is the settled way now
+			 * (a->stream is already it), measured by this probe. */
+			a->confirming = false;
 			a->cost = cost;
 			a->epochs = 1;
 			a->interval = COPY_PROBE_MIN;
 			__atomic_store_n(&a->settled, a->stream, __ATOMIC_RELAXED);
 			__atomic_store_n(&a->switches, a->switches + 1, __ATOMIC_RELAXED);
-		} else {
-			a->stream = !a->stream; /* back to the settled way */
-			a->warm = COPY_WARM_BURSTS;
-			a->epochs = 0;
-			if (a->interval < COPY_PROBE_MAX)
-				a->interval <<= 1;
+			return;
 		}
+		a->stream = !a->stream; /* back to the settled way */
+		a->warm = COPY_WARM_BURSTS;
+		a->epochs = 0;
+		/* A first win is checked by another probe after one settled epoch: a single
+		 * epoch may have been lucky (the peer idle, a quiet moment of the host). */
+		a->confirming = won && !a->confirming;
+		if (!won && a->interval < COPY_PROBE_MAX)
+			a->interval <<= 1;
 		return;
 	}
 	/* The best settled epoch since the last probe: one that a preemption, an interrupt or
 	 * a pause of the application made long must not make the other way look better. */
 	if (a->epochs == 0 || cost < a->cost)
 		a->cost = cost;
-	if (++a->epochs >= a->interval) {
+	if (++a->epochs >= (a->confirming ? 1u : a->interval)) {
 		a->probing = true;
 		a->stream = !a->stream;
 		a->warm = COPY_WARM_BURSTS;

@@ -168,15 +168,16 @@ enum copy_stores {
  * COPY_EPOCH_BURSTS bursts that began with a long frame. Wall time, not the bursts' own:
  * streaming stores are cheap for the sender, and where the peer's core is near they make
  * the receiver read memory instead of a neighbour's cache and the sender then waits for
- * room; only the rate shows that. A sender that is not saturated sends at the same rate
- * either way, and stays as it is.
+ * room; only the rate shows that.
  *
  * The queue runs one way; after every `interval` epochs it runs one epoch the other way
- * (a probe), and switches when the probe's rate beat the best epoch since the last probe by
- * COPY_SWITCH_DEN/COPY_SWITCH_NUM. After each change of way the first COPY_WARM_BURSTS
+ * (a probe), and switches when two probes in a row (the second after one settled epoch)
+ * beat the best settled epoch before each by COPY_SWITCH_DEN/COPY_SWITCH_NUM. After each change of way the first COPY_WARM_BURSTS
  * bursts are not measured (the ring still holds frames written the other way, which the
  * peer is reading). A probe that loses doubles the interval (up to COPY_PROBE_MAX), so
- * that a settled queue seldom pays for one; a switch resets it.
+ * that a settled queue seldom pays for one; a switch resets it. A sender that is not
+ * saturated sends at its input's rate either way: its probes win or lose by that input's
+ * ups and downs, which two wins running make rare; tx_stores=cache or stream fix the way.
  */
 #define COPY_EPOCH_BURSTS 64u
 #define COPY_WARM_BURSTS 64u
@@ -189,6 +190,7 @@ struct copy_adapt {
 	uint8_t stores;	   /* enum copy_stores, the key */
 	bool stream;	   /* the way bursts run now (the probe's, during a probe) */
 	bool probing;	   /* this epoch runs the other way */
+	bool confirming;   /* the last probe won: the next, after one epoch, must too */
 	uint16_t bursts;   /* measured bursts in this epoch */
 	uint16_t warm;	   /* bursts still to skip after a change of way */
 	uint32_t interval; /* epochs between probes */

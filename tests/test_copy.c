@@ -5,10 +5,10 @@
  *    around them;
  *  - copy_adapt, the choice tx_stores=auto makes between cached and streaming stores, fed
  *    with made-up burst times: it probes the other way after `interval` epochs, switches
- *    when the probe sent faster by more than a fifth, goes back otherwise and probes half
- *    as often (down to every 1024 epochs), does not measure the bursts right after a change
- *    of way, compares a probe with the best settled epoch since the last probe, and never
- *    moves under tx_stores=cache or stream.
+ *    when two probes running sent faster by more than a fifth (one is not enough), goes
+ *    back otherwise and probes half as often (down to every 1024 epochs), does not measure
+ *    the bursts right after a change of way, compares a probe with the best settled epoch
+ *    since the last probe, and never moves under tx_stores=cache or stream.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,8 +61,8 @@ static void bursts(struct copy_adapt *a, struct feed *f, unsigned n)
  * warm-up, the settled epochs still to run, the probe's warm-up and the probe. */
 static unsigned to_probe_end(const struct copy_adapt *a)
 {
-	return a->warm + (a->interval - a->epochs) * COPY_EPOCH_BURSTS + COPY_WARM_BURSTS +
-	       COPY_EPOCH_BURSTS;
+	return a->warm + ((a->confirming ? 1 : a->interval) - a->epochs) * COPY_EPOCH_BURSTS +
+	       COPY_WARM_BURSTS + COPY_EPOCH_BURSTS;
 }
 
 /* A queue under tx_stores=auto; the test is skipped where there is no streaming path
@@ -88,15 +88,21 @@ static void test_adapt_switches(void **state)
 	assert_false(a.probing);
 	bursts(&a, &f, 1);
 	assert_true(a.stream && a.probing);
-	/* The probe: streaming twice as fast, switched. */
+	/* The probe: streaming twice as fast; back to cached until a second probe, one epoch
+	 * later, says so too. */
 	bursts(&a, &f, COPY_WARM_BURSTS + COPY_EPOCH_BURSTS);
+	assert_false(a.stream);
+	assert_true(a.confirming);
+	assert_int_equal(a.switches, 0);
+	bursts(&a, &f, to_probe_end(&a));
 	assert_true(a.stream);
 	assert_false(a.probing);
 	assert_true(a.settled);
 	assert_int_equal(a.switches, 1);
 	assert_int_equal(a.interval, COPY_PROBE_MIN);
-	/* Cached becomes the faster way: the next probe (cached) wins, back to it. */
+	/* Cached becomes the faster way: the next two probes (cached) win, back to it. */
 	f.cache = 200;
+	bursts(&a, &f, to_probe_end(&a));
 	bursts(&a, &f, to_probe_end(&a));
 	assert_false(a.stream);
 	assert_false(a.settled);
@@ -132,10 +138,11 @@ static void test_adapt_threshold(void **state)
 	(void)state;
 	auto_start(&a);
 	bursts(&a, &f, to_probe_end(&a));
-	assert_false(a.stream); /* 0.81: not enough */
+	assert_false(a.stream || a.confirming); /* 0.81: not a win */
 	f.stream = 780;
 	bursts(&a, &f, to_probe_end(&a));
-	assert_true(a.stream); /* 0.78: switched */
+	bursts(&a, &f, to_probe_end(&a));
+	assert_true(a.stream); /* 0.78, twice: switched */
 	assert_int_equal(a.switches, 1);
 }
 
@@ -150,13 +157,34 @@ static void test_adapt_warm(void **state)
 	(void)state;
 	auto_start(&a);
 	bursts(&a, &f, COPY_PROBE_MIN * COPY_EPOCH_BURSTS);
-	assert_true(a.probing);
-	f.stream = 100000;
-	bursts(&a, &f, COPY_WARM_BURSTS);
-	f.stream = 500;
-	bursts(&a, &f, COPY_EPOCH_BURSTS);
+	for (int p = 0; p < 2; p++) {
+		if (p == 1) /* the first probe's warm-up back, one settled epoch */
+			bursts(&a, &f, COPY_WARM_BURSTS + COPY_EPOCH_BURSTS);
+		assert_true(a.probing);
+		f.stream = 100000;
+		bursts(&a, &f, COPY_WARM_BURSTS);
+		f.stream = 500;
+		bursts(&a, &f, COPY_EPOCH_BURSTS);
+	}
 	assert_true(a.stream && !a.probing);
 	assert_int_equal(a.switches, 1);
+}
+
+/* One lucky probe does not switch: the second one must win too. */
+static void test_adapt_lucky(void **state)
+{
+	struct copy_adapt a;
+	struct feed f = {.cache = 1000, .stream = 500};
+
+	(void)state;
+	auto_start(&a);
+	bursts(&a, &f, to_probe_end(&a));
+	assert_true(a.confirming);
+	f.stream = 1000;
+	bursts(&a, &f, to_probe_end(&a));
+	assert_false(a.stream || a.confirming || a.settled);
+	assert_int_equal(a.switches, 0);
+	assert_int_equal(a.interval, 2 * COPY_PROBE_MIN);
 }
 
 /* One settled epoch made long (a preemption: one burst 100 times as long) does not let a
@@ -174,7 +202,7 @@ static void test_adapt_noise(void **state)
 	f.cache = 1000;
 	bursts(&a, &f, COPY_EPOCH_BURSTS - 1 + COPY_WARM_BURSTS + COPY_EPOCH_BURSTS);
 	assert_false(a.probing);
-	assert_false(a.stream);
+	assert_false(a.stream || a.confirming); /* the probe did not even win once */
 	assert_int_equal(a.switches, 0);
 }
 
@@ -201,7 +229,7 @@ int main(void)
 		cmocka_unit_test(test_stream_copy),   cmocka_unit_test(test_adapt_switches),
 		cmocka_unit_test(test_adapt_stays),   cmocka_unit_test(test_adapt_threshold),
 		cmocka_unit_test(test_adapt_warm),    cmocka_unit_test(test_adapt_noise),
-		cmocka_unit_test(test_adapt_fixed),
+		cmocka_unit_test(test_adapt_fixed),   cmocka_unit_test(test_adapt_lucky),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
