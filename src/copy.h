@@ -100,7 +100,7 @@ TIDE_ALWAYS_INLINE void copy_claim(const uint8_t *d, uint32_t n)
  * fetching its lines, and the peer reads it from there. Where the peer's core is far (its
  * cache lines take longer to come over than memory takes to answer) that is faster than
  * claiming the lines; where it is near it is slower, by a lot: copy_adapt below tries
- * both and keeps the cheaper. x86-64 only (SSE2); elsewhere there is no streaming path.
+ * both and keeps the faster. x86-64 only (SSE2); elsewhere there is no streaming path.
  */
 #if defined(__x86_64__)
 #define COPY_HAVE_STREAM 1
@@ -156,7 +156,7 @@ TIDE_ALWAYS_INLINE uint64_t copy_ticks(void)
 
 /* How a queue writes frames of COPY_STREAM_MIN bytes or more (tx_stores= of the drivers). */
 enum copy_stores {
-	COPY_STORES_AUTO,   /* measure both, keep the cheaper (copy_adapt) */
+	COPY_STORES_AUTO,   /* measure both, keep the faster (copy_adapt) */
 	COPY_STORES_CACHE,  /* through the cache (with claims where the CPU has PREFETCHW) */
 	COPY_STORES_STREAM, /* streaming stores */
 };
@@ -172,9 +172,9 @@ enum copy_stores {
  *
  * The queue runs one way; after every `interval` epochs it runs one epoch the other way
  * (a probe), and switches when two probes in a row (the second after one settled epoch)
- * beat the best settled epoch before each by COPY_SWITCH_DEN/COPY_SWITCH_NUM. After each change of way the first COPY_WARM_BURSTS
- * bursts are not measured (the ring still holds frames written the other way, which the
- * peer is reading). A probe that loses doubles the interval (up to COPY_PROBE_MAX), so
+ * beat the best settled epoch before each by COPY_SWITCH_DEN/COPY_SWITCH_NUM. After each
+ * change of way the first COPY_WARM_BURSTS bursts are not measured (the ring still holds
+ * frames written the other way, which the peer is reading). A probe that loses doubles the interval (up to COPY_PROBE_MAX), so
  * that a settled queue seldom pays for one; a switch resets it. A sender that is not
  * saturated sends at its input's rate either way: its probes win or lose by that input's
  * ups and downs, which two wins running make rare; tx_stores=cache or stream fix the way.
