@@ -222,6 +222,13 @@ static void run_mpmc_stress(int bulk)
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = 0};
 	uint64_t total_visits = 0;
 
+	/* Not under qemu-user (the aarch64 cross build): it runs the threads with the host's
+	 * x86 memory order, so it could not show an aarch64 reordering anyway, and its
+	 * emulation of exclusive loads and stores can starve a spinning thread: once this
+	 * 1.5 s stress held the whole test past its 120 s (43 s the run before, 3 s
+	 * natively). The five native builds run it. */
+	if (getenv("TIDE_TEST_EMULATED") != NULL)
+		skip();
 	assert_int_equal(tide_ring_create("stress", 64, 0, &s.r), 0);
 	s.tokens = calloc(NTOK, sizeof(*s.tokens));
 	for (unsigned i = 0; i < NTOK; i++) {
