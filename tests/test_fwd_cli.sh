@@ -217,6 +217,7 @@ rings=0:|--port memif:socket=$tmp/m.sock,rings=0
 ring_size=1000:|--port memif:socket=$tmp/m.sock,ring_size=1000
 buffer=1:|--port memif:socket=$tmp/m.sock,buffer=1
 zero_copy=perhaps:|--port memif:socket=$tmp/m.sock,zero_copy=perhaps
+tx_stores=fast:|--port memif:socket=$tmp/m.sock,tx_stores=fast
 $(bench txfree_loop 2)|--port memif:socket=$tmp/m.sock,txfree_loop=2
 abstract=x:|--port memif:socket=x,abstract=x
 name=$long:|--port memif:socket=$tmp/m.sock,name=$long

@@ -37,10 +37,10 @@ fail=0
 # shellcheck source=tests/wait_for.sh
 . "$(dirname "$0")/wait_for.sh"
 
-run() { # $1 testpmd role, $2 tide role, $3 size
-	sock=$dir/$1-$3.sock
-	log=$dir/testpmd-$1-$3.log
-	px="tide$$$1$3"
+run() { # $1 testpmd role, $2 tide role, $3 size, [$4 more tide keys, $5 a tag for names]
+	sock=$dir/$1-$3${5:-}.sock
+	log=$dir/testpmd-$1-$3${5:-}.log
+	px="tide$$$1$3${5:-}"
 	prefixes="$prefixes $px"
 	# Right before each testpmd (other tests take free pages too): 96 pages for its 32768
 	# mbufs (about 80 MiB) and its memif regions.
@@ -62,7 +62,7 @@ run() { # $1 testpmd role, $2 tide role, $3 size
 	# that connects and goes away in between can make testpmd 22.11's interrupt thread
 	# panic ("Error adding fd ... epoll_ctl").
 	[ "$1" = server ] && wait_for grep -qs "start packet forwarding" "$log"
-	out=$("$peer" "memif:socket=$sock,role=$2,id=3" 7 "$count" "$3")
+	out=$("$peer" "memif:socket=$sock,role=$2,id=3${4:-}" 7 "$count" "$3")
 	# testpmd prints its port counters every period: wait until they show every packet.
 	wait_for sh -c "[ \$(awk '/RX-packets:.*RX-missed:/ {if (\$2 > m) m = \$2} END {print m + 0}' '$log') -ge $count ]"
 	on_huge=no
@@ -77,7 +77,7 @@ run() { # $1 testpmd role, $2 tide role, $3 size
 	fi
 	tp_rx=$(awk '/RX-packets:.*RX-missed:/ {if ($2 > m) m = $2} END {print m + 0}' "$log")
 	tp_tx=$(awk '/TX-packets:.*TX-errors:/ {if ($2 > m) m = $2} END {print m + 0}' "$log")
-	echo "tide $2 <-> testpmd $1, $3 bytes: tide $out; testpmd rx=$tp_rx tx=$tp_tx hugepages=$on_huge"
+	echo "tide $2${4:-} <-> testpmd $1, $3 bytes: tide $out; testpmd rx=$tp_rx tx=$tp_tx hugepages=$on_huge"
 	tx=$(echo "$out" | sed -n 's/.* tx=\([0-9]*\).*/\1/p')
 	rx=$(echo "$out" | sed -n 's/.* rx=\([0-9]*\).*/\1/p')
 	bad=$(echo "$out" | sed -n 's/.* bad=\([0-9]*\).*/\1/p')
@@ -97,4 +97,8 @@ run server client 64
 run client server 64
 run server client 1500
 run client server 1500
+# tide's streaming stores (tx_stores=stream: frames of 512 bytes or more written to memory
+# past the caches, fenced before the index) read by testpmd and sent back intact.
+run server client 1500 ,tx_stores=stream s
+run client server 1500 ,tx_stores=stream s
 exit $fail

@@ -23,6 +23,7 @@
 
 #include <tide/lcore.h>
 
+#include "copy.h"
 #include "memif_msg.h"
 #include "memif_util.h"
 
@@ -276,8 +277,11 @@ static void odd_buffers(void)
 	const unsigned n = sizeof(skew) / sizeof(skew[0]);
 	struct tide_mbuf *pk[sizeof(skew) / sizeof(skew[0])];
 	struct hc h = {0};
+	uint64_t streaming = 0;
 
 	hc_until(&h, ST_DONE, full_len());
+	MT_CHECK(tide_xstats_get_by_name(srv, "memif_tx_stream_queues", &streaming) == 0);
+	MT_CHECK(streaming == COPY_HAVE_STREAM); /* tx_stores=stream took (where it can) */
 	for (unsigned j = 0; j < n; j++) {
 		h.s2c->desc[j].offset += skew[j];
 		h.s2c->desc[j].length = BUF - 16;
