@@ -56,14 +56,14 @@ void copy_adapt_init(struct copy_adapt *a, enum copy_stores stores)
 	a->interval = COPY_PROBE_MIN;
 }
 
-void copy_adapt_epoch(struct copy_adapt *a)
+void copy_adapt_epoch(struct copy_adapt *a, uint64_t ticks)
 {
 	/* Ticks per KiB sent; an epoch that sent nothing (cannot happen: a measured burst
 	 * sent something) counts as free. */
-	uint64_t cost = a->bytes ? (a->ticks << 10) / a->bytes : 0;
+	uint64_t cost = a->bytes ? (ticks << 10) / a->bytes : 0;
 
 	a->bursts = 0;
-	a->ticks = a->bytes = 0;
+	a->bytes = 0;
 	if (a->stores != COPY_STORES_AUTO)
 		return;
 	if (a->probing) {

@@ -174,8 +174,9 @@ enum copy_stores {
  * (a probe), and switches when two probes in a row (the second after one settled epoch)
  * beat the best settled epoch before each by COPY_SWITCH_DEN/COPY_SWITCH_NUM. After each
  * change of way the first COPY_WARM_BURSTS bursts are not measured (the ring still holds
- * frames written the other way, which the peer is reading). A probe that loses doubles the interval (up to COPY_PROBE_MAX), so
- * that a settled queue seldom pays for one; a switch resets it. A sender that is not
+ * frames written the other way, which the peer is reading). A probe that loses doubles
+ * the interval (up to COPY_PROBE_MAX), so that a settled queue seldom pays for one; a
+ * switch resets it. A sender that is not
  * saturated sends at its input's rate either way: its probes win or lose by that input's
  * ups and downs, which two wins running make rare; tx_stores=cache or stream fix the way.
  */
@@ -196,7 +197,7 @@ struct copy_adapt {
 	uint32_t interval; /* epochs between probes */
 	uint32_t epochs;   /* epochs since the last probe */
 	uint64_t start;	   /* ticks at the start of the epoch's first burst */
-	uint64_t ticks, bytes;
+	uint64_t bytes;	   /* sent in this epoch */
 	uint64_t cost;	   /* the best settled epoch since the last probe: ticks per KiB */
 	/* For the port's xstats, read from other threads (atomic): */
 	bool settled;	   /* the settled way is streaming */
@@ -204,8 +205,9 @@ struct copy_adapt {
 };
 
 void copy_adapt_init(struct copy_adapt *a, enum copy_stores stores);
-/* An epoch ended: compare, decide. Out of line: once per COPY_EPOCH_BURSTS bursts. */
-void copy_adapt_epoch(struct copy_adapt *a);
+/* An epoch ended, @ticks long: compare, decide. Out of line: once per COPY_EPOCH_BURSTS
+ * bursts. */
+void copy_adapt_epoch(struct copy_adapt *a, uint64_t ticks);
 
 /* After a measured burst that sent @bytes, from @t0 to @t1 ticks. */
 TIDE_ALWAYS_INLINE void copy_adapt_burst(struct copy_adapt *a, uint64_t t0, uint64_t t1,
@@ -218,10 +220,8 @@ TIDE_ALWAYS_INLINE void copy_adapt_burst(struct copy_adapt *a, uint64_t t0, uint
 	if (a->bursts == 0)
 		a->start = t0;
 	a->bytes += bytes;
-	if (++a->bursts == COPY_EPOCH_BURSTS) {
-		a->ticks = t1 - a->start;
-		copy_adapt_epoch(a);
-	}
+	if (++a->bursts == COPY_EPOCH_BURSTS)
+		copy_adapt_epoch(a, t1 - a->start);
 }
 
 /*

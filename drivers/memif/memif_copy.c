@@ -481,8 +481,13 @@ static __attribute__((noinline)) bool tx_general(struct memif_txq *q, struct tid
 	return true;
 }
 
+/*
+ * One Tx burst. @stream: frames of COPY_STREAM_MIN bytes or more with streaming stores
+ * (tx_burst() decides, per burst). *@sent: the bytes the burst sent.
+ */
 TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
-				    const bool server, const enum memif_txfree f, const bool claim)
+				    const bool server, const enum memif_txfree f, const bool claim,
+				    const bool stream, uint64_t *sent)
 {
 	struct memif_txq *q = (struct memif_txq *)pub;
 	uint32_t live = memif_enter(&q->busy, &q->live, q->fence);
@@ -497,8 +502,7 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 	unsigned room, used = 0;
 	uint32_t bs;
 	uint16_t i, k = 0, mask, qhead;
-	uint64_t t0 = 0;
-	bool ok, stream = false, measure = false;
+	bool ok;
 
 	if (tide_unlikely(live != q->seen) && !memif_txq_resync(q, live)) {
 		memif_leave(&q->busy);
@@ -537,15 +541,6 @@ TIDE_ALWAYS_INLINE uint16_t tx_copy(struct tide_txq *pub, struct tide_mbuf **pkt
 	bs = lim.buffer_size;
 	mask = q->r.mask;
 	qhead = q->head;
-	/* A burst that begins with a long frame writes its long frames the way the queue's
-	 * copy_adapt says (tx_stores=), and under tx_stores=auto is timed. */
-	if (COPY_HAVE_STREAM && n > 0 && q->ad.stores != COPY_STORES_CACHE &&
-	    pkts[0]->data_len >= COPY_STREAM_MIN) {
-		stream = q->ad.stream;
-		measure = q->ad.stores == COPY_STORES_AUTO;
-		if (measure)
-			t0 = copy_ticks();
-	}
 	/* Client: the slots of the first MEMIF_CLAIM_AHEAD frames (the loop claims the rest,
 	 * that far ahead of its copy), as long as the first frame. Not when streaming: the
 	 * lines are not to be fetched at all. */
@@ -643,17 +638,54 @@ out:
 	if (tide_unlikely(st.dropped))
 		tide_stat_add(&pub->stats.errors, st.dropped);
 	tide_stat_burst(&pub->stats, k - st.dropped, bytes);
-	if (measure && bytes)
-		copy_adapt_burst(&q->ad, t0, copy_ticks(), bytes);
 	memif_leave(&q->busy);
+	*sent = bytes;
+	return k;
+}
+
+typedef uint16_t (*tx_way_fn)(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n,
+			      uint64_t *sent);
+
+/*
+ * A burst that begins with a long frame writes its long frames the way the queue's
+ * copy_adapt says (tx_stores=) and, under tx_stores=auto, is timed; every other burst runs
+ * the cached loop. The two loops are separate functions (@cached, @streaming), so that the
+ * per-packet path of short frames carries nothing of streaming.
+ */
+TIDE_ALWAYS_INLINE uint16_t tx_burst(struct tide_txq *pub, struct tide_mbuf **pkts, uint16_t n,
+				     tx_way_fn cached, tx_way_fn streaming)
+{
+	struct copy_adapt *a = &((struct memif_txq *)pub)->ad;
+	uint64_t t0, sent = 0;
+	uint16_t k;
+
+	if (!COPY_HAVE_STREAM || n == 0 || a->stores == COPY_STORES_CACHE ||
+	    pkts[0]->data_len < COPY_STREAM_MIN)
+		return cached(pub, pkts, n, &sent);
+	if (a->stores == COPY_STORES_STREAM)
+		return streaming(pub, pkts, n, &sent);
+	t0 = copy_ticks();
+	k = a->stream ? streaming(pub, pkts, n, &sent) : cached(pub, pkts, n, &sent);
+	if (sent)
+		copy_adapt_burst(a, t0, copy_ticks(), sent);
 	return k;
 }
 
 /* @claim: copy_claim() of the slots ahead of the copy (copy.h), for CPUs with PREFETCHW. */
 #define TX_FN(name, server, f, claim)                                                              \
+	static __attribute__((noinline)) uint16_t name##_cached(                                   \
+		struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n, uint64_t *sent)          \
+	{                                                                                          \
+		return tx_copy(q, pkts, n, server, f, claim, false, sent);                        \
+	}                                                                                          \
+	static __attribute__((noinline)) uint16_t name##_streaming(                                \
+		struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n, uint64_t *sent)          \
+	{                                                                                          \
+		return tx_copy(q, pkts, n, server, f, claim, COPY_HAVE_STREAM, sent);             \
+	}                                                                                          \
 	static uint16_t name(struct tide_txq *q, struct tide_mbuf **pkts, uint16_t n)             \
 	{                                                                                          \
-		return tx_copy(q, pkts, n, server, f, claim);                                      \
+		return tx_burst(q, pkts, n, name##_cached, name##_streaming);                     \
 	}
 
 TX_FN(tx_server_after, true, MEMIF_FREE_AFTER, false)
