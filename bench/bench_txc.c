@@ -32,6 +32,7 @@
 #endif
 
 #include "bench_util.h"
+#include "../tests/tmp_util.h"
 
 #define TXC_BURST 32
 #define TXC_RING 1024
@@ -201,10 +202,13 @@ static double parse_commas(const char *s)
 static int txc_instr_variant(const struct txc_variant *v, uint64_t packets, double *total,
 			     double *device, uint64_t *fwd)
 {
-	char out[] = "/tmp/tide-bench-cg.XXXXXX", cmd[1024], line[512], self[512];
+	char out[256], cmd[1024], line[512], self[512];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	FILE *f;
-	int fd = mkstemp(out);
+	int fd;
+
+	snprintf(out, sizeof(out), "%s/tide-bench-cg.XXXXXX", test_tmp());
+	fd = mkstemp(out);
 
 	if (fd < 0 || sl <= 0)
 		return -errno;

@@ -14,6 +14,7 @@
 #include <tide/port.h>
 
 #include "sock_util.h"
+#include "tmp_util.h"
 
 #define MT_CHECK(c) SU_CHECK(c)
 
@@ -39,11 +40,11 @@ static inline void mt_dir_cleanup_(void)
 		nftw(mt_dir_, mt_rm_, 8, FTW_DEPTH | FTW_PHYS);
 }
 
-/* A private directory /tmp/tide-TAG-XXXXXX in @dir, removed with what is in it at exit
- * (after a failed check too). */
+/* A private directory $TMPDIR/tide-TAG-XXXXXX (tmp_util.h) in @dir, removed with what is
+ * in it at exit (after a failed check too). */
 static inline void mt_tmpdir(char *dir, size_t len, const char *tag)
 {
-	snprintf(dir, len, "/tmp/tide-%s-XXXXXX", tag);
+	snprintf(dir, len, "%s/tide-%s-XXXXXX", test_tmp(), tag);
 	MT_CHECK(mkdtemp(dir) != NULL);
 	snprintf(mt_dir_, sizeof(mt_dir_), "%s", dir);
 	atexit(mt_dir_cleanup_);

@@ -7,7 +7,7 @@ set -u
 lib=$1
 inc=$2
 command -v nm >/dev/null || { echo "nm not installed" >&2; exit 77; }
-tmp=$(mktemp -d /tmp/tide-abi.XXXXXX) || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tide-abi.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 nm -D --defined-only "$lib" | awk '$3 ~ /^tide_/ { sub(/@.*/, "", $3); print $3 }' | sort -u >"$tmp/exported"
 nm --defined-only "$lib" | awk '$3 ~ /^tide_/ { print $3 }' | sort -u >"$tmp/defined"

@@ -36,6 +36,7 @@
 #include <tide/port.h>
 
 #include "testutil.h"
+#include "tmp_util.h"
 
 #define NWORKERS 2
 #define NWORLDS 5
@@ -237,7 +238,8 @@ static void world_open(unsigned w)
 		break;
 	case W_MEMIF:
 		wd->inject = true;
-		snprintf(wd->sock, sizeof(wd->sock), "/tmp/tide-chaos-%d.sock", (int)getpid());
+		snprintf(wd->sock, sizeof(wd->sock), "%s/tide-chaos-%d.sock", test_tmp(),
+			 (int)getpid());
 		snprintf(spec, sizeof(spec), "memif:socket=%s,role=server,rings=%u", wd->sock, NQ);
 		assert_int_equal(tide_port_open(spec, &wd->ports[0]), 0);
 		snprintf(spec, sizeof(spec), "memif:socket=%s,role=client,rings=%u", wd->sock, NQ);

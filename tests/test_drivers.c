@@ -18,6 +18,7 @@
 #include "driver.h"
 #include "testutil.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 #define NPKT 1024
 
@@ -519,7 +520,7 @@ static bool have_pcap(void)
 static int pcap_setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tide-drv-XXXXXX");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/tide-drv-XXXXXX", test_tmp());
 	return mkdtemp(tmpdir) == NULL;
 }
 

@@ -18,13 +18,14 @@
 #include "fwd.h"
 #include "proc_util.h"
 #include "vhost_front.h"
+#include "tmp_util.h"
 
 /* virtio-net header values (virtio 1.x, 5.1.6). */
 #define VIRTIO_NET_HDR_F_NEEDS_CSUM 1
 #define VIRTIO_NET_HDR_GSO_TCPV4    1
 #define VIRTIO_NET_HDR_GSO_TCPV6    4
 
-static char dir[] = "/tmp/tide_fwd_ol_XXXXXX";
+static char dir[80];
 static char sock[108], out[200];
 static uint8_t A[70000];
 
@@ -508,6 +509,7 @@ int main(void)
 	flush_order_check();
 	idle_check();
 	idle_loop_check();
+	snprintf(dir, sizeof(dir), "%s/tide-fwd-ol-XXXXXX", test_tmp());
 	FE_CHECK(mkdtemp(dir) != NULL);
 	atexit(remove_all);
 	snprintf(sock, sizeof(sock), "%s/v.sock", dir);

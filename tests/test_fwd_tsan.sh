@@ -9,7 +9,7 @@
 # packets moved, and every buffer back.
 set -u
 fwd=$1
-tmp=$(mktemp -d /tmp/tide-fwd-tsan.XXXXXX) || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tide-fwd-tsan.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 fail=0

@@ -18,7 +18,7 @@ set -u
 peer=$1
 testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" >&2; exit 77; }
 huge_py=$(cd "$(dirname "$0")/../bench" && pwd)/hugepages.py
-dir=$(mktemp -d /tmp/tide-memif-dpdk-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tide-memif-dpdk-XXXXXX")
 prefixes=""
 cleanup() {
 	if [ -n "${tp:-}" ]; then kill "$tp" 2>/dev/null; wait "$tp" 2>/dev/null; fi

@@ -21,6 +21,7 @@
 #include "testutil.h"
 #include "vhost_front.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 #define DEADLINE_S 10.0
 
@@ -34,7 +35,7 @@ static int group_setup(void **state)
 	(void)state;
 	if (tide_thread_register() < 0)
 		return -1;
-	snprintf(dir, sizeof(dir), "/tmp/tide-mtu-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tide-mtu-XXXXXX", test_tmp());
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	return tide_pktpool_create("mtu", 4096, 64, 2048, &o, &pool);

@@ -20,6 +20,7 @@
 #include "offload_pkt.h"
 #include "offload_vnet.h"
 #include "testutil.h"
+#include "tmp_util.h"
 
 /* ---- reference arithmetic: big-endian words, one at a time ---- */
 
@@ -1245,7 +1246,7 @@ static int run(const char *cmd, char *out, size_t n)
 
 static int tshark_main(void)
 {
-	char dir[] = "/tmp/tide_offload_XXXXXX", spec[256], cmd[1024], *res;
+	char dir[256], spec[512], cmd[1024], *res;
 	struct tide_port *p;
 	uint64_t rnd = 77;
 	unsigned sent = 0, expect = 0;
@@ -1263,6 +1264,7 @@ static int tshark_main(void)
 		fprintf(stderr, "SKIP: the pcap driver is not in this build (libpcap not found, or -Dpcap=disabled)\n");
 		return 77;
 	}
+	snprintf(dir, sizeof(dir), "%s/tide-offload-XXXXXX", test_tmp());
 	if (tide_thread_register() < 0 || tide_pktpool_create("ts", 2048, 0, 0, NULL, &pool) < 0 ||
 	    mkdtemp(dir) == NULL)
 		return 1;

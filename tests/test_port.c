@@ -19,6 +19,7 @@
 #include "driver.h"
 #include "testutil.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 static int setup_thread(void **state)
 {
@@ -151,7 +152,7 @@ static const char *row_prepare(const struct conf_row *r)
 
 	if (!driver_built(r->driver))
 		return "driver not in this build";
-	snprintf(scratch, sizeof(scratch), "/tmp/tide-port-XXXXXX");
+	snprintf(scratch, sizeof(scratch), "%s/tide-port-XXXXXX", test_tmp());
 	if (mkdtemp(scratch) == NULL) {
 		scratch[0] = 0;
 		return "cannot make a scratch directory";
@@ -820,7 +821,7 @@ static void test_tx_released_paths(void **state)
 	rel_send(&e, pool, a);
 	rel_check(&e, "simnic, a chain dropped");
 
-	snprintf(rel_dir, sizeof(rel_dir), "/tmp/tide-rel-XXXXXX");
+	snprintf(rel_dir, sizeof(rel_dir), "%s/tide-rel-XXXXXX", test_tmp());
 	if (mkdtemp(rel_dir) == NULL) {
 		rel_dir[0] = '\0';
 		fail_msg("cannot make a directory for the memif sockets");

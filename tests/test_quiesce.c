@@ -67,6 +67,7 @@
 #include "quiesce.h"
 #include "txc.h"
 #include "vhost_front.h"
+#include "tmp_util.h"
 
 #define RING 256
 #define POOL_N 2048
@@ -1197,7 +1198,7 @@ static void test_memif_barrier_fails(void **state)
 	int st;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/tide-qsmb-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tide-qsmb-XXXXXX", test_tmp());
 	assert_non_null(mkdtemp(dir));
 	snprintf(sock, sizeof(sock), "%s/m.sock", dir);
 	peer = fork();
@@ -1235,7 +1236,7 @@ static void test_vhost_barrier_fails(void **state)
 	struct fe f;
 
 	(void)state;
-	snprintf(path, sizeof(path), "/tmp/tide-qsmb-%d.sock", (int)getpid());
+	snprintf(path, sizeof(path), "%s/tide-qsmb-%d.sock", test_tmp(), (int)getpid());
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	mb_world_open();
 	assert_int_equal(tide_port_open(spec, &mb_port), 0);

@@ -7,6 +7,7 @@
 
 #include "../apps/tide-fwd/routes.h"
 #include "testutil.h"
+#include "tmp_util.h"
 
 static void test_good_lines(void **state)
 {
@@ -177,13 +178,14 @@ static FILE *temp_file(char *path)
 
 static void test_load_file(void **state)
 {
-	char path[] = "/tmp/tide-routes-XXXXXX";
+	char path[256];
 	struct route *v = NULL;
 	unsigned n = 0;
 	char err[256];
 	FILE *f;
 
 	(void)state;
+	snprintf(path, sizeof(path), "%s/tide-routes-XXXXXX", test_tmp());
 	f = temp_file(path);
 	fputs("# test table\n10.0.0.0/16 0\n10.1.0.0/16 1\r\n\n192.168.0.0/24 2", f);
 	for (unsigned i = 0; i < 1000; i++)
@@ -238,13 +240,14 @@ static void test_default(void **state)
 /* Files that are not route tables: refused on the line that shows it, not read forever. */
 static void test_load_not_text(void **state)
 {
-	char path[] = "/tmp/tide-routes-XXXXXX";
+	char path[256];
 	struct route *v = NULL;
 	unsigned n = 0;
 	char err[256];
 	FILE *f;
 
 	(void)state;
+	snprintf(path, sizeof(path), "%s/tide-routes-XXXXXX", test_tmp());
 	assert_int_equal(routes_load("/dev/zero", 1, &v, &n, err, sizeof(err), NULL, 0), -EINVAL);
 	assert_non_null(strstr(err, "/dev/zero:1: not a text file (NUL byte)"));
 	assert_null(v);

@@ -23,6 +23,7 @@
 
 #include "driver.h"
 #include "testutil.h"
+#include "tmp_util.h"
 
 #define TAIL_MAGIC	   0x5a5a5a5a5a5a5a5aull
 #define UPTO(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
@@ -248,7 +249,7 @@ int main(void)
 
 	if (tide_thread_register() < 0)
 		return 1;
-	snprintf(dir, sizeof(dir), "/tmp/tide-sized-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tide-sized-XXXXXX", test_tmp());
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);

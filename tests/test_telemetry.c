@@ -19,8 +19,9 @@
 #include <tide/telemetry.h>
 
 #include "testutil.h"
+#include "tmp_util.h"
 
-static char dir[] = "/tmp/tide-telemetry-XXXXXX";
+static char dir[80];
 static char path[96];
 
 static int client(void)
@@ -256,6 +257,7 @@ static void test_open(void **state)
 static int setup(void **state)
 {
 	(void)state;
+	snprintf(dir, sizeof(dir), "%s/tide-telemetry-XXXXXX", test_tmp());
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/t.sock", dir);

@@ -25,10 +25,11 @@
 #include "sock_util.h"
 #include "unix_sock.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
-static char dir[] = "/tmp/tide-unix-sock-XXXXXX", sock[108];
+static char dir[64], sock[108];
 
-/* At exit, after a failed check too: nothing left in /tmp. */
+/* At exit, after a failed check too: nothing left behind. */
 static void cleanup(void)
 {
 	unlink(sock);
@@ -259,6 +260,8 @@ int main(int argc, char **argv)
 		printf("unix_sock ctrunc: ok\n");
 		return 0;
 	}
+	SU_CHECK((size_t)snprintf(dir, sizeof(dir), "%s/tide-unix-sock-XXXXXX", test_tmp()) <
+		 sizeof(dir));
 	SU_CHECK(mkdtemp(dir) != NULL);
 	atexit(cleanup);
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);

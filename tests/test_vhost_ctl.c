@@ -38,6 +38,7 @@
 #include "driver.h"
 #include "vhost_front.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 #define WINDOW_MS 300
 
@@ -576,8 +577,10 @@ int main(void)
 {
 	tide_thread_register();
 	FE_CHECK(tide_pktpool_create("vhostctl", 1024, 32, 0, NULL, &pool) == 0);
-	snprintf(paths[0], sizeof(paths[0]), "/tmp/tide-vhost-ctl-%d.sock", (int)getpid());
-	snprintf(paths[1], sizeof(paths[1]), "/tmp/tide-vhost-ctl-%d-c.sock", (int)getpid());
+	snprintf(paths[0], sizeof(paths[0]), "%s/tide-vhost-ctl-%d.sock", test_tmp(),
+		 (int)getpid());
+	snprintf(paths[1], sizeof(paths[1]), "%s/tide-vhost-ctl-%d-c.sock", test_tmp(),
+		 (int)getpid());
 	atexit(remove_sockets);
 	mac_case(paths[0]);
 	info_case(paths[0]);

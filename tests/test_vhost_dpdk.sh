@@ -43,7 +43,7 @@ testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" 
 if [ "$mode" = held ]; then
 	gdb=$(command -v gdb) || { echo "skip: gdb not installed (it holds testpmd inside its port start)" >&2; exit 77; }
 fi
-dir=$(mktemp -d /tmp/tide-vhost-dpdk-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tide-vhost-dpdk-XXXXXX")
 tp_px=tidevh$$
 # shellcheck source=tests/testpmd_lib.sh
 . "$root/tests/testpmd_lib.sh"

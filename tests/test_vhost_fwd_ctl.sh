@@ -28,7 +28,7 @@ fwd=$1
 strace=$(command -v strace) || { echo "skip: strace not installed" >&2; exit 77; }
 "$strace" -f -qq -o /dev/null true 2>/dev/null || { echo "skip: strace cannot trace here (ptrace not allowed)" >&2; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 not installed (the silent frontend)" >&2; exit 77; }
-dir=$(mktemp -d /tmp/tide-vhost-fwdctl-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tide-vhost-fwdctl-XXXXXX")
 pids=()
 cleanup() {
 	# tide-fwd runs under strace: killing strace would leave it running, detached. Its

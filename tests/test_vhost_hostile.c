@@ -22,6 +22,7 @@
 #include <tide/vhost.h>
 
 #include "vhost_util.h"
+#include "tmp_util.h"
 
 static uint64_t extra_feats; /* negotiated on top of feats (the event index, for some runs) */
 static struct tide_pool *pool;
@@ -1591,7 +1592,7 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	tide_thread_register();
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-hostile-%d.sock", (int)getpid());
+	snprintf(path, sizeof(path), "%s/tide-vhost-hostile-%d.sock", test_tmp(), (int)getpid());
 	atexit(remove_socket);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	FE_CHECK(tide_pktpool_create("hostile", 4096, 64, 0, NULL, &pool) == 0);

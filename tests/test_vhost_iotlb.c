@@ -26,6 +26,7 @@
 
 #include "vhost_util.h"
 #include "../drivers/vhost/vhost.h"
+#include "tmp_util.h"
 
 #define IOVA_BASE 0x7f0000000000ull
 #define RINGS	  0x8000u /* the vrings: [0, RINGS) of the memory */
@@ -719,7 +720,7 @@ int main(int argc, char **argv)
 	char spec[200];
 
 	tide_thread_register();
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-iotlb-%d.sock", (int)getpid());
+	snprintf(path, sizeof(path), "%s/tide-vhost-iotlb-%d.sock", test_tmp(), (int)getpid());
 	atexit(remove_socket);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	FE_CHECK(tide_pktpool_create("iotlb", 4096, 64, 0, NULL, &pool) == 0);

@@ -25,6 +25,7 @@
 #include "offload_vnet.h"
 #include "ol_pkt.h"
 #include "vhost_util.h"
+#include "tmp_util.h"
 
 #define F_CSUM	     VIRTIO_BIT(0)
 #define F_GUEST_CSUM VIRTIO_BIT(1)
@@ -759,7 +760,7 @@ static void remove_socket(void)
 int main(void)
 {
 	tide_thread_register();
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-offload-%d.sock", (int)getpid());
+	snprintf(path, sizeof(path), "%s/tide-vhost-offload-%d.sock", test_tmp(), (int)getpid());
 	atexit(remove_socket);
 	FE_CHECK(tide_pktpool_create("vhost-ol", 4096, 64, 0, NULL, &pool) == 0);
 	offer_checks();

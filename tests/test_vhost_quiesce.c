@@ -29,6 +29,7 @@
 #include "quiesce.h"
 #include "vhost_front.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 #define WAIT_S 5
 
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
 	}
 	tide_log_set_handler(qlog, NULL);
 	tide_log_set_level(TIDE_LOG_WARNING);
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-quiesce-%d.sock", (int)getpid());
+	snprintf(path, sizeof(path), "%s/tide-vhost-quiesce-%d.sock", test_tmp(), (int)getpid());
 	atexit(remove_socket);
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server", path);
 	FE_CHECK(tide_pktpool_create("vhq", 1024, 32, 0, NULL, &pool) == 0);

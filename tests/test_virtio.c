@@ -20,6 +20,7 @@
 
 #include "testutil.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 #define FRAMES	   10000u
 #define DEADLINE_S 60.0
@@ -30,7 +31,7 @@ static char dir[64];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/tide-virtio-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tide-virtio-XXXXXX", test_tmp());
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	return 0;

@@ -22,7 +22,7 @@ set -u
 peer=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 testpmd=$(command -v dpdk-testpmd) || { echo "skip: dpdk-testpmd not installed" >&2; exit 77; }
-dir=$(mktemp -d /tmp/tide-virtio-dpdk-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tide-virtio-dpdk-XXXXXX")
 tp_px=tidevio$$
 # shellcheck source=tests/testpmd_lib.sh
 . "$root/tests/testpmd_lib.sh"

@@ -29,6 +29,7 @@
 #include "vhost_user.h"
 #include "virtio_ring.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 static char dir[64], sock[96];
 static unsigned ndesc = 256; /* each queue's ring */
@@ -1201,7 +1202,7 @@ static void test_tx_cut_room(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/tide-virtio-h-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tide-virtio-h-XXXXXX", test_tmp());
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(sock, sizeof(sock), "%s/b.sock", dir);

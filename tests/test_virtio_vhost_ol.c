@@ -32,6 +32,7 @@
 #include "ol_pkt.h"
 #include "testutil.h"
 #include "proc_util.h"
+#include "tmp_util.h"
 
 #define DEADLINE_S 10.0
 #define MAX_OUT	   128
@@ -511,7 +512,7 @@ static void test_virtio_rx_plain_packed(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/tide-vvol-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tide-vvol-XXXXXX", test_tmp());
 	return mkdtemp(dir) == NULL ? -1 : 0;
 }
 

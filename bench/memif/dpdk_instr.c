@@ -29,6 +29,7 @@
 
 #include "../dpdk_instr.h"
 #include "../lockstep_time.h"
+#include "../../tests/tmp_util.h"
 
 static uint16_t S, C;
 
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
 	total = strtoull(argv[1], NULL, 0);
 	size = (unsigned)atoi(argv[2]);
 	SU_CHECK(size >= 16 && size <= 2048);
-	snprintf(sock, sizeof(sock), "/tmp/tide-dpdk-instr-%d.sock", (int)getpid());
+	snprintf(sock, sizeof(sock), "%s/tide-dpdk-instr-%d.sock", test_tmp(), (int)getpid());
 	snprintf(vs, sizeof(vs), "--vdev=net_memif0,role=server,socket=%s,socket-abstract=no,id=0",
 		 sock);
 	snprintf(vc, sizeof(vc), "--vdev=net_memif1,role=client,socket=%s,socket-abstract=no,id=0",

@@ -72,6 +72,7 @@
 
 #include "../dpdk_instr.h"
 #include "../lockstep_time.h"
+#include "../../tests/tmp_util.h"
 
 #define F_MRG_RXBUF (1ull << 15)   /* VIRTIO_NET_F_MRG_RXBUF */
 #define F_RING_PACKED (1ull << 34) /* VIRTIO_F_RING_PACKED */
@@ -551,7 +552,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		struct pair *p = &pairs[i];
 
-		snprintf(p->sock, sizeof(p->sock), "/tmp/tide-vhost-lockstep-%d-%d.sock",
+		snprintf(p->sock, sizeof(p->sock), "%s/tide-vhost-lockstep-%d-%d.sock", test_tmp(),
 			 (int)getpid(), i);
 		if (p->be_tide)
 			continue;

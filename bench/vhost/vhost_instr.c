@@ -25,6 +25,7 @@
 #include <tide/vhost.h>
 
 #include "../../tests/vhost_front.h"
+#include "../../tests/tmp_util.h"
 
 #define BURST 32
 
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
 	size = (unsigned)atoi(argv[3]);
 	FE_CHECK(size >= 60 && size <= FE_BUF - 12);
 	tide_thread_register();
-	snprintf(path, sizeof(path), "/tmp/tide-vhost-instr-%d.sock", (int)getpid());
+	snprintf(path, sizeof(path), "%s/tide-vhost-instr-%d.sock", test_tmp(), (int)getpid());
 	snprintf(spec, sizeof(spec), "vhost:socket=%s,role=server%s", path, argc > 4 ? argv[4] : "");
 	FE_CHECK(tide_pktpool_create("instr", 4096, 256, 0, NULL, &pool) == 0);
 	FE_CHECK(tide_port_open(spec, &P) == 0);

@@ -32,6 +32,7 @@
 #include <tide/port.h>
 
 #include "../common/pair_instr.h"
+#include "../../tests/tmp_util.h"
 
 #define BURST 32
 #define DESC 1024
@@ -79,7 +80,7 @@ int main(int argc, char **argv)
 	size = (unsigned)atoi(argv[3]);
 	CHECK(size >= 60 && size <= 1518);
 	tide_thread_register();
-	snprintf(path, sizeof(path), "/tmp/tide-virtio-instr-%d.sock", (int)getpid());
+	snprintf(path, sizeof(path), "%s/tide-virtio-instr-%d.sock", test_tmp(), (int)getpid());
 	/* A guest's pool (shared: the backend maps it) and a switch's. */
 	CHECK(tide_pktpool_create("guest", 8192, 256, 0, &so, &fpool) == 0);
 	CHECK(tide_pktpool_create("switch", 8192, 256, 0, NULL, &bpool) == 0);

@@ -75,7 +75,7 @@ guest_kernel() {
 }
 
 guest_tmpdir() {
-	dir=$(mktemp -d /tmp/tide-guest-XXXXXX)
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/tide-guest-XXXXXX")
 	pids=()
 	guest_bins=()
 	trap guest_cleanup EXIT

@@ -53,7 +53,7 @@ if [ ! -x "$lmp" ] || [ "$src/lm_peer.c" -nt "$lmp" ]; then
 fi
 responder=$lmdir/build/examples/icmp_responder
 
-dir=$(mktemp -d /tmp/tide-libmemif-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tide-libmemif-XXXXXX")
 pids=""
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done

@@ -5,7 +5,7 @@
 # written to them).
 set -eu
 tool=$1
-root=$(mktemp -d /tmp/tide-devbind-XXXXXX)
+root=$(mktemp -d "${TMPDIR:-/tmp}/tide-devbind-XXXXXX")
 trap 'rm -rf "$root"' EXIT
 p=$root/bus/pci
 mkdir -p $p/devices $p/drivers/e1000e $p/drivers/vfio-pci $root/kernel/iommu_groups/7/devices \

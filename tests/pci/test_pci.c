@@ -23,6 +23,7 @@
 
 #include "pci.h"
 #include "testutil.h"
+#include "../tmp_util.h"
 #ifdef TEST_E1000E
 #include <tide/lcore.h>
 #include <tide/offload.h>
@@ -133,7 +134,7 @@ static int setup(void **state)
 	char sys[300], dev[300];
 
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/tide-test-pci-XXXXXX");
+	snprintf(root, sizeof(root), "%s/tide-test-pci-XXXXXX", test_tmp());
 	assert_non_null(mkdtemp(root));
 	mk("sys");
 	mk("sys/devices");
