@@ -5,6 +5,7 @@
                                        #    pr.rt_ns: the line round trip (None if unknown)
     line = corun.describe(secs, values, "pair")
     line = corun.describe_rt(values)   # the line round trips of a run
+    cut = corun.placement_cut(values)  # near/far boundary of those, or None
 
 build/bench/memif_corun (bench/memif/corun.c) spins one thread on CPU 0 and one on CPU 1
 for @secs; each times the stretches in which the other's counter stood still for more than
@@ -56,6 +57,15 @@ def describe_rt(values):
             % (statistics.median(v), min(v), max(v)))
 
 
+def placement_cut(values):
+    """The round trip (ns) that splits a run's probes @values into near (at or below it)
+    and far (above): 1.5x the shortest; None unless the run saw both."""
+    v = [x for x in values if x]
+    if not v or max(v) <= 1.5 * min(v):
+        return None
+    return 1.5 * min(v)
+
+
 def describe(secs, values, what="pair"):
     """One header line on the co-run %s @values of a run (None when there are none)."""
     if not values:
@@ -70,6 +80,12 @@ if __name__ == "__main__":
     # Smoke check (bench/meson.build): python3 bench/corun.py BUILD runs the probe briefly
     # and checks that it gave every figure; exit 77 (skipped) on fewer than two CPUs.
     import sys
+    # The near/far boundary first (no CPUs needed): 1.5x the shortest, none without both.
+    cuts = (placement_cut([480, 120, None, 130]), placement_cut([120, 130, 175]),
+            placement_cut([]))
+    if cuts != (180.0, None, None):
+        print("FAIL: placement_cut gave", cuts)
+        sys.exit(1)
     if not {0, 1} <= os.sched_getaffinity(0):
         print("corun: needs CPUs 0 and 1")
         sys.exit(77)
