@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -25,6 +27,22 @@
 			__builtin_unreachable();                                             \
 		}                                                                            \
 	} while (0)
+
+/*
+ * A test of threads spinning on shared memory (ring_threads, pool_threads) calls this first:
+ * 77 (a skip, with the reason on stderr) under qemu-user, the aarch64 cross build
+ * (tests/meson.build sets TIDE_TEST_EMULATED), else 0. qemu-user runs the threads with the
+ * host's x86 memory order, so such a test could not show an aarch64 reordering, and it can
+ * hold a spinning thread off its CPU for tens of seconds.
+ */
+static inline int skip_threads_when_emulated(void)
+{
+	if (getenv("TIDE_TEST_EMULATED") == NULL)
+		return 0;
+	fprintf(stderr, "skip: runs under qemu-user, which can starve a spinning thread and "
+			"cannot show aarch64 reorderings\n");
+	return 77;
+}
 
 /* Deterministic PRNG (xorshift64*), so failures reproduce. */
 static inline uint64_t test_rand(uint64_t *s)
