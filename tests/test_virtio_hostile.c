@@ -1221,6 +1221,100 @@ static int teardown(void **state)
 }
 
 /* The offload cases again over packed virtqueues: packed set around each. */
+/*
+ * Not a broken rule: without VIRTIO_F_IN_ORDER a device may use receive buffers in any
+ * order. This backend takes the avail entries three at a time and uses each three in
+ * reverse, for three laps of the ring, while the application receives in bursts of 32,
+ * which end inside a group. The frontend then moves descriptors between slots, and the
+ * slots it posts again must get their avail entries rewritten (it leaves them alone
+ * while nothing moved): every avail entry names a descriptor that is neither at the
+ * backend nor used and not yet received (a stale entry names one of those: its buffer
+ * holds a frame the application has not had), and every frame arrives whole, in the
+ * order used.
+ */
+static void test_rx_out_of_order(void **state)
+{
+	enum { GROUP = 3, FRAME = 60, LAPS = 3 };
+	struct env e;
+	struct vring_avail *a;
+	struct vring_used *u;
+	struct vring_desc *d;
+	uint16_t next_avail = 0, uidx = 0;
+	uint32_t sent = 0, got = 0;
+	bool at_device[256] = {false}; /* taken from the avail ring, not used yet */
+	int64_t used_at[256];	       /* the used position of each descriptor's last use */
+	double end;
+
+	(void)state;
+	assert_true(ndesc <= 256);
+	for (unsigned i = 0; i < 256; i++)
+		used_at[i] = -1;
+	env_up(&e, 0, ",in_order=no");
+	a = e.b.avail[0];
+	u = e.b.used[0];
+	d = e.b.desc[0];
+	end = now_s() + 30;
+	while (got < LAPS * ndesc) {
+		struct tide_mbuf *pkts[32];
+		uint16_t nb;
+
+		/* Use what is available, a group at a time, each group in reverse. */
+		while ((uint16_t)(__atomic_load_n(&a->idx, __ATOMIC_ACQUIRE) - next_avail) >=
+			   GROUP &&
+		       sent - got + GROUP <= ndesc) {
+			uint16_t ids[GROUP];
+
+			for (unsigned k = 0; k < GROUP; k++) {
+				ids[k] = a->ring[(uint16_t)(next_avail + k) & (ndesc - 1)];
+				if (ids[k] >= ndesc || at_device[ids[k]] || used_at[ids[k]] >= got)
+					fail_msg("avail entry %u names descriptor %u: none, at the "
+						 "device, or used and not received yet",
+						 (unsigned)(uint16_t)(next_avail + k), ids[k]);
+				at_device[ids[k]] = true;
+			}
+			next_avail += GROUP;
+			for (unsigned k = GROUP; k-- > 0;) {
+				uint8_t *buf = (uint8_t *)(uintptr_t)d[ids[k]].addr;
+
+				assert_true(d[ids[k]].len >= 12 + FRAME);
+				memset(buf, 0, 12);
+				((struct virtio_net_hdr_mrg *)(void *)buf)->num_buffers = 1;
+				memset(buf + 12, (int)(sent & 0xff), FRAME);
+				memcpy(buf + 12, &sent, sizeof(sent));
+				used_at[ids[k]] = sent++;
+				used_put(u, ndesc, uidx++, ids[k], 12 + FRAME);
+				at_device[ids[k]] = false;
+			}
+			used_publish(u, uidx);
+		}
+		nb = tide_rx_burst(e.rxq, pkts, 32);
+		for (uint16_t i = 0; i < nb; i++) {
+			const uint8_t *f = tide_mbuf_mtod(pkts[i], const uint8_t *);
+			uint32_t seq;
+
+			assert_int_equal(pkts[i]->pkt_len, FRAME);
+			memcpy(&seq, f, sizeof(seq));
+			if (seq != got)
+				fail_msg("frame %u arrived as frame %u", got, seq);
+			for (unsigned j = sizeof(seq); j < FRAME; j++)
+				if (f[j] != (uint8_t)(got & 0xff))
+					fail_msg("frame %u: byte %u overwritten", got, j);
+			got++;
+		}
+		tide_mbuf_free_bulk(pkts, nb);
+		if (now_s() > end)
+			fail_msg("stuck: %u frames sent, %u received", sent, got);
+	}
+	{
+		uint64_t faults = 0;
+
+		assert_int_equal(tide_xstats_get_by_name(e.p, "virtio_faults", &faults), 0);
+		assert_int_equal(faults, 0);
+	}
+	close(e.b.cfd);
+	env_close(&e);
+}
+
 static int packed_on(void **state)
 {
 	(void)state;
@@ -1252,11 +1346,12 @@ int main(void)
 		NOL = NR + NT, /* the offload cases, split then packed */
 	};
 	static char names[NOL][64];
-	struct CMUnitTest tests[N0 + 2 * NOL + 4] = {
+	struct CMUnitTest tests[N0 + 2 * NOL + 5] = {
 	    [N0 + 2 * NOL] = cmocka_unit_test(test_no_version_1),
 	    [N0 + 2 * NOL + 1] = cmocka_unit_test(test_bad_reply),
 	    [N0 + 2 * NOL + 2] = cmocka_unit_test(test_nack),
 	    [N0 + 2 * NOL + 3] = cmocka_unit_test(test_packed_not_offered),
+	    [N0 + 2 * NOL + 4] = cmocka_unit_test(test_rx_out_of_order),
 	};
 
 	for (unsigned i = 0; i < NU; i++)

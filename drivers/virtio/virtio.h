@@ -204,6 +204,10 @@ struct virtio_rxq {
 	/* Descriptor ids: slot_desc[avail slot] is the descriptor of the buffer in sw[slot],
 	 * desc_slot[descriptor] its slot (a device may use buffers out of order). */
 	uint16_t *slot_desc, *desc_slot;
+	/* Split ring: how many slots must still be posted with their avail entries compared
+	 * (virtio_rxtx.c, rx_avail_sync()): the ring's size after a flush or a buffer used out
+	 * of order, 0 in steady state. */
+	uint32_t avail_check;
 	struct tide_mbuf__rx_tmpl tmpl;
 	uint32_t seen;
 	uint64_t kicks;

@@ -128,6 +128,7 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_burst(struct virtio_rxq *q, struct tide_mb
 	v.sw = r->sw;
 	v.slot_desc = q->slot_desc;
 	v.desc_slot = q->desc_slot;
+	v.avail_check = &q->avail_check;
 	v.mask = vq->mask;
 	v.num = vq->num;
 	buf_len = q->buf_len;

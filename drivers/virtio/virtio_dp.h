@@ -44,6 +44,7 @@ TIDE_ALWAYS_INLINE uint64_t virtio_kick(const struct virtio_vq *vq)
 struct virtio_rx_view {
 	struct tide_mbuf **sw;
 	uint16_t *slot_desc, *desc_slot;
+	uint32_t *avail_check; /* the queue's: reset when descriptors change slots */
 	uint32_t mask, num;
 };
 
@@ -75,6 +76,7 @@ TIDE_ALWAYS_INLINE struct tide_mbuf *virtio_rx_take(const struct virtio_rx_view 
 		v->desc_slot[other] = (uint16_t)s;
 		v->slot_desc[p] = (uint16_t)id;
 		v->desc_slot[id] = (uint16_t)p;
+		*v->avail_check = v->mask + 1; /* the two slots' avail entries are stale */
 	}
 	return v->sw[p];
 }

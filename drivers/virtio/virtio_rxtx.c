@@ -6,7 +6,9 @@
  *   Rx (vring 2i, device-writable): the Rx refill (rxr.h) posts one descriptor per mbuf,
  *       starting VIRTIO_HDR_LEN bytes before the mbuf's data (the header lands in the
  *       headroom, the frame where the data starts) and as long as header + data room; the
- *       avail index moves once per refill batch. The burst takes used entries {id, len}:
+ *       avail index moves once per refill batch, and the avail entries are written only
+ *       while one may be stale (rx_avail_sync()): in steady state each slot keeps its
+ *       descriptor. The burst takes used entries {id, len}:
  *       the mbuf of descriptor id, len - header bytes of frame. With VIRTIO_NET_F_MRG_RXBUF
  *       the first header's num_buffers says how many used entries make the packet; the
  *       others continue it from the start of their descriptor (no header), as chained
@@ -69,26 +71,51 @@ TIDE_ALWAYS_INLINE uint64_t vq_publish(struct virtio_vq *vq, uint32_t old, uint3
 
 /* ---- Rx ---- */
 
+/*
+ * The avail entries of slots [first, first + n), compared with the descriptor each slot
+ * holds and written where they differ. Only while q->avail_check says an entry may be
+ * stale: after a flush (the maps are the identity again, the ring may hold an older
+ * order) and after the device used a buffer out of order (virtio_rx_take() moved
+ * descriptors between slots). Once a whole ring of slots has been posted since, every
+ * entry holds its slot's descriptor and posts leave the avail ring alone: storing the same
+ * value again would still take its line from the device's cache, which then fetches it
+ * back (one line between the cores per 32 buffers, for nothing).
+ */
+static void rx_avail_sync(struct virtio_rxq *q, uint32_t first, unsigned n)
+{
+	uint16_t *ring = q->vq.avail->ring;
+	uint32_t mask = q->rxr.mask;
+
+	for (unsigned k = 0; k < n; k++) {
+		uint32_t s = (first + k) & mask;
+		uint16_t id = q->slot_desc[s];
+
+		if (__atomic_load_n(&ring[s], __ATOMIC_RELAXED) != id)
+			ring[s] = id;
+	}
+	q->avail_check -= n < q->avail_check ? n : q->avail_check;
+}
+
 TIDE_ALWAYS_INLINE void rx_post(void *ctx, uint32_t first, unsigned n)
 {
 	struct virtio_rxq *q = ctx;
 	struct vring_desc *desc = q->vq.desc;
-	uint16_t *ring = q->vq.avail->ring, *slot_desc = q->slot_desc;
+	uint16_t *slot_desc = q->slot_desc;
 	struct tide_mbuf **sw = q->rxr.sw;
 	uint32_t mask = q->rxr.mask, off = (uint32_t)q->headroom - VIRTIO_HDR_LEN,
 		 len = q->buf_len;
 
 	for (unsigned k = 0; k < n; k++) {
 		uint32_t s = (first + k) & mask;
-		uint16_t id = slot_desc[s];
-		struct vring_desc *d = &desc[id];
+		struct vring_desc *d = &desc[slot_desc[s]];
 
 		d->addr = (uint64_t)(uintptr_t)tide_mbuf__buf_of(sw[s]) + off;
 		d->len = len;
 		d->flags = VRING_DESC_F_WRITE;
 		d->next = 0;
-		ring[s] = id;
 	}
+	if (tide_unlikely(q->avail_check != 0))
+		rx_avail_sync(q, first, n);
 }
 
 TIDE_ALWAYS_INLINE void rx_doorbell(void *ctx, uint32_t refill)
@@ -101,6 +128,7 @@ void virtio_rxq_flush(struct virtio_rxq *q)
 	rxr_release_all(&q->rxr);
 	for (unsigned i = 0; i < q->rxr.size; i++)
 		q->slot_desc[i] = q->desc_slot[i] = (uint16_t)i;
+	q->avail_check = q->rxr.size; /* the avail ring may hold another order */
 	q->last_used = 0;
 	q->avail_idx = 0;
 	__atomic_store_n(&q->seen, VIRTIO_SEEN_NONE, __ATOMIC_RELAXED);
