@@ -319,7 +319,9 @@ static void expect_fault(struct env *e, const char *reason, bool rx)
  * cases (vring 1) first have four packets sent; Rx cases (vring 0) find the receive
  * buffers posted. @nb >= 0: the first Rx buffer's virtio-net header (mergeable buffers) is
  * zeroed and its num_buffers set to @nb. Each used entry's length is @len, or with
- * @past > 0 one byte more than posted descriptor @past - 1 holds.
+ * @past > 0 one byte more than posted descriptor @past - 1 holds, with @past < 0 exactly
+ * what descriptor -@past - 1 holds (a full buffer: only then is num_buffers read, unless
+ * the queue has offloads).
  */
 struct used_case {
 	const char *name;
@@ -362,9 +364,9 @@ static const struct used_case used_cases[] = {
     {"rx_used_len_short", 0, "", true, -1, 1, {{0, 5, 0}}, 1,
      "used length outside the posted buffer"},
     /* Rx, mergeable buffers: num_buffers beyond what is posted, and of 0. */
-    {"rx_num_buffers", F_MRG, "", true, 300, 1, {{0, 12 + 60, 0}}, 1,
+    {"rx_num_buffers", F_MRG, "", true, 300, 1, {{0, 0, -1}}, 1,
      "num_buffers of 0 or beyond the posted buffers"},
-    {"rx_num_buffers_zero", F_MRG, "", true, 0, 1, {{0, 12 + 60, 0}}, 1,
+    {"rx_num_buffers_zero", F_MRG, "", true, 0, 1, {{0, 0, -1}}, 1,
      "num_buffers of 0 or beyond the posted buffers"},
     /* Rx, mergeable buffers: the second buffer of a packet longer than posted. */
     {"rx_mrg_second_len", F_MRG, "", true, 2, 2, {{0, 12 + 60, 0}, {1, 0, 2}}, 2,
@@ -395,8 +397,10 @@ static void test_used(void **state)
 		h->num_buffers = (uint16_t)c->nb;
 	}
 	for (unsigned i = 0; i < c->n; i++) {
-		uint32_t len = c->used[i].past ? e.b.desc[v][c->used[i].past - 1].len + 1
-					       : c->used[i].len;
+		int past = c->used[i].past;
+		uint32_t len = past > 0	  ? e.b.desc[v][past - 1].len + 1
+			       : past < 0 ? e.b.desc[v][-past - 1].len
+					  : c->used[i].len;
 
 		used_put(e.b.used[v], e.b.num[v], (uint16_t)i, c->used[i].id, len);
 	}
@@ -410,7 +414,8 @@ static void test_used(void **state)
  * the first pass has AVAIL = USED = 1). Tx cases (vring 1) first have four packets sent
  * (ids 0-3 at positions 0-3); Rx cases (vring 0) find 256 receive buffers posted. @nb >= 0:
  * the first Rx buffer's num_buffers (mergeable buffers). Each element: its id, its length
- * (@past > 0: one byte more than descriptor @past - 1 was posted with), its flags.
+ * (@past > 0: one byte more than descriptor @past - 1 was posted with; @past < 0: exactly
+ * what descriptor -@past - 1 was posted with), its flags.
  */
 #define PK_USED (VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED)
 
@@ -464,9 +469,9 @@ static const struct packed_case packed_cases[] = {
      "used flags with the wrong wrap counter"},
     /* Rx, mergeable buffers: num_buffers beyond what is posted, and of 0; the second
      * buffer of a packet with the wrong wrap counter, and longer than posted. */
-    {"packed_rx_num_buffers", F_MRG, "", true, 300, 1, {{0, 12 + 60, 0, PK_USED}},
+    {"packed_rx_num_buffers", F_MRG, "", true, 300, 1, {{0, 0, -1, PK_USED}},
      "num_buffers of 0 or beyond the posted buffers"},
-    {"packed_rx_num_buffers_zero", F_MRG, "", true, 0, 1, {{0, 12 + 60, 0, PK_USED}},
+    {"packed_rx_num_buffers_zero", F_MRG, "", true, 0, 1, {{0, 0, -1, PK_USED}},
      "num_buffers of 0 or beyond the posted buffers"},
     {"packed_rx_mrg_second_wrap", F_MRG, "", true, 2, 2,
      {{0, 12 + 60, 0, PK_USED}, {1, 60, 0, VRING_PACKED_DESC_F_USED}},
@@ -496,7 +501,11 @@ static void test_packed(void **state)
 	}
 	/* The elements' bodies, then their flags, the first last (as a device publishes). */
 	for (unsigned i = 0; i < c->n; i++) {
-		ring[i].len = c->used[i].past ? ring[c->used[i].past - 1].len + 1 : c->used[i].len;
+		int past = c->used[i].past;
+
+		ring[i].len = past > 0	 ? ring[past - 1].len + 1
+			      : past < 0 ? ring[-past - 1].len
+					 : c->used[i].len;
 		ring[i].id = c->used[i].id;
 	}
 	for (unsigned i = c->n; i-- > 0;)
@@ -1315,6 +1324,52 @@ static void test_rx_out_of_order(void **state)
 	env_close(&e);
 }
 
+/*
+ * Mergeable buffers: a buffer the device did not fill is the packet's last (the device
+ * uses every buffer but the last up to its full length), so its header's num_buffers is
+ * not read. Here the first of two short buffers says 5: each buffer is a packet of its
+ * own, nothing faults. (A full buffer's num_buffers is read and checked: the
+ * rx_num_buffers cases.)
+ */
+static void test_rx_short_buffer_is_last(void **state)
+{
+	struct env e;
+	struct tide_mbuf *pkts[4];
+	uint64_t faults = 0;
+	uint16_t got = 0;
+	double end;
+
+	(void)state;
+	env_up(&e, F_MRG, "");
+	for (uint16_t i = 0; i < 2; i++) {
+		uint8_t *buf = (uint8_t *)(uintptr_t)e.b.desc[0][e.b.avail[0]->ring[i]].addr;
+
+		memset(buf, 0, 12);
+		((struct virtio_net_hdr_mrg *)(void *)buf)->num_buffers = i == 0 ? 5 : 1;
+		memset(buf + 12, 0xa0 + i, 60);
+		used_put(e.b.used[0], e.b.num[0], i, e.b.avail[0]->ring[i], 12 + 60);
+	}
+	used_publish(e.b.used[0], 2);
+	end = now_s() + 10;
+	while (got < 2) {
+		uint16_t nb = tide_rx_burst(e.rxq, pkts + got, (uint16_t)(4 - got));
+
+		for (uint16_t i = got; i < got + nb; i++) {
+			assert_int_equal(pkts[i]->pkt_len, 60);
+			assert_int_equal(pkts[i]->nb_segs, 1);
+			assert_int_equal(*tide_mbuf_mtod(pkts[i], const uint8_t *), 0xa0 + i);
+		}
+		got = (uint16_t)(got + nb);
+		if (now_s() > end)
+			fail_msg("%u of 2 packets in 10 s", got);
+	}
+	tide_mbuf_free_bulk(pkts, got);
+	assert_int_equal(tide_xstats_get_by_name(e.p, "virtio_faults", &faults), 0);
+	assert_int_equal(faults, 0);
+	close(e.b.cfd);
+	env_close(&e);
+}
+
 static int packed_on(void **state)
 {
 	(void)state;
@@ -1346,12 +1401,13 @@ int main(void)
 		NOL = NR + NT, /* the offload cases, split then packed */
 	};
 	static char names[NOL][64];
-	struct CMUnitTest tests[N0 + 2 * NOL + 5] = {
+	struct CMUnitTest tests[N0 + 2 * NOL + 6] = {
 	    [N0 + 2 * NOL] = cmocka_unit_test(test_no_version_1),
 	    [N0 + 2 * NOL + 1] = cmocka_unit_test(test_bad_reply),
 	    [N0 + 2 * NOL + 2] = cmocka_unit_test(test_nack),
 	    [N0 + 2 * NOL + 3] = cmocka_unit_test(test_packed_not_offered),
 	    [N0 + 2 * NOL + 4] = cmocka_unit_test(test_rx_out_of_order),
+	    [N0 + 2 * NOL + 5] = cmocka_unit_test(test_rx_short_buffer_is_last),
 	};
 
 	for (unsigned i = 0; i < NU; i++)

@@ -157,7 +157,13 @@ TIDE_ALWAYS_INLINE uint16_t virtio_rx_burst(struct virtio_rxq *q, struct tide_mb
 		}
 		if (ol)
 			virtio_hdr_rx_copy(&h, (const uint8_t *)tide_mbuf__buf_of(m) + hdr_off);
-		if (mrg) {
+		/* A buffer the device did not fill is the packet's last (virtio 1.1, 5.1.6.4.1:
+		 * the device uses every buffer but the last up to its full length), so
+		 * num_buffers is 1 and the header is not read: its line stays in the device's
+		 * cache (with a headroom of whole lines, the default, the frame starts in the
+		 * next). A device that says otherwise gets that buffer taken as one packet. With
+		 * offloads the header is copied anyway. */
+		if (mrg && (ol || len == buf_len)) {
 			nbuf = virtio_rx_nbuf(m, hdr_off, &h, ol);
 			if (tide_unlikely(nbuf == 0 || nbuf > posted - used)) {
 				why = "num_buffers of 0 or beyond the posted buffers";
