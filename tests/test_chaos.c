@@ -97,7 +97,7 @@ static uint64_t now_ms(void)
  * tens of seconds (43 s seen), 90 s, inside the test's 240 s there. */
 static uint64_t stall_ms(void)
 {
-	return getenv("TIDE_TEST_EMULATED") != NULL ? 90000 : 20000;
+	return test_emulated() ? 90000 : 20000;
 }
 
 static void quiet(enum tide_log_level l, const char *c, const char *m, void *u)

@@ -431,7 +431,7 @@ static long hugepages_before = -1;
 /* Reserve 8 more 2 MiB pages, or say why not (the caller exits 77: a skip). */
 static const char *hugepages_reserve(void)
 {
-	if (getenv("TIDE_TEST_EMULATED") != NULL)
+	if (test_emulated())
 		return "runs under an emulator (cross build), which does not map hugetlb pages";
 	hugepages_before = read_long(nr_hugepages);
 	if (hugepages_before < 0)

@@ -1229,7 +1229,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The offload cases again over packed virtqueues: packed set around each. */
 /*
  * Not a broken rule: without VIRTIO_F_IN_ORDER a device may use receive buffers in any
  * order. This backend takes the avail entries three at a time and uses each three in
@@ -1314,14 +1313,7 @@ static void test_rx_out_of_order(void **state)
 		if (now_s() > end)
 			fail_msg("stuck: %u frames sent, %u received", sent, got);
 	}
-	{
-		uint64_t faults = 0;
-
-		assert_int_equal(tide_xstats_get_by_name(e.p, "virtio_faults", &faults), 0);
-		assert_int_equal(faults, 0);
-	}
-	close(e.b.cfd);
-	env_close(&e);
+	env_done(&e);
 }
 
 /*
@@ -1333,23 +1325,23 @@ static void test_rx_out_of_order(void **state)
  */
 static void test_rx_short_buffer_is_last(void **state)
 {
+	const struct virtio_net_hdr_mrg h = {0};
 	struct env e;
 	struct tide_mbuf *pkts[4];
-	uint64_t faults = 0;
+	uint8_t frame[2][60];
 	uint16_t got = 0;
 	double end;
 
 	(void)state;
 	env_up(&e, F_MRG, "");
-	for (uint16_t i = 0; i < 2; i++) {
-		uint8_t *buf = (uint8_t *)(uintptr_t)e.b.desc[0][e.b.avail[0]->ring[i]].addr;
-
-		memset(buf, 0, 12);
-		((struct virtio_net_hdr_mrg *)(void *)buf)->num_buffers = i == 0 ? 5 : 1;
-		memset(buf + 12, 0xa0 + i, 60);
-		used_put(e.b.used[0], e.b.num[0], i, e.b.avail[0]->ring[i], 12 + 60);
+	for (unsigned i = 0; i < 2; i++) {
+		memset(frame[i], 0xa0 + (int)i, sizeof(frame[i]));
+		assert_int_equal(rx_inject(&e, (uint16_t)i, &h, frame[i], sizeof(frame[i])), 1);
 	}
-	used_publish(e.b.used[0], 2);
+	/* The first buffer's header claims more buffers (the frontend reads nothing before
+	 * its next burst). */
+	((struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][e.b.avail[0]->ring[0]].addr)
+	    ->num_buffers = 5;
 	end = now_s() + 10;
 	while (got < 2) {
 		uint16_t nb = tide_rx_burst(e.rxq, pkts + got, (uint16_t)(4 - got));
@@ -1364,12 +1356,10 @@ static void test_rx_short_buffer_is_last(void **state)
 			fail_msg("%u of 2 packets in 10 s", got);
 	}
 	tide_mbuf_free_bulk(pkts, got);
-	assert_int_equal(tide_xstats_get_by_name(e.p, "virtio_faults", &faults), 0);
-	assert_int_equal(faults, 0);
-	close(e.b.cfd);
-	env_close(&e);
+	env_done(&e);
 }
 
+/* The offload cases again over packed virtqueues: packed set around each. */
 static int packed_on(void **state)
 {
 	(void)state;

@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,16 +29,22 @@
 		}                                                                            \
 	} while (0)
 
+/* Whether the test runs under an emulator: qemu-user, the aarch64 cross build
+ * (tests/meson.build sets TIDE_TEST_EMULATED there). */
+static inline bool test_emulated(void)
+{
+	return getenv("TIDE_TEST_EMULATED") != NULL;
+}
+
 /*
  * A test of threads spinning on shared memory (ring_threads, pool_threads) calls this first:
- * 77 (a skip, with the reason on stderr) under qemu-user, the aarch64 cross build
- * (tests/meson.build sets TIDE_TEST_EMULATED), else 0. qemu-user runs the threads with the
- * host's x86 memory order, so such a test could not show an aarch64 reordering, and it can
- * hold a spinning thread off its CPU for tens of seconds.
+ * 77 (a skip, with the reason on stderr) under qemu-user, else 0. qemu-user runs the threads
+ * with the host's x86 memory order, so such a test could not show an aarch64 reordering,
+ * and it can hold a spinning thread off its CPU for tens of seconds.
  */
 static inline int skip_threads_when_emulated(void)
 {
-	if (getenv("TIDE_TEST_EMULATED") == NULL)
+	if (!test_emulated())
 		return 0;
 	fprintf(stderr, "skip: runs under qemu-user, which can starve a spinning thread and "
 			"cannot show aarch64 reorderings\n");
