@@ -304,34 +304,44 @@ static int worker_main(void *arg)
 	return 0;
 }
 
+/* With the lock held: wait until W's mailbox is empty (W finished its command), at most
+ * WAIT_MS; the test fails otherwise (@what: which command). */
+static void worker_idle_wait_locked(const char *what)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	while (H.cmd != CMD_NONE)
+		if (pthread_cond_timedwait(&H.cv, &H.mu, &ts) == ETIMEDOUT)
+			break;
+	if (H.cmd != CMD_NONE) {
+		unlock();
+		fail_msg("the worker did not finish its %s within %d ms", what, WAIT_MS);
+	}
+}
+
+/*
+ * Post a command once W has finished the one before: W goes offline before it clears its
+ * mailbox, so a grace period (and a stop's hook that posts the next command) can end
+ * while W still has to report; a command posted then would be cleared by W's report, and
+ * its caller would read the earlier command's result.
+ */
 static void worker_post(enum cmd c)
 {
 	lock();
+	worker_idle_wait_locked("last command");
 	H.cmd = c;
 	unlock();
-}
-
-static bool worker_idle_locked(void)
-{
-	return H.cmd == CMD_NONE;
 }
 
 /* Wait for the posted command to finish; its result. */
 static uint16_t worker_wait(void)
 {
-	struct timespec ts;
 	uint16_t r;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += WAIT_MS / 1000;
 	lock();
-	while (!worker_idle_locked())
-		if (pthread_cond_timedwait(&H.cv, &H.mu, &ts) == ETIMEDOUT)
-			break;
-	if (!worker_idle_locked()) {
-		unlock();
-		fail_msg("the worker did not finish its burst within %d ms", WAIT_MS);
-	}
+	worker_idle_wait_locked("burst");
 	r = H.result;
 	unlock();
 	return r;
@@ -590,7 +600,7 @@ static void stop_during(struct tide_port *p)
 	(void)p;
 	set_flag(&H.stopping, true);
 	if (worker_do(CMD_RX) != 32)
-		note_failure("stop_owner: port 0 stopped receiving while port 1 stopped");
+		note_failure("port 0 stopped receiving while port 1 stopped");
 	set_flag(&H.stopping, false);
 }
 
