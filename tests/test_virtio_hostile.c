@@ -1286,7 +1286,6 @@ static void test_rx_out_of_order(void **state)
 
 				assert_true(d[ids[k]].len >= 12 + FRAME);
 				memset(buf, 0, 12);
-				((struct virtio_net_hdr_mrg *)(void *)buf)->num_buffers = 1;
 				memset(buf + 12, (int)(sent & 0xff), FRAME);
 				memcpy(buf + 12, &sent, sizeof(sent));
 				used_at[ids[k]] = sent++;
@@ -1321,7 +1320,7 @@ static void test_rx_out_of_order(void **state)
  * uses every buffer but the last up to its full length), so its header's num_buffers is
  * not read. Here the first of two short buffers says 5: each buffer is a packet of its
  * own, nothing faults. (A full buffer's num_buffers is read and checked: the
- * rx_num_buffers cases.)
+ * rx_num_buffers cases.) Split, and packed (test_rx_short_buffer_is_last_packed).
  */
 static void test_rx_short_buffer_is_last(void **state)
 {
@@ -1329,6 +1328,7 @@ static void test_rx_short_buffer_is_last(void **state)
 	struct env e;
 	struct tide_mbuf *pkts[4];
 	uint8_t frame[2][60];
+	uint64_t first;
 	uint16_t got = 0;
 	double end;
 
@@ -1340,8 +1340,9 @@ static void test_rx_short_buffer_is_last(void **state)
 	}
 	/* The first buffer's header claims more buffers (the frontend reads nothing before
 	 * its next burst). */
-	((struct virtio_net_hdr_mrg *)(uintptr_t)e.b.desc[0][e.b.avail[0]->ring[0]].addr)
-	    ->num_buffers = 5;
+	first = packed ? ((struct vring_packed_desc *)(void *)e.b.desc[0])[0].addr
+		       : e.b.desc[0][e.b.avail[0]->ring[0]].addr;
+	((struct virtio_net_hdr_mrg *)(uintptr_t)first)->num_buffers = 5;
 	end = now_s() + 10;
 	while (got < 2) {
 		uint16_t nb = tide_rx_burst(e.rxq, pkts + got, (uint16_t)(4 - got));
@@ -1359,7 +1360,8 @@ static void test_rx_short_buffer_is_last(void **state)
 	env_done(&e);
 }
 
-/* The offload cases again over packed virtqueues: packed set around each. */
+/* The offload cases (and the short-buffer case) again over packed virtqueues: packed set
+ * around each. */
 static int packed_on(void **state)
 {
 	(void)state;
@@ -1391,13 +1393,17 @@ int main(void)
 		NOL = NR + NT, /* the offload cases, split then packed */
 	};
 	static char names[NOL][64];
-	struct CMUnitTest tests[N0 + 2 * NOL + 6] = {
+	struct CMUnitTest tests[N0 + 2 * NOL + 7] = {
 	    [N0 + 2 * NOL] = cmocka_unit_test(test_no_version_1),
 	    [N0 + 2 * NOL + 1] = cmocka_unit_test(test_bad_reply),
 	    [N0 + 2 * NOL + 2] = cmocka_unit_test(test_nack),
 	    [N0 + 2 * NOL + 3] = cmocka_unit_test(test_packed_not_offered),
 	    [N0 + 2 * NOL + 4] = cmocka_unit_test(test_rx_out_of_order),
 	    [N0 + 2 * NOL + 5] = cmocka_unit_test(test_rx_short_buffer_is_last),
+	    [N0 + 2 * NOL + 6] = {.name = "test_rx_short_buffer_is_last_packed",
+				  .test_func = test_rx_short_buffer_is_last,
+				  .setup_func = packed_on,
+				  .teardown_func = packed_off},
 	};
 
 	for (unsigned i = 0; i < NU; i++)
