@@ -6,6 +6,7 @@
     line = corun.describe(secs, values, "pair")
     line = corun.describe_rt(values)   # the line round trips of a run
     cut = corun.placement_cut(values)  # near/far boundary of those, or None
+    near, far, out = corun.split_by_placement(pairs, cut)  # [(item, round trips)] by placement
 
 build/bench/memif_corun (bench/memif/corun.c) spins one thread on CPU 0 and one on CPU 1
 for @secs; each times the stretches in which the other's counter stood still for more than
@@ -73,6 +74,30 @@ def placement_cut(values):
     return 1.5 * min(v)
 
 
+def placement(rts, cut):
+    """True (near) or False (far) for a pair whose probes, the round trips @rts (ns, one or
+    a tuple), all fall on one side of @cut; None when one is missing or they disagree (the
+    host moved the vCPUs during the pair)."""
+    rts = tuple(rts) if isinstance(rts, (tuple, list)) else (rts,)
+    if not rts or not all(rts):
+        return None
+    sides = {x <= cut for x in rts}
+    return sides.pop() if len(sides) == 1 else None
+
+
+def split_by_placement(pairs, cut):
+    """(near items, far items, how many left out) of @pairs [(item, round trips)], each
+    placed by placement()."""
+    near, far, out = [], [], 0
+    for item, rts in pairs:
+        where = placement(rts, cut)
+        if where is None:
+            out += 1
+        else:
+            (near if where else far).append(item)
+    return near, far, out
+
+
 def describe(secs, values, what="pair"):
     """One header line on the co-run %s @values of a run (None when there are none)."""
     if not values:
@@ -93,6 +118,12 @@ if __name__ == "__main__":
             placement_cut([]), placement_cut([467, 1196, 441, 492]))
     if cuts != (180.0, None, None, None):
         print("FAIL: placement_cut gave", cuts)
+        sys.exit(1)
+    # A pair is near or far only when all its probes are there and agree.
+    split = split_by_placement([("a", 120), ("b", (130, 170)), ("c", 470), ("d", (120, 470)),
+                                ("e", None), ("f", (480, None)), ("g", (180, 181))], 180.0)
+    if split != (["a", "b"], ["c"], 4):
+        print("FAIL: split_by_placement gave", split)
         sys.exit(1)
     if not {0, 1} <= os.sched_getaffinity(0):
         print("corun: needs CPUs 0 and 1")
