@@ -97,7 +97,7 @@ run server client 64
 run client server 64
 run server client 1500
 run client server 1500
-# tide's streaming stores (tx_stores=stream: frames of 512 bytes or more written to memory
+# tide's streaming stores (tx_stores=stream: frames of 256 bytes or more written to memory
 # past the caches, fenced before the index) read by testpmd and sent back intact.
 run server client 1500 ,tx_stores=stream s
 run client server 1500 ,tx_stores=stream s

@@ -198,7 +198,7 @@ static void t_room(const char *extra, unsigned txd, unsigned slots, const char *
 	printf("ok %s: every burst accepted whole, both ways\n", what);
 }
 
-/* tx_stores=@mode on both sides: frames of 60..2048 bytes (one descriptor; from 512 bytes
+/* tx_stores=@mode on both sides: frames of 60..2048 bytes (one descriptor; from 256 bytes
  * on, streamed under "stream") and 60..9000 (chains too), both ways, every byte checked. */
 static void t_stores(const char *mode)
 {
