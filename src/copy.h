@@ -110,8 +110,9 @@ TIDE_ALWAYS_INLINE void copy_claim(const uint8_t *d, uint32_t n)
 
 /* Frames shorter than this are always copied through the cache: tx_stores= applies from
  * this length up. 256 (it was 512): far, tide-fwd's 256-byte pair ran 17 Mpps through the
- * caches and 26-31 with streaming stores, which tx_stores=auto chose in every pair
- * (docs/perf/memif-two-process.md, section 9); shorter frames were not tried. */
+ * caches and 26-31 with streaming stores, which tx_stores=auto chose in every pair;
+ * near it kept the caches (docs/perf/memif-two-process.md, section 9). Shorter frames
+ * were not tried. */
 #define COPY_STREAM_MIN 256u
 
 /* Copy @n bytes to @d (16-byte aligned) with streaming stores, whole 64-byte lines; the
