@@ -36,6 +36,24 @@ TIDE_ALWAYS_INLINE uint8_t *vhost_gpa_fast(const struct vhost_mtab *m, uint64_t 
 	return tide_likely(off < r->size && r->size - off >= len) ? r->host + off : NULL;
 }
 
+/*
+ * A hint ahead of an Rx burst's copies: fetch the line where the guest buffer at @gpa (@len
+ * bytes) starts its frame, or with @ol its header (the first bytes the copy reads). The guest
+ * wrote that line (headers) just before it made the buffer available, so from another core
+ * it is a miss that waits for a line to cross between the cores, and each copy would wait
+ * for its own in turn (the rest of a frame streams behind its first line). Asked for a
+ * whole burst before the first copy, those transfers overlap. A hint only: the descriptor
+ * fields it was given are read again, once, and checked when the buffer is taken; a buffer
+ * outside the region of the previous translation gets none; a prefetch cannot fault.
+ */
+TIDE_ALWAYS_INLINE void vhost_rx_prefetch(const struct vhost_vq *q, uint64_t gpa, uint32_t len)
+{
+	const uint8_t *p = vhost_gpa_fast(&q->mem, gpa, len);
+
+	if (p != NULL && len > q->hdr_len)
+		__builtin_prefetch(p + (q->ol ? 0 : q->hdr_len), 0, 3);
+}
+
 /* The header tide writes: no offloads, one buffer (num_buffers set later when more). */
 static const struct virtio_net_hdr_mrg vhost_tx_hdr = {.num_buffers = 1};
 

@@ -374,13 +374,22 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 {
 	struct pk_rxc *r = c;
 	struct vhost_vq *vq = &q->vq;
+	const struct vring_packed_desc *ring = pk_ring(vq);
+	unsigned nb;
 
 	r->pos = vq->last_avail;
 	r->pass_flags = vring_packed_used_flags(vq->wrap); /* the pass (wrap again at the end) */
 	r->burst_used->pending = false;
 	r->burst_used->old_pos = vq->last_avail;
 	r->burst_used->old_wrap = vq->wrap;
-	return pk_count(vq, vq->last_avail, vq->wrap, n);
+	nb = pk_count(vq, vq->last_avail, vq->wrap, n);
+	/* The frames' first lines, for the whole burst (vhost_rx_prefetch()). */
+	for (unsigned k = 0, pos = vq->last_avail; k < nb; k++) {
+		vhost_rx_prefetch(vq, __atomic_load_n(&ring[pos].addr, __ATOMIC_RELAXED),
+				  __atomic_load_n(&ring[pos].len, __ATOMIC_RELAXED));
+		pos = pos + 1 == vq->num ? 0 : pos + 1;
+	}
+	return nb;
 }
 
 TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *idp,

@@ -230,7 +230,19 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 
 	r->last = q->vq.last_avail;
 	r->uidx = q->vq.used_idx;
-	return k < n ? k : n;
+	if (k > n)
+		k = n;
+	/* The frames' first lines, for the whole burst (vhost_rx_prefetch()). A hint: a head
+	 * beyond the table is masked into it here (and faults when its buffer is taken). */
+	for (unsigned j = 0; j < k; j++) {
+		const struct vhost_vq *vq = &q->vq;
+		uint16_t head = vhost_load16(&vq->avail->ring[(uint16_t)(r->last + j) & vq->mask]);
+		const struct vring_desc *d = &vq->desc[head & vq->mask];
+
+		vhost_rx_prefetch(vq, __atomic_load_n(&d->addr, __ATOMIC_RELAXED),
+				  __atomic_load_n(&d->len, __ATOMIC_RELAXED));
+	}
+	return k;
 }
 
 TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m, uint16_t *id,
