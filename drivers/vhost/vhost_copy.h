@@ -37,21 +37,35 @@ TIDE_ALWAYS_INLINE uint8_t *vhost_gpa_fast(const struct vhost_mtab *m, uint64_t 
 }
 
 /*
- * A hint ahead of an Rx burst's copies: fetch the line where the guest buffer at @gpa (@len
- * bytes) starts its frame, or with @ol its header (the first bytes the copy reads). The guest
- * wrote that line (headers) just before it made the buffer available, so from another core
- * it is a miss that waits for a line to cross between the cores, and each copy would wait
- * for its own in turn (the rest of a frame streams behind its first line). Asked for a
- * whole burst before the first copy, those transfers overlap. A hint only: the descriptor
- * fields it was given are read again, once, and checked when the buffer is taken; a buffer
- * outside the region of the previous translation gets none; a prefetch cannot fault.
+ * A hint ahead of an Rx burst's copies: fetch the line where each guest buffer starts its
+ * frame, or with Rx offloads its header (the first bytes the copy reads). The guest wrote
+ * that line (headers) just before it made the buffer available, so from another core it is
+ * a miss that waits for a line to cross between the cores, and each copy would wait for its
+ * own in turn (the rest of a frame streams behind its first line). Asked for a whole burst
+ * before the first copy, those transfers overlap. A hint only: the descriptor fields read
+ * for it are read again, once, and checked when the buffer is taken; an address outside the
+ * region of the previous translation gets none; a prefetch cannot fault. The layout reads
+ * each buffer's address and passes it to vhost_rx_prefetch() with the burst's
+ * vhost_rx_prefetch_begin().
  */
-TIDE_ALWAYS_INLINE void vhost_rx_prefetch(const struct vhost_vq *q, uint64_t gpa, uint32_t len)
-{
-	const uint8_t *p = vhost_gpa_fast(&q->mem, gpa, len);
+struct vhost_rx_pf {
+	uint64_t gpa, size;
+	const uint8_t *host; /* the region's start here, plus the bytes the copy skips */
+};
 
-	if (p != NULL && len > q->hdr_len)
-		__builtin_prefetch(p + (q->ol ? 0 : q->hdr_len), 0, 3);
+TIDE_ALWAYS_INLINE struct vhost_rx_pf vhost_rx_prefetch_begin(const struct vhost_vq *q)
+{
+	const struct vhost_mreg *r = &q->mem.r[q->mem.last];
+
+	return (struct vhost_rx_pf){r->gpa, r->size, r->host + (q->ol ? 0 : q->hdr_len)};
+}
+
+TIDE_ALWAYS_INLINE void vhost_rx_prefetch(const struct vhost_rx_pf *f, uint64_t gpa)
+{
+	uint64_t off = gpa - f->gpa;
+
+	if (off < f->size)
+		__builtin_prefetch(f->host + off, 0, 3);
 }
 
 /* The header tide writes: no offloads, one buffer (num_buffers set later when more). */

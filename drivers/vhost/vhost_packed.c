@@ -375,6 +375,7 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 	struct pk_rxc *r = c;
 	struct vhost_vq *vq = &q->vq;
 	const struct vring_packed_desc *ring = pk_ring(vq);
+	struct vhost_rx_pf pf;
 	unsigned nb;
 
 	r->pos = vq->last_avail;
@@ -384,9 +385,9 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 	r->burst_used->old_wrap = vq->wrap;
 	nb = pk_count(vq, vq->last_avail, vq->wrap, n);
 	/* The frames' first lines, for the whole burst (vhost_rx_prefetch()). */
+	pf = vhost_rx_prefetch_begin(vq);
 	for (unsigned k = 0, pos = vq->last_avail; k < nb; k++) {
-		vhost_rx_prefetch(vq, __atomic_load_n(&ring[pos].addr, __ATOMIC_RELAXED),
-				  __atomic_load_n(&ring[pos].len, __ATOMIC_RELAXED));
+		vhost_rx_prefetch(&pf, __atomic_load_n(&ring[pos].addr, __ATOMIC_RELAXED));
 		pos = pos + 1 == vq->num ? 0 : pos + 1;
 	}
 	return nb;

@@ -225,6 +225,8 @@ TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_
 TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 {
 	struct split_rxc *r = c;
+	const struct vhost_vq *vq = &q->vq;
+	struct vhost_rx_pf pf;
 	uint16_t aidx;
 	unsigned k = vq_avail(&q->fault, &q->pub.stats.errors, &q->vq, &aidx);
 
@@ -234,13 +236,12 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 		k = n;
 	/* The frames' first lines, for the whole burst (vhost_rx_prefetch()). A hint: a head
 	 * beyond the table is masked into it here (and faults when its buffer is taken). */
+	pf = vhost_rx_prefetch_begin(vq);
 	for (unsigned j = 0; j < k; j++) {
-		const struct vhost_vq *vq = &q->vq;
 		uint16_t head = vhost_load16(&vq->avail->ring[(uint16_t)(r->last + j) & vq->mask]);
-		const struct vring_desc *d = &vq->desc[head & vq->mask];
 
-		vhost_rx_prefetch(vq, __atomic_load_n(&d->addr, __ATOMIC_RELAXED),
-				  __atomic_load_n(&d->len, __ATOMIC_RELAXED));
+		vhost_rx_prefetch(&pf, __atomic_load_n(&vq->desc[head & vq->mask].addr,
+						       __ATOMIC_RELAXED));
 	}
 	return k;
 }
