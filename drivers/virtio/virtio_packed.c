@@ -292,6 +292,7 @@ TIDE_ALWAYS_INLINE unsigned pk_tx_advance(struct txc *t)
 	q->last_used = pos;
 	if (!in_order)
 		c = virtio_tx_sweep(q, t, inflight); /* per id: the run of marked slots */
+	virtio_tx_claim(q, t, c);
 	txc_advance_count(t, c);
 	return c;
 fault:

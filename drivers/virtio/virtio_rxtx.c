@@ -274,6 +274,7 @@ TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 	if (vq->in_order) {
 		/* In order: the index alone says how many; the entries are not read. */
 		q->last_used = u;
+		virtio_tx_claim(q, t, k);
 		txc_advance_count(t, k);
 		return k;
 	}
@@ -291,6 +292,7 @@ TIDE_ALWAYS_INLINE unsigned tx_advance(struct txc *t)
 	}
 	q->last_used = u;
 	c = virtio_tx_sweep(q, t, inflight);
+	virtio_tx_claim(q, t, c);
 	txc_advance_count(t, c);
 	return c;
 fault:
