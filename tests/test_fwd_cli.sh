@@ -302,6 +302,25 @@ else
 	fail "1 s run exited $?: $(cat "$tmp/run.err")"
 fi
 
+# idle_time_pct: the share of the lcores' time in polls that moved nothing. A null port's
+# Rx never comes back empty and its Tx takes every packet (0%); the lone end of a ring pair
+# never receives anything (all of it).
+for c in "null: rxonly lt 1" "null: txonly lt 1" "ring:name=idle rxonly gt 99"; do
+	set -- $c
+	if "$fwd" --port "$1" --fwd "$2" --duration 0.3 --quiet --json "$tmp/idle.json" \
+		>"$tmp/idle.out" 2>&1; then
+		python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["total"]
+v = t["idle_time_pct"]
+assert 0 <= v <= 100 and (v < float(sys.argv[3]) if sys.argv[2] == "lt" else v > float(sys.argv[3])), t
+' "$tmp/idle.json" "$3" "$4" || fail "$1 $2: idle_time_pct"
+		echo "ok: idle_time_pct, $1 $2"
+	else
+		fail "$1 $2: $(cat "$tmp/idle.out")"
+	fi
+done
+
 # Stop by packet count; every engine starts and stops cleanly with a route file too.
 printf '# demo\n10.0.0.0/16 0\n10.1.0.0/16\t1  # back\n' >"$tmp/good.txt"
 for e in io mac macswap l3fwd txonly rxonly; do

@@ -121,6 +121,7 @@ struct fwd_stream {
  */
 struct fwd_ctr {
 	uint64_t cycles; /* TSC cycles spent polling and processing this port's streams */
+	uint64_t idle_cycles; /* of those, in polls that moved no packet (idle_time_pct) */
 	uint64_t drops[FWD_DROP_NR];
 	uint64_t sw_cksum; /* egress: packets whose checksums were filled in software */
 	uint64_t sw_gso;   /* egress: packets segmented in software (TSO) */
@@ -148,6 +149,7 @@ struct fwd_lcore {
 	uint16_t dirty[TIDE_MAX_PORTS]; /* ports with a non-empty Tx buffer */
 	unsigned ndirty;
 	uint64_t seq; /* txonly: packets built so far */
+	uint64_t sent; /* packets its Tx bursts placed: a txonly poll that adds none sent none */
 	unsigned flow; /* txonly: seq modulo --flows, the flow of the next packet */
 	struct fwd_pace pace[FWD_MAX_STREAMS]; /* txonly --rate, by stream index */
 	struct fwd_ctr ctr[TIDE_MAX_PORTS];

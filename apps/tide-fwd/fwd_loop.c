@@ -73,6 +73,7 @@ void fwd_tx_flush(struct fwd_lcore *lc)
 		struct tide_txq *q = lc->txq[port];
 		uint16_t k = tide_likely(q != NULL) ? tide_tx_burst(q, b->pkts, b->n) : 0;
 
+		lc->sent += k;
 		/* Packets and bytes sent are the port's own counters (tide_port_stats_get);
 		 * only what the queue refused is this program's to count. */
 		if (k < b->n) {
@@ -208,11 +209,15 @@ TIDE_ALWAYS_INLINE void lcore_loop(struct fwd_lcore *lc, const bool no_rx,
 			tide_pause(); /* an lcore left without streams by the mapping */
 		for (unsigned i = 0; i < lc->nstreams; i++) {
 			const struct fwd_stream *s = &lc->streams[i];
+			const uint64_t sent0 = lc->sent;
 			int n = poll_stream(lc, s, pkts, burst, no_rx, budgeted, ol);
 
 			got |= (unsigned)(n > 0);
 			t1 = fwd_tsc();
 			fwd_stat_add(&lc->ctr[s->port].cycles, t1 - t0);
+			/* Idle time: a poll that received nothing (txonly: sent nothing). */
+			if (n <= 0 && lc->sent == sent0)
+				fwd_stat_add(&lc->ctr[s->port].idle_cycles, t1 - t0);
 			t0 = t1;
 			if (budgeted && n < 0)
 				return;

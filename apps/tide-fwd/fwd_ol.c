@@ -68,6 +68,7 @@ static void send(struct fwd_lcore *lc, uint16_t port, struct tide_mbuf **pkts, u
 		k = (uint16_t)(k + s);
 		idle = s ? 0 : idle + 1;
 	}
+	lc->sent += k;
 	if (k < n) {
 		tide_mbuf_free_bulk(pkts + k, (unsigned)(n - k));
 		fwd_stat_add(&lc->ctr[port].drops[q ? FWD_DROP_TX_FULL : FWD_DROP_NO_TXQ],

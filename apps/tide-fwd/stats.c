@@ -60,6 +60,7 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 			const struct fwd_ctr *c = &ctx->lcores[i].ctr[p];
 
 			ps->cycles += ld(&c->cycles);
+			ps->idle_cycles += ld(&c->idle_cycles);
 			for (unsigned d = 0; d < FWD_DROP_NR; d++)
 				ps->drops[d] += ld(&c->drops[d]);
 			ps->sw_cksum += ld(&c->sw_cksum);
@@ -297,7 +298,8 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 	    f,
 	    "\"rx_packets\": %llu, \"tx_packets\": %llu, \"rx_bytes\": %llu, \"tx_bytes\": %llu, "
 	    "\"rx_mpps\": %.6f, \"tx_mpps\": %.6f, \"rx_gbps\": %.6f, \"tx_gbps\": %.6f, "
-	    "\"cycles_per_packet\": %.2f, \"idle_poll_pct\": %.2f, \"rx_missed\": %llu, "
+	    "\"cycles_per_packet\": %.2f, \"idle_poll_pct\": %.2f, \"idle_time_pct\": %.2f, "
+	    "\"rx_missed\": %llu, "
 	    "\"rx_nombuf\": %llu, \"rx_errors\": %llu, \"tx_errors\": %llu, \"tx_hangs\": %llu, "
 	    "\"drops\": {",
 	    (unsigned long long)d->rx_pkts, (unsigned long long)d->tx_pkts,
@@ -305,6 +307,7 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 	    ratio((double)d->rx_pkts, dt) / 1e6, ratio((double)d->tx_pkts, dt) / 1e6,
 	    ratio((double)d->rx_bytes * 8, dt) / 1e9, ratio((double)d->tx_bytes * 8, dt) / 1e9,
 	    ratio((double)d->cycles, (double)handled(ctx, d)), idle_share(ctx, d),
+	    100.0 * ratio((double)d->idle_cycles, (double)d->cycles),
 	    (unsigned long long)d->rx_missed, (unsigned long long)d->rx_nombuf,
 	    (unsigned long long)d->ierrors, (unsigned long long)d->oerrors,
 	    (unsigned long long)d->tx_hangs);
