@@ -71,6 +71,22 @@ TIDE_ALWAYS_INLINE void copy_claim_line(const uint8_t *p)
 }
 
 /*
+ * Read prefetches of the cache lines of [@p, @p + @n) after the first, which the caller asks
+ * for on its own: a receiver's copy of the next frame then finds its lines on their way.
+ * Where the peer wrote the frame with streaming stores, each line comes from memory, and a
+ * copy that asks for them one at a time waits out memory's latency for each hardware
+ * prefetch to catch up (docs/perf/memif-two-process.md, section 10). Only a hint: @p and
+ * @n may be a peer's unchecked values (the caller caps @n), and a prefetch never faults.
+ */
+TIDE_ALWAYS_INLINE void copy_prefetch_rest(const uint8_t *p, uint32_t n)
+{
+	uintptr_t line = ((uintptr_t)p & ~(uintptr_t)63) + 64, end = (uintptr_t)p + n;
+
+	for (; line < end; line += 64)
+		__builtin_prefetch((const void *)line);
+}
+
+/*
  * Ask for ownership of the cache lines of [@d, @d + @n) some time before a copy writes
  * them; only where copy_prefetchw is set. The buffers of a ring shared with a peer on
  * another core sit in that core's cache (it read them on the last lap), and a store into

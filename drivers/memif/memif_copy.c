@@ -39,6 +39,14 @@
  * of docs/perf/memif-two-process.md). */
 #define MEMIF_CLAIM_AHEAD 4
 
+/* Rx asks for every line of the next frame ahead of its copy when the frame is longer than
+ * this; for shorter ones only its first line. Far, with the frames streamed to memory, the
+ * whole-frame prefetch took tide-fwd's pair from 8.3-9.0 to 12.5-13.2 Mpps at 1518 bytes
+ * and from 11.6-11.8 to 15.8-16.2 at 1024; at 256 bytes, where the generator is the bound,
+ * it cost 3-5%, and at 512 nothing clear either way (docs/perf/memif-two-process.md,
+ * section 10). */
+#define MEMIF_RX_AHEAD_MIN 512
+
 /*
  * Receive one packet of @nd descriptors into @m (reset, empty). @src[k] is where the bytes
  * of descriptor k are. Returns 0, or -1 (pool empty: @m is whole again, only its first
@@ -124,8 +132,9 @@ static __attribute__((noinline)) unsigned rx_slow(struct memif_rxq *q, struct ti
  * One receive loop for both roles. @server: descriptors may point anywhere in the peer's
  * regions (checked); client: the slot's own buffer. The fast path is one descriptor of
  * 1..data room bytes: one fetch into a local, the checks of memif_desc.h on that copy, the
- * header from the queue's template (two wide stores and the length), the copy, and a
- * prefetch of the next slot's buffer. Everything else goes through rx_slow().
+ * header from the queue's template (two wide stores and the length), the copy, and
+ * prefetches of the next descriptor's frame, all its lines. Everything else goes through
+ * rx_slow().
  */
 TIDE_ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkts, uint16_t n,
 				    const bool server)
@@ -214,19 +223,25 @@ TIDE_ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkt
 			}
 			continue;
 		}
-		if (server) {
+		src = server ? rbase[d.region] + d.offset : buf0 + (size_t)slot * bs;
+		/* The next frame, all its lines if it is long, on its way while this one is
+		 * copied; only a published one (a slot beyond may be one the peer is still
+		 * writing: its lines are better left where they are). Its descriptor is
+		 * unchecked, which a prefetch may be (it never faults). Server: the next
+		 * descriptor's buffer, if it is in the same region (the usual case); client:
+		 * the next slot's buffer, which the server wrote on its core (past the last
+		 * slot, where the ring wraps: a wasted hint). */
+		if ((uint16_t)(cons + 1) != idx) {
 			const struct memif_desc *nx = &desc[(uint16_t)(cons + 1) & mask];
-			uint8_t *base = rbase[d.region];
-			uint32_t nxoff = __atomic_load_n(&nx->offset, __ATOMIC_RELAXED);
+			uint32_t nxlen = __atomic_load_n(&nx->length, __ATOMIC_RELAXED);
+			const uint8_t *nxbuf = src + bs;
 
-			src = base + d.offset;
-			/* The next descriptor's buffer, if it is in the same region (the usual
-			 * case): its offset unchecked, which a prefetch may be (it never faults). */
-			__builtin_prefetch(base + nxoff);
-		} else {
-			src = buf0 + (size_t)slot * bs;
-			/* The next slot's buffer, which the server wrote on its core. */
-			__builtin_prefetch(src + bs);
+			if (server)
+				nxbuf = rbase[d.region] + __atomic_load_n(&nx->offset, __ATOMIC_RELAXED);
+
+			__builtin_prefetch(nxbuf);
+			if (nxlen > MEMIF_RX_AHEAD_MIN)
+				copy_prefetch_rest(nxbuf, nxlen < dataroom ? nxlen : dataroom);
 		}
 		tide_mbuf__rx_tmpl_write(m, tmpl);
 		m->pkt_len = d.length;
