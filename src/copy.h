@@ -81,8 +81,15 @@ TIDE_ALWAYS_INLINE void copy_claim_line(const uint8_t *p)
 TIDE_ALWAYS_INLINE void copy_prefetch_rest(const uint8_t *p, uint32_t n)
 {
 	uintptr_t line = ((uintptr_t)p & ~(uintptr_t)63) + 64, end = (uintptr_t)p + n;
+	uintptr_t lines = end > line ? (end - line + 63) >> 6 : 0;
 
-	for (; line < end; line += 64)
+	for (; lines >= 4; lines -= 4, line += 256) { /* four a step: 1.75 instructions a line */
+		__builtin_prefetch((const void *)line);
+		__builtin_prefetch((const void *)(line + 64));
+		__builtin_prefetch((const void *)(line + 128));
+		__builtin_prefetch((const void *)(line + 192));
+	}
+	for (; lines > 0; lines--, line += 64)
 		__builtin_prefetch((const void *)line);
 }
 
