@@ -5,7 +5,8 @@
  * per case: wrong-size and out-of-order messages, missing and extra fds, a region index out
  * of order, a region smaller than its rings or than announced, a log2 size above the
  * maximum, a bad cookie, a wrong id or secret; and after a good handshake, in shared memory:
- * descriptors outside their region or longer than a buffer, head moving by more than the
+ * descriptors outside their region or longer than a buffer (also as the frame after a good
+ * one, whose length Rx reads early to prefetch: it must cost no more), head moving by more than the
  * ring, endless "continues" chains. Each time tide stays up, disconnects with the right
  * reason, counts it, holds no buffer, and a good client connects and passes a packet after.
  * Then buffers posted at odd offsets, which the server (tx_stores=stream) fills with long
@@ -440,6 +441,43 @@ static void c_desc_len(struct hc *h)
 	__atomic_store_n(&h->c2s->head, 1, __ATOMIC_RELEASE);
 }
 
+static double thread_cpu_secs(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/*
+ * A good frame, then a descriptor of length 4 GiB - 1. The Rx burst takes the first and, while
+ * copying it, prefetches the lines of the next published frame by its (still unchecked)
+ * length: that length must be capped at the buffer size. Uncapped, the walk over 4 GiB is
+ * 64 M prefetches (tens of ms of this thread's CPU time, against microseconds); CPU time, so
+ * that being descheduled does not count. The second descriptor is then refused when taken.
+ */
+static void c_desc_len_ahead(struct hc *h)
+{
+	struct tide_mbuf *m;
+	double t0, spent;
+	unsigned k;
+
+	hc_until(h, ST_DONE, full_len());
+	h->c2s->desc[0].length = 1000;
+	h->c2s->desc[1].length = UINT32_MAX;
+	__atomic_store_n(&h->c2s->head, 2, __ATOMIC_RELEASE);
+	t0 = thread_cpu_secs();
+	k = tide_rx_burst(tide_port_rxq(srv, 0), &m, 1);
+	spent = thread_cpu_secs() - t0;
+	MT_CHECK(k == 1 && m->pkt_len == 1000);
+	tide_mbuf_free(m);
+	if (spent > 0.004) {
+		fprintf(stderr, "Rx of a frame before a 4 GiB descriptor took %.1f ms of CPU\n",
+			spent * 1e3);
+		exit(1);
+	}
+}
+
 static void c_head_far(struct hc *h)
 {
 	hc_until(h, ST_DONE, full_len());
@@ -508,6 +546,7 @@ static const struct {
 	{"descriptor region", c_desc_region, "descriptor region out of range"},
 	{"offset+length beyond region", c_desc_offset, "descriptor beyond its region"},
 	{"length beyond buffer size", c_desc_len, "descriptor length exceeds buffer size"},
+	{"4 GiB length after a good one", c_desc_len_ahead, "descriptor length exceeds buffer size"},
 	{"head moved > ring size", c_head_far, "ring index moved too far"},
 	{"head moved backwards", c_head_back, "ring index moved backwards"},
 	{"endless continues chain", c_chain_long, "descriptor chain not terminated"},
