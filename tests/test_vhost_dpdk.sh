@@ -94,6 +94,9 @@ peer_start() {
 	peerpid=$!
 	pids+=("$peerpid")
 }
+# listening PATH: a process listens on the unix socket PATH (/proc/net/unix: the flags of
+# a listening socket are 00010000; a stale file has no entry).
+listening() { awk -v p="$1" '$4 == "00010000" && $8 == p { f = 1 } END { exit !f }' /proc/net/unix; }
 sessions_done() { test "$(grep -c '^session=' "$dir/peer.out")" -ge "$1"; }
 field() { sed -n "${1}p" "$dir/peer.out" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 
@@ -264,6 +267,9 @@ wait_for 10 test -S "$sock"
 kill -9 "$peerpid"; wait "$peerpid" 2>/dev/null
 test -S "$sock" || { echo "FAIL: expected a stale socket file"; fail=1; }
 peer_start "vhost:socket=$sock,unsealed_mem=yes,role=server" 64 1 1
+# The file is there already: wait until the new tide listens on it (testpmd does not retry
+# a refused connection).
+wait_for 20 listening "$sock" || { echo "FAIL: the restarted tide does not listen"; fail=1; }
 tp_start s$n "path=$sock,queues=1,queue_size=1024"
 ready s$n 1
 settle s$n "$count" 1

@@ -69,6 +69,7 @@ tp_blocks() { grep -ac 'NIC statistics for port 0' "$dir/$1.log"; }
 tp_newblock() { [ "$(tp_blocks "$1")" -gt "$2" ] && [ "$(grep -ac 'TX-packets' "$dir/$1.log")" -gt "$2" ]; }
 tp_stats() {
 	local before; before=$(tp_blocks "$1")
+	tp_rx='' tp_tx='' # never a value left from another testpmd's block
 	tp_cmd "$1" "show port stats 0"
 	wait_for 10 tp_newblock "$1" "$before" || { echo "no stats from testpmd $1"; return 1; }
 	tp_rx=$(awk '/NIC statistics for port 0/ {b++} b == '"$((before + 1))"' && /RX-packets:/ {print $2; exit}' "$dir/$1.log")
