@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What a test asks of its own process: a monotonic clock (for deadlines) and how many file
- * descriptors it holds (a port that was closed must have given all of its back).
+ * What a test asks of its own process: a monotonic clock (for deadlines), the CPU time of
+ * the calling thread (for a bound on work that being descheduled must not trip), and how
+ * many file descriptors it holds (a port that was closed must have given all of its back).
  */
 #ifndef TIDE_TEST_PROC_UTIL_H
 #define TIDE_TEST_PROC_UTIL_H
@@ -17,6 +18,14 @@ static inline double now_s(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
