@@ -378,52 +378,6 @@ static void c_addr_outside(struct fe *f)
 	rx_poll();
 }
 
-/*
- * A good frame of 1000 bytes, then a descriptor of length 4 GiB - 1 (too long: dropped,
- * counted). While Rx copies a long frame it prefetches the next frame of the burst by its
- * unchecked length: capped at the longest frame the fast path copies. Uncapped, 64 M
- * prefetches (tens of ms of this thread's CPU time, not microseconds); CPU time, so that
- * being descheduled does not count. The two buffers are posted; this takes them.
- */
-static void rx_ahead_capped(void)
-{
-	struct tide_port_stats st0 = {.sz = sizeof(st0)}, st1 = {.sz = sizeof(st1)};
-	struct tide_mbuf *pk[32];
-	double t0, spent;
-	unsigned k;
-
-	FE_CHECK(tide_port_stats_get(P, &st0) == 0);
-	t0 = thread_cpu_s();
-	k = tide_rx_burst(tide_port_rxq(P, 0), pk, 32);
-	spent = thread_cpu_s() - t0;
-	FE_CHECK(k == 1 && pk[0]->pkt_len == 1000);
-	tide_mbuf_free(pk[0]);
-	if (spent > 0.004) {
-		fprintf(stderr, "Rx of a frame before a 4 GiB descriptor took %.1f ms of CPU\n",
-			spent * 1e3);
-		exit(1);
-	}
-	FE_CHECK(tide_port_stats_get(P, &st1) == 0);
-	FE_CHECK(st1.ierrors == st0.ierrors + 1); /* the long one: consumed, counted */
-}
-
-static void c_len_ahead(struct fe *f)
-{
-	struct fe_vq *q = &f->vq[1];
-
-	handshake(f, S_ALL);
-	q->desc[0] = (struct vring_desc){FE_GPA + FE_BUFS, 12 + 1000, 0, 0};
-	q->desc[1] = (struct vring_desc){FE_GPA + FE_BUFS + FE_BUF, UINT32_MAX, 0, 0};
-	q->avail->ring[0] = 0;
-	q->avail->ring[1] = 1;
-	__atomic_store_n(&q->avail->idx, 2, __ATOMIC_RELEASE);
-	rx_ahead_capped();
-	FE_CHECK(q->used->idx == 2);
-	/* Then a rule broken, for the disconnect every case ends with. */
-	__atomic_store_n(&q->avail->idx, 2 + FE_NUM + 1, __ATOMIC_RELEASE);
-	rx_poll();
-}
-
 static void c_addr_crossing(struct fe *f)
 {
 	tx_one(f, 0, FE_GPA + FE_MEM - 10, 100, 0);
@@ -700,7 +654,6 @@ static const struct hcase cases[] = {
 	{"next beyond the table", "next index beyond", true, c_next_range},
 	{"buffer outside memory", "outside guest memory", true, c_addr_outside},
 	{"buffer crossing the region end", "outside guest memory", true, c_addr_crossing},
-	{"4 GiB buffer after a good one", "avail index moved", true, c_len_ahead},
 	{"indirect table outside memory", "indirect table outside", true, c_ind_outside},
 	{"indirect descriptor with next", "indirect descriptor with the next flag", true, c_ind_next},
 	{"indirect table size", "multiple of 16", true, c_ind_size},
@@ -1128,22 +1081,6 @@ static void pk_tx_one(struct fe *f, uint64_t addr, uint32_t len, uint16_t id, ui
 	rx_poll();
 }
 
-/* The packed layout's own look ahead (rx_ahead_capped()), then an id beyond the queue. */
-static void pc_len_ahead(struct fe *f)
-{
-	uint64_t a[2] = {FE_GPA + FE_BUFS, FE_GPA + FE_BUFS + FE_BUF};
-	uint32_t l[2] = {12 + 1000, UINT32_MAX};
-
-	handshake(f, S_ALL);
-	fe_pk_post(f, 1, &a[0], &l[0], 1, 0, 0);
-	fe_pk_post(f, 1, &a[1], &l[1], 1, 1, 0);
-	rx_ahead_capped();
-	a[0] = FE_GPA + FE_BUFS;
-	l[0] = 64;
-	fe_pk_post(f, 1, &a[0], &l[0], 1, FE_NUM + 3, 0);
-	rx_poll();
-}
-
 static void pc_id_range(struct fe *f)
 {
 	pk_tx_one(f, FE_GPA + FE_BUFS, 64, FE_NUM + 3, 0);
@@ -1326,7 +1263,6 @@ static void pc_split_size(struct fe *f)
 
 static const struct hcase pcases[] = {
 	{"packed: buffer id beyond the queue", "buffer id beyond the queue size", true, pc_id_range},
-	{"packed: 4 GiB buffer after a good one", "buffer id beyond the queue size", true, pc_len_ahead},
 	{"packed: buffer outside memory", "outside guest memory", true, pc_addr_outside},
 	{"packed: buffer crossing the region end", "outside guest memory", true, pc_addr_crossing},
 	{"packed: writable descriptor in a Tx chain", "device-writable", true, pc_tx_writable},

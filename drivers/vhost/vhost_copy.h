@@ -68,25 +68,6 @@ TIDE_ALWAYS_INLINE void vhost_rx_prefetch(const struct vhost_rx_pf *f, uint64_t 
 		__builtin_prefetch(f->host + off, 0, 3);
 }
 
-/*
- * The rest of the next frame's lines, while the current one is copied: its first line was
- * asked for with the burst (vhost_rx_prefetch()), and a long frame's lines after it would
- * otherwise come over one by one as the copy meets them. Frames of VHOST_RX_AHEAD_MIN
- * bytes or less take none (their few lines come with the first). @gpa and @len are the
- * guest's, unchecked: the walk is at most @max bytes (the longest frame the one-descriptor
- * path copies), whatever @len says; past the region's end it only wastes hints.
- */
-#define VHOST_RX_AHEAD_MIN 512
-
-TIDE_ALWAYS_INLINE void vhost_rx_prefetch_rest(const struct vhost_rx_pf *f, uint64_t gpa,
-					       uint32_t len, uint32_t max)
-{
-	uint64_t off = gpa - f->gpa;
-
-	if (len > VHOST_RX_AHEAD_MIN && off < f->size)
-		copy_prefetch_rest(f->host + off, len < max ? len : max);
-}
-
 /* The header tide writes: no offloads, one buffer (num_buffers set later when more). */
 static const struct virtio_net_hdr_mrg vhost_tx_hdr = {.num_buffers = 1};
 

@@ -340,8 +340,6 @@ static void pk_publish(struct vhost_vq *q, struct pk_burst_used *burst_used, uin
 struct pk_rxc {
 	uint16_t pos, pass_flags;
 	uint16_t end, end_pass_flags;
-	uint16_t left;		/* rx_count()'s bound, less the buffers taken */
-	struct vhost_rx_pf pf;	/* the burst's prefetch region */
 	struct pk_burst_used *burst_used;
 };
 
@@ -392,8 +390,6 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 		vhost_rx_prefetch(&pf, __atomic_load_n(&ring[pos].addr, __ATOMIC_RELAXED));
 		pos = pos + 1 == vq->num ? 0 : pos + 1;
 	}
-	r->pf = pf;
-	r->left = (uint16_t)nb;
 	return nb;
 }
 
@@ -411,7 +407,6 @@ TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m,
 	/* Each head is checked again: pk_count() gave a bound. */
 	if (!pk_fetch_pass_flags(&pk_ring(vq)[r->pos], r->pass_flags, &d))
 		return VHOST_RX_NONE;
-	r->left--;
 	tide_mbuf_reset(m);
 	id = d.id;
 	r->end = r->pos;
@@ -424,18 +419,6 @@ TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m,
 			(src = vhost_gpa_fast(&vq->mem, d.addr, d.len)) != NULL)) {
 		uint16_t k = (uint16_t)(d.len - skip);
 
-		/* While a long frame is copied, the next frame of the burst, all of it
-		 * (vhost_rx_prefetch_rest()): the next descriptor, a head where chains are one
-		 * descriptor long (else a wasted hint). After a short frame, none: a stream of
-		 * short frames pays no look at the next descriptor. */
-		if (k > VHOST_RX_AHEAD_MIN && r->left > 0) {
-			const struct vring_packed_desc *nd =
-			    &pk_ring(vq)[r->pos + 1 == vq->num ? 0 : r->pos + 1];
-			uint32_t len = __atomic_load_n(&nd->len, __ATOMIC_RELAXED);
-
-			vhost_rx_prefetch_rest(&r->pf, __atomic_load_n(&nd->addr, __ATOMIC_RELAXED),
-					       len, q->fast_max);
-		}
 		if (tide_unlikely(id >= vq->num)) {
 			*why = "buffer id beyond the queue size";
 			rc = VHOST_RX_FAULT;

@@ -189,29 +189,11 @@ TIDE_ALWAYS_INLINE unsigned vq_avail(struct vhost_fault_slot *fault, uint64_t *e
 /* The Rx cursor: the next avail entry and the next used entry. */
 struct split_rxc {
 	uint16_t last, uidx;
-	uint16_t end;		/* last + the burst's count */
-	struct vhost_rx_pf pf;	/* the burst's prefetch region */
 };
 
-/* While a long frame is copied, the next frame of the burst, all of it
- * (vhost_rx_prefetch_rest()); after a short one, none: a stream of short frames pays no
- * look at the next descriptor. */
-TIDE_ALWAYS_INLINE void rx_ahead(const struct vhost_rxq *q, const struct split_rxc *r)
-{
-	if ((uint16_t)(r->last + 1) != r->end) {
-		uint16_t nh = vhost_load16(&q->vq.avail->ring[(uint16_t)(r->last + 1) & q->vq.mask]);
-		const struct vring_desc *nd = &q->vq.desc[nh & q->vq.mask];
-		uint32_t len = __atomic_load_n(&nd->len, __ATOMIC_RELAXED);
-
-		vhost_rx_prefetch_rest(&r->pf, __atomic_load_n(&nd->addr, __ATOMIC_RELAXED), len,
-				       q->fast_max);
-	}
-}
-
 /* Copy the chain at @head into @m (reset, empty); with @ol its header into *@h. */
-TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, const struct split_rxc *r, uint16_t head,
-				struct tide_mbuf *m, struct virtio_net_hdr_mrg *h, const bool ol,
-				const char **why)
+TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, uint16_t head, struct tide_mbuf *m,
+				struct virtio_net_hdr_mrg *h, const bool ol, const char **why)
 {
 	struct vhost_vq *vq = &q->vq;
 	struct vhost_desc d;
@@ -229,8 +211,6 @@ TIDE_ALWAYS_INLINE int rx_chain(struct vhost_rxq *q, const struct split_rxc *r, 
 		if (tide_likely(src != NULL)) {
 			uint16_t k = (uint16_t)(d.len - skip);
 
-			if (k > VHOST_RX_AHEAD_MIN)
-				rx_ahead(q, r);
 			if (ol) /* flags .. csum_offset: every header has them */
 				memcpy(h, src, offsetof(struct virtio_net_hdr_mrg, num_buffers));
 			memcpy(tide_mbuf_mtod(m, uint8_t *), src + skip, k);
@@ -254,7 +234,6 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 	r->uidx = q->vq.used_idx;
 	if (k > n)
 		k = n;
-	r->end = (uint16_t)(r->last + k);
 	/* The frames' first lines, for the whole burst (vhost_rx_prefetch()). A hint: a head
 	 * beyond the table is masked into it here (and faults when its buffer is taken). */
 	pf = vhost_rx_prefetch_begin(vq);
@@ -264,7 +243,6 @@ TIDE_ALWAYS_INLINE unsigned rx_count(struct vhost_rxq *q, void *c, uint16_t n)
 		vhost_rx_prefetch(&pf, __atomic_load_n(&vq->desc[head & vq->mask].addr,
 						       __ATOMIC_RELAXED));
 	}
-	r->pf = pf;
 	return k;
 }
 
@@ -276,7 +254,7 @@ TIDE_ALWAYS_INLINE int rx_buf(struct vhost_rxq *q, void *c, struct tide_mbuf *m,
 
 	tide_mbuf_reset(m);
 	*id = head;
-	return rx_chain(q, r, head, m, h, ol, why);
+	return rx_chain(q, head, m, h, ol, why);
 }
 
 TIDE_ALWAYS_INLINE void rx_used(struct vhost_vq *q, void *c, uint16_t id)
