@@ -700,6 +700,45 @@ static void test_csum_update(void **state)
 	}
 }
 
+/*
+ * The active window: idle polls before the first moving poll and after the last are left out,
+ * idle polls between moving ones are in (once the next moving poll comes), and the whole-run
+ * counters see everything.
+ */
+static void test_active_window(void **state)
+{
+	static const struct {
+		uint64_t dt;
+		bool idle;
+	} polls[] = {
+	    {10, true}, {10, true}, {10, true}, /* the lead: no peer yet */
+	    {5, false},			      /* the window opens */
+	    {7, true},	{8, true},	      /* a wait inside the window */
+	    {4, false},			      /* the window's last moving poll */
+	    {100, true}, {50, true},	      /* the tail: the peer has stopped */
+	};
+	struct fwd_ctr c = {0};
+	struct fwd_pend pd = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(polls) / sizeof(polls[0]); i++)
+		fwd_ctr_poll(&c, &pd, polls[i].dt, polls[i].idle);
+	assert_int_equal(c.cycles, 204);
+	assert_int_equal(c.idle_cycles, 195);
+	assert_int_equal(c.active_cycles, 24);
+	assert_int_equal(c.active_idle_cycles, 15);
+	assert_int_equal(c.active_polls, 4);
+	assert_int_equal(c.active_idle_polls, 2);
+	/* The tail waits outside the window until packets move again. */
+	assert_int_equal(pd.cycles, 150);
+	assert_int_equal(pd.polls, 2);
+	fwd_ctr_poll(&c, &pd, 1, false);
+	assert_int_equal(c.active_cycles, 175);
+	assert_int_equal(c.active_idle_cycles, 165);
+	assert_int_equal(c.active_polls, 7);
+	assert_int_equal(c.active_idle_polls, 4);
+}
+
 static void quiet(enum tide_log_level l, const char *c, const char *m, void *u)
 {
 	(void)l;
@@ -716,6 +755,7 @@ int main(void)
 	    cmocka_unit_test(test_txonly),	    cmocka_unit_test(test_two_lcores_map),
 	    cmocka_unit_test(test_txonly_small_pool),
 	    cmocka_unit_test(test_malformed_l3fwd), cmocka_unit_test(test_setup_errors),
+	    cmocka_unit_test(test_active_window),
 	};
 
 	tide_log_set_handler(quiet, NULL);

@@ -4,7 +4,8 @@
 # input, exit 2, the one line printed naming the value), short real runs that end with a
 # summary and parsable --json, stop by exactly --packets and by SIGINT, and a malformed route
 # file (or one prefix given two ports) reported as FILE:LINE; TIDE_LOG_LEVEL and
-# TIDE_POOL_DEBUG values not understood are reported.
+# TIDE_POOL_DEBUG values not understood are reported; the active window of the JSON idle
+# shares with a memif generator that connects late.
 # usage: [TIDE_BENCH_VARIANTS=0|1] test_fwd_cli.sh PATH_TO_TIDE_FWD [cpus]
 set -u
 fwd=$1
@@ -30,6 +31,16 @@ expect_bad() {
 	else
 		echo "ok: $* -> $(cat "$tmp/err")"
 	fi
+}
+
+# wait_banner OUT: until a tide-fwd started in the background with its output in OUT has
+# installed its signal handlers, which it announces ("Ctrl-C stops"; at most 30 s).
+wait_banner() {
+	i=0
+	while ! grep -q "Ctrl-C stops" "$1" && [ $i -lt 600 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
 }
 
 # The cases that need two CPUs and taskset (argument "cpus", the test fwd_cli_cpus: exit 77,
@@ -321,6 +332,43 @@ assert 0 <= v <= 100 and (v < float(sys.argv[3]) if sys.argv[2] == "lt" else v >
 	fi
 done
 
+# The active window (active_s, active_idle_*_pct): from the first poll that moved packets to
+# the last. A memif sink waits 1 s for its generator, which sends 100000 packets at 100000
+# per second, and 0.5 s after it: the window lies inside the generator's run (the whole run
+# is 2.5 s longer), and its idle share is at most the whole run's. Each on a CPU of its own
+# where there are two (both would take the first by default and run by turns).
+set -- $(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
+"$fwd" --port "memif:socket=$tmp/aw.sock,role=server" --fwd rxonly --lcores $1 --stats-period 0 \
+	--json "$tmp/aw_sink.json" >"$tmp/aw_sink.out" 2>&1 &
+sink=$!
+wait_banner "$tmp/aw_sink.out"
+sleep 1
+if "$fwd" --port "memif:socket=$tmp/aw.sock,role=client" --fwd txonly --lcores $2 --rate 100000 \
+	--packets 100000 --quiet --json "$tmp/aw_gen.json" >"$tmp/aw_gen.out" 2>&1; then
+	sleep 0.5
+	kill -INT $sink
+	if wait $sink; then
+		python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1])); g = json.load(open(sys.argv[2]))
+t = s["total"]
+assert t["rx_packets"] == 100000, t
+assert 0.8 <= t["active_s"] <= g["duration_s"] + 0.3, (t["active_s"], g["duration_s"])
+assert s["duration_s"] >= t["active_s"] + 1.4, (s["duration_s"], t["active_s"])
+assert 0 <= t["active_idle_time_pct"] <= t["idle_time_pct"] + 0.01, t
+assert 0 <= t["active_idle_poll_pct"] <= 100, t
+print("ok: active window %.2f s of a %.2f s sink run (generator %.2f s); idle time %.1f%% in it, %.1f%% in all" %
+      (t["active_s"], s["duration_s"], g["duration_s"], t["active_idle_time_pct"], t["idle_time_pct"]))
+' "$tmp/aw_sink.json" "$tmp/aw_gen.json" || fail "active window: $(cat "$tmp/aw_sink.json")"
+	else
+		fail "active window: the sink exited $?: $(cat "$tmp/aw_sink.out")"
+	fi
+else
+	fail "active window: the generator: $(cat "$tmp/aw_gen.out")"
+	kill -KILL $sink
+	wait $sink
+fi
+
 # Stop by packet count; every engine starts and stops cleanly with a route file too.
 printf '# demo\n10.0.0.0/16 0\n10.1.0.0/16\t1  # back\n' >"$tmp/good.txt"
 for e in io mac macswap l3fwd txonly rxonly; do
@@ -350,11 +398,7 @@ done
 # loaded machine, lost it and the run went on), and a run still going 30 s later is killed.
 "$fwd" --port $inline --fwd macswap --stats-period 1000 >"$tmp/sig.out" 2>&1 &
 pid=$!
-i=0
-while ! grep -q "Ctrl-C stops" "$tmp/sig.out" && [ $i -lt 600 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+wait_banner "$tmp/sig.out"
 kill -INT $pid
 (sleep 30 && kill -KILL $pid) >/dev/null 2>&1 &
 dog=$!

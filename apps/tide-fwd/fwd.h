@@ -122,9 +122,19 @@ struct fwd_stream {
 struct fwd_ctr {
 	uint64_t cycles; /* TSC cycles spent polling and processing this port's streams */
 	uint64_t idle_cycles; /* of those, in polls that moved no packet (idle_time_pct) */
+	/* The active window: from the first poll that moved packets to the last one so far.
+	 * The wait before a peer connects and after it stops is left out; an idle poll inside
+	 * the window is counted once a later poll moves packets (struct fwd_pend). */
+	uint64_t active_cycles, active_idle_cycles; /* (active_idle_time_pct) */
+	uint64_t active_polls, active_idle_polls;   /* (active_idle_poll_pct) */
 	uint64_t drops[FWD_DROP_NR];
 	uint64_t sw_cksum; /* egress: packets whose checksums were filled in software */
 	uint64_t sw_gso;   /* egress: packets segmented in software (TSO) */
+};
+
+/* Idle polls after a port's last moving poll, not yet in its active window (lcore-private). */
+struct fwd_pend {
+	uint64_t cycles, polls;
 };
 
 /* txonly --rate: a token bucket per stream, in packets (TSC time). */
@@ -153,6 +163,7 @@ struct fwd_lcore {
 	unsigned flow; /* txonly: seq modulo --flows, the flow of the next packet */
 	struct fwd_pace pace[FWD_MAX_STREAMS]; /* txonly --rate, by stream index */
 	struct fwd_ctr ctr[TIDE_MAX_PORTS];
+	struct fwd_pend pend[TIDE_MAX_PORTS];
 	struct tide_lcore *thread;
 	bool launched;
 };
@@ -294,6 +305,31 @@ static inline void fwd_tx_add_bulk(struct fwd_lcore *lc, uint16_t port, struct t
 static inline void fwd_stat_add(uint64_t *c, uint64_t v)
 {
 	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+}
+
+/*
+ * Account one poll of a stream of port counters @c that took @dt TSC cycles and moved
+ * packets or not (@idle). The active window grows only when packets move: the idle polls
+ * since the last moving one (@pd) join it then, and those before the first moving poll
+ * never do.
+ */
+static inline void fwd_ctr_poll(struct fwd_ctr *c, struct fwd_pend *pd, uint64_t dt, bool idle)
+{
+	fwd_stat_add(&c->cycles, dt);
+	if (idle) {
+		fwd_stat_add(&c->idle_cycles, dt);
+		if (c->active_polls != 0) {
+			pd->cycles += dt;
+			pd->polls++;
+		}
+		return;
+	}
+	fwd_stat_add(&c->active_cycles, pd->cycles + dt);
+	fwd_stat_add(&c->active_idle_cycles, pd->cycles);
+	fwd_stat_add(&c->active_polls, pd->polls + 1);
+	fwd_stat_add(&c->active_idle_polls, pd->polls);
+	pd->cycles = 0;
+	pd->polls = 0;
 }
 
 /* Count @m as dropped for @reason on ingress port @port and free it. */

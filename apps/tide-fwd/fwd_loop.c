@@ -214,10 +214,9 @@ TIDE_ALWAYS_INLINE void lcore_loop(struct fwd_lcore *lc, const bool no_rx,
 
 			got |= (unsigned)(n > 0);
 			t1 = fwd_tsc();
-			fwd_stat_add(&lc->ctr[s->port].cycles, t1 - t0);
-			/* Idle time: a poll that received nothing (txonly: sent nothing). */
-			if (n <= 0 && lc->sent == sent0)
-				fwd_stat_add(&lc->ctr[s->port].idle_cycles, t1 - t0);
+			/* Idle: a poll that received nothing (txonly: sent nothing). */
+			fwd_ctr_poll(&lc->ctr[s->port], &lc->pend[s->port], t1 - t0,
+				     n <= 0 && lc->sent == sent0);
 			t0 = t1;
 			if (budgeted && n < 0)
 				return;

@@ -61,6 +61,10 @@ void fwd_snap_take(const struct fwd_ctx *ctx, struct fwd_snap *s)
 
 			ps->cycles += ld(&c->cycles);
 			ps->idle_cycles += ld(&c->idle_cycles);
+			ps->active_cycles += ld(&c->active_cycles);
+			ps->active_idle_cycles += ld(&c->active_idle_cycles);
+			ps->active_polls += ld(&c->active_polls);
+			ps->active_idle_polls += ld(&c->active_idle_polls);
 			for (unsigned d = 0; d < FWD_DROP_NR; d++)
 				ps->drops[d] += ld(&c->drops[d]);
 			ps->sw_cksum += ld(&c->sw_cksum);
@@ -299,6 +303,7 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 	    "\"rx_packets\": %llu, \"tx_packets\": %llu, \"rx_bytes\": %llu, \"tx_bytes\": %llu, "
 	    "\"rx_mpps\": %.6f, \"tx_mpps\": %.6f, \"rx_gbps\": %.6f, \"tx_gbps\": %.6f, "
 	    "\"cycles_per_packet\": %.2f, \"idle_poll_pct\": %.2f, \"idle_time_pct\": %.2f, "
+	    "\"active_s\": %.6f, \"active_idle_poll_pct\": %.2f, \"active_idle_time_pct\": %.2f, "
 	    "\"rx_missed\": %llu, "
 	    "\"rx_nombuf\": %llu, \"rx_errors\": %llu, \"tx_errors\": %llu, \"tx_hangs\": %llu, "
 	    "\"drops\": {",
@@ -308,6 +313,9 @@ static void json_port(FILE *f, const struct fwd_ctx *ctx, const struct fwd_port_
 	    ratio((double)d->rx_bytes * 8, dt) / 1e9, ratio((double)d->tx_bytes * 8, dt) / 1e9,
 	    ratio((double)d->cycles, (double)handled(ctx, d)), idle_share(ctx, d),
 	    100.0 * ratio((double)d->idle_cycles, (double)d->cycles),
+	    (double)d->active_cycles / fwd_tsc_hz(),
+	    100.0 * ratio((double)d->active_idle_polls, (double)d->active_polls),
+	    100.0 * ratio((double)d->active_idle_cycles, (double)d->active_cycles),
 	    (unsigned long long)d->rx_missed, (unsigned long long)d->rx_nombuf,
 	    (unsigned long long)d->ierrors, (unsigned long long)d->oerrors,
 	    (unsigned long long)d->tx_hangs);

@@ -10,6 +10,7 @@
 struct fwd_port_snap {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, cycles;
 	uint64_t idle_cycles; /* of cycles, in polls that moved no packet */
+	uint64_t active_cycles, active_idle_cycles, active_polls, active_idle_polls; /* fwd_ctr */
 	uint64_t drops[FWD_DROP_NR];
 	uint64_t rx_missed, rx_nombuf, tx_hangs, ierrors, oerrors;
 	uint64_t rx_polls, rx_idle_polls, tx_polls, tx_idle_polls;
