@@ -49,6 +49,22 @@ fail:;
 	return err;
 }
 
+/*
+ * Fault every page of a fresh 4 KiB-page area in now, writable: packet memory is written
+ * first by a data path (a jumbo buffer's pages past its header, a ring's slots), which must
+ * not pay a zero-filled page per first touch there (microseconds each: a receiver taking
+ * them lets its peer's ring overflow). Hugepage areas are mapped with MAP_POPULATE.
+ */
+static void prefault(void *base, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	/* A write to every page, of the zeros fresh pages hold: any kernel, and emulators
+	 * that accept MADV_POPULATE_WRITE without doing it. */
+	for (size_t o = 0; o < len; o += pg)
+		((volatile char *)base)[o] = 0;
+}
+
 static int map_private(struct tide_mem *m, size_t len, bool huge)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (huge ? MAP_HUGETLB | MAP_HUGE_2MB | MAP_POPULATE : 0);
@@ -82,7 +98,8 @@ int tide_mem_alloc(struct tide_mem *m, size_t len, unsigned flags, const char *n
 			TIDE_LOG_ERR_("mem", "%s: cannot map %zu bytes: %s", name, len, strerror(-rc));
 			return rc;
 		}
-		madvise(tmp.base, tmp.len, MADV_HUGEPAGE);
+		madvise(tmp.base, tmp.len, MADV_HUGEPAGE); /* before the faults, which it shapes */
+		prefault(tmp.base, tmp.len);
 	}
 	TIDE_LOG_DEBUG_("mem", "%s: %zu bytes at %p (%s%s)", name, tmp.len, tmp.base,
 			tmp.huge ? "2 MiB pages" : "4 KiB pages", shared ? ", memfd" : "");

@@ -12,6 +12,10 @@
  * Every element has a stable byte offset in the area (tide_pool_offset()): the "iova" that
  * drivers write into descriptors or share with peers.
  *
+ * The whole area is resident once the pool exists: 2 MiB pages are mapped populated, and
+ * every 4 KiB page is written once at creation, so that no packet pays a page fault (a
+ * pool's memory counts in full towards the process's resident size from the start).
+ *
  * Debugging: with TIDE_POOL_F_DEBUG, in a debug build (-Dbuildtype=debug), or with
  * TIDE_POOL_DEBUG=1 in the environment (TIDE_POOL_DEBUG=0 turns it off) the pool tracks each element's state; a put of a free element or a get of a taken
  * one is refused, counted and logged instead of corrupting the pool.
