@@ -55,7 +55,7 @@ fail:;
  * not pay a zero-filled page per first touch there (microseconds each: a receiver taking
  * them lets its peer's ring overflow). Hugepage areas are mapped with MAP_POPULATE.
  */
-static void prefault(void *base, size_t len)
+void tide_mem_prefault(void *base, size_t len)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -99,7 +99,7 @@ int tide_mem_alloc(struct tide_mem *m, size_t len, unsigned flags, const char *n
 			return rc;
 		}
 		madvise(tmp.base, tmp.len, MADV_HUGEPAGE); /* before the faults, which it shapes */
-		prefault(tmp.base, tmp.len);
+		tide_mem_prefault(tmp.base, tmp.len);
 	}
 	TIDE_LOG_DEBUG_("mem", "%s: %zu bytes at %p (%s%s)", name, tmp.len, tmp.base,
 			tmp.huge ? "2 MiB pages" : "4 KiB pages", shared ? ", memfd" : "");

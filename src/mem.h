@@ -24,6 +24,10 @@ struct tide_mem {
 /* Map an area of at least @len bytes. Returns 0 or -errno; on error *@m is untouched. */
 int tide_mem_alloc(struct tide_mem *m, size_t len, unsigned flags, const char *name);
 
+/* Make the fresh mapping [@base, +@len) resident now (a write to every page), so that the
+ * data path that writes it first pays no page faults; tide_mem_alloc() does it itself. */
+void tide_mem_prefault(void *base, size_t len);
+
 /* Zeroed, cache-line aligned heap memory (queue structures, descriptor rings); free(). */
 void *tide_zalloc_aligned(size_t len);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What a test asks of its own process: a monotonic clock (for deadlines), the CPU time of
- * the calling thread (for a bound on work that being descheduled must not trip), and how
- * many file descriptors it holds (a port that was closed must have given all of its back).
+ * the calling thread (for a bound on work that being descheduled must not trip), how
+ * many file descriptors it holds (a port that was closed must have given all of its back),
+ * and how many page faults it took (memory meant to be resident before the data path).
  */
 #ifndef TIDE_TEST_PROC_UTIL_H
 #define TIDE_TEST_PROC_UTIL_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static inline double now_s(void)
@@ -52,6 +54,25 @@ static inline unsigned count_fds(void)
 	closedir(d);
 	return n;
 }
+
+/* Minor page faults of the process so far. */
+static inline long minor_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* UNDER_TSAN: ThreadSanitizer faults in its own shadow of every byte first written, so
+ * a count of page faults says nothing of tide's memory there. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
 
 /* Do @step until @cond holds, for up to 5 s; then name @what and fail the test process. */
 #define POLL_UNTIL(step, cond, what)                                                               \

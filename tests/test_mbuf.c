@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 
 #include <tide/lcore.h>
 #include <tide/mbuf.h>
 
+#include "proc_util.h"
 #include "testutil.h"
 
 static int setup_thread(void **state)
@@ -340,23 +340,6 @@ static void test_data_helpers_bounds(void **state)
 	tide_mbuf_free(m);
 	assert_pool_full(p);
 	tide_pool_free(p);
-}
-
-/* ThreadSanitizer faults in its own shadow of every byte a test writes first. */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-
-static long minor_faults(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
 }
 
 /*
