@@ -93,8 +93,12 @@ run() {
 	echo "$name: tide $out; $lout"
 	tx=$(field "$out" tx) rx=$(field "$out" rx) bad=$(field "$out" bad)
 	lrx=$(field "$lout" rx) ltx=$(field "$lout" tx) lbad=$(field "$lout" bad)
+	lswept=$(field "$lout" swept)
+	# swept: frames libmemif found only by looking (a kick it consumed with frames still in
+	# the ring, its own race); a tide that did not kick would leave it nearly all of them.
 	if [ "${tx:-0}" -ne "$exp" ] || [ "${rx:-0}" -ne "$exp" ] || [ "${bad:-1}" -ne 0 ] ||
-		[ "${lrx:-0}" -ne "$exp" ] || [ "${ltx:-0}" -ne "$exp" ] || [ "${lbad:-1}" -ne 0 ]; then
+		[ "${lrx:-0}" -ne "$exp" ] || [ "${ltx:-0}" -ne "$exp" ] || [ "${lbad:-1}" -ne 0 ] ||
+		[ "${lswept:-$exp}" -gt $((exp / 10)) ]; then
 		echo "FAIL $name"; cat "$dir/tide$n.err" "$dir/lm$n.err" | tail -n 10; fail=1
 	fi
 }
