@@ -74,9 +74,14 @@ TIDE_ALWAYS_INLINE void copy_claim_line(const uint8_t *p)
  * Prefetch @lines cache lines, 64 bytes apart from @at on: for writing (copy_claim_line) or
  * for reading. @write is a constant at every call, so each use compiles to one kind.
  * Addresses as integers: the range may be a peer's unchecked values, and a prefetch never
- * faults, whatever the address. The odd line, then two a step: a short frame's one line
- * costs a test, and a 1518-byte frame's 24 take about 2.5 instructions each (four a step
- * counted fewer for the reads, but cost the Tx loops around the claims more than that).
+ * faults, whatever the address. At most COPY_HINT_RUN lines (a 2048-byte buffer; a longer
+ * range gets its first ones: the copy's own stream takes the hardware prefetchers along),
+ * in a straight run entered at the line count through a jump table: one instruction a line,
+ * lowest address first, and one register. A loop took about 2.5 instructions a line, four
+ * lines a step cost the Tx loops around the claims more than it saved, and a single line
+ * (a short frame's) takes no table: callgrind per packet against the loop, memif_instr with
+ * the claims on, 1518 B: Rx 335.4 -> 307.3 (server), 344.6 -> 317.5 (client), Tx 323.8 ->
+ * 297.8 and 326.6 -> 293.8; 64 B Tx 98.0 -> 99.8 and 88.5 -> 86.5.
  */
 TIDE_ALWAYS_INLINE void copy_hint_line(uintptr_t at, bool write)
 {
@@ -86,17 +91,41 @@ TIDE_ALWAYS_INLINE void copy_hint_line(uintptr_t at, bool write)
 		__builtin_prefetch((const void *)at);
 }
 
-TIDE_ALWAYS_INLINE void copy_hint_lines(uintptr_t at, uint32_t lines, bool write)
+#define COPY_HINT_RUN 32 /* lines: a 2048-byte buffer */
+#define COPY_HINT_(k)                                                                              \
+	case k:                                                                                    \
+		copy_hint_line(end - (k) * 64u, write);                                            \
+		__attribute__((fallthrough))
+
+/* The @lines (at most COPY_HINT_RUN) lines that end at @end. */
+TIDE_ALWAYS_INLINE void copy_hint_run(uintptr_t end, uint32_t lines, bool write)
 {
-	if (lines & 1) {
-		copy_hint_line(at, write);
-		at += 64;
-	}
-	for (lines >>= 1; lines > 0; lines--, at += 128) { /* two lines a step */
-		copy_hint_line(at, write);
-		copy_hint_line(at + 64, write);
+	switch (lines) {
+		COPY_HINT_(32); COPY_HINT_(31); COPY_HINT_(30); COPY_HINT_(29);
+		COPY_HINT_(28); COPY_HINT_(27); COPY_HINT_(26); COPY_HINT_(25);
+		COPY_HINT_(24); COPY_HINT_(23); COPY_HINT_(22); COPY_HINT_(21);
+		COPY_HINT_(20); COPY_HINT_(19); COPY_HINT_(18); COPY_HINT_(17);
+		COPY_HINT_(16); COPY_HINT_(15); COPY_HINT_(14); COPY_HINT_(13);
+		COPY_HINT_(12); COPY_HINT_(11); COPY_HINT_(10); COPY_HINT_(9);
+		COPY_HINT_(8); COPY_HINT_(7); COPY_HINT_(6); COPY_HINT_(5);
+		COPY_HINT_(4); COPY_HINT_(3); COPY_HINT_(2); COPY_HINT_(1);
+	default:
+		break;
 	}
 }
+
+TIDE_ALWAYS_INLINE void copy_hint_lines(uintptr_t at, uint32_t lines, bool write)
+{
+	if (lines <= 1) { /* a short frame's one line: no table */
+		if (lines != 0)
+			copy_hint_line(at, write);
+		return;
+	}
+	if (tide_unlikely(lines > COPY_HINT_RUN))
+		lines = COPY_HINT_RUN;
+	copy_hint_run(at + (uintptr_t)lines * 64u, lines, write);
+}
+#undef COPY_HINT_
 
 /*
  * Read prefetches of the cache lines of [@p, @p + @n) after the first, which the caller asks
@@ -104,7 +133,8 @@ TIDE_ALWAYS_INLINE void copy_hint_lines(uintptr_t at, uint32_t lines, bool write
  * Where the peer wrote the frame with streaming stores, each line comes from memory, and a
  * copy that asks for them one at a time waits out memory's latency for each hardware
  * prefetch to catch up (docs/perf/memif-two-process.md, section 10). Only a hint: @p and
- * @n may be a peer's unchecked values (the caller caps @n), and a prefetch never faults.
+ * @n may be a peer's unchecked values; a prefetch never faults, and the walk stops after
+ * COPY_HINT_RUN lines whatever @n says.
  */
 TIDE_ALWAYS_INLINE void copy_prefetch_rest(const uint8_t *p, uint32_t n)
 {

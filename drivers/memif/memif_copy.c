@@ -240,8 +240,9 @@ TIDE_ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkt
 				nxbuf = rbase[d.region] + __atomic_load_n(&nx->offset, __ATOMIC_RELAXED);
 
 			__builtin_prefetch(nxbuf);
+			/* Whatever the length says, at most COPY_HINT_RUN lines (copy.h). */
 			if (nxlen > MEMIF_RX_AHEAD_MIN)
-				copy_prefetch_rest(nxbuf, nxlen < dataroom ? nxlen : dataroom);
+				copy_prefetch_rest(nxbuf, nxlen);
 		}
 		tide_mbuf__rx_tmpl_write(m, tmpl);
 		m->pkt_len = d.length;
