@@ -176,8 +176,10 @@ TIDE_ALWAYS_INLINE void copy_claim(const uint8_t *d, uint32_t n)
 /* Frames shorter than this are always copied through the cache: tx_stores= applies from
  * this length up. 256 (it was 512): far, tide-fwd's 256-byte pair ran 17 Mpps through the
  * caches and 26-31 with streaming stores, which tx_stores=auto chose in every pair;
- * near it kept the caches (docs/perf/memif-two-process.md, section 9). Shorter frames
- * were not tried. */
+ * near it kept the caches (docs/perf/memif-two-process.md, section 9). Shorter frames,
+ * far, with this set lower: 64 B streamed no faster (28.6-30.3 against 29.6-32.3 Mpps);
+ * 128 B did (29.5-29.9 against 22.5-23.1) but auto did not take it in three runs (its
+ * probes must win by a quarter), and near was not measured: left at 256. */
 #define COPY_STREAM_MIN 256u
 
 /* Copy @n bytes to @d (16-byte aligned) with streaming stores, whole 64-byte lines; the
