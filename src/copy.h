@@ -75,7 +75,8 @@ TIDE_ALWAYS_INLINE void copy_claim_line(const uint8_t *p)
  * for reading. @write is a constant at every call, so each use compiles to one kind.
  * Addresses as integers: the range may be a peer's unchecked values, and a prefetch never
  * faults, whatever the address. At most COPY_HINT_RUN lines (a 2048-byte buffer; a longer
- * range gets its first ones: the copy's own stream takes the hardware prefetchers along),
+ * range gets its first ones only: frames over 2 KiB, memif with buffer_size above 2048,
+ * were not measured against the loop that hinted every line),
  * in a straight run entered at the line count through a jump table: one instruction a line,
  * lowest address first, and one register. A loop took about 2.5 instructions a line, four
  * lines a step cost the Tx loops around the claims more than it saved, and a single line
