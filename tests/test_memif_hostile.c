@@ -443,33 +443,44 @@ static void c_desc_len(struct hc *h)
 }
 
 /*
- * A good frame, then a descriptor of length 4 GiB - 1. The Rx burst takes the first and, while
- * copying it, prefetches the lines of the next published frame by its (still unchecked)
- * length: the work must not follow that length (the walk stops at COPY_HINT_RUN lines, by
- * construction; a walk over 4 GiB was 64 M prefetches, 22 ms of this thread's CPU time
- * against microseconds); CPU time, so that being descheduled does not count. The second
- * descriptor is then refused when taken.
+ * @good frames of 1000 bytes, then a descriptor of length 4 GiB - 1. The Rx burst takes the
+ * first and, while copying it, prefetches the lines of the published frames one and two
+ * ahead by their (still unchecked) lengths: the work must not follow that length (the walk
+ * stops at COPY_HINT_RUN lines, by construction; a walk over 4 GiB was 64 M prefetches, 22
+ * ms of this thread's CPU time against microseconds); CPU time, so that being descheduled
+ * does not count. The bad descriptor is refused when taken.
  */
-static void c_desc_len_ahead(struct hc *h)
+static void desc_len_ahead(struct hc *h, unsigned good)
 {
 	struct tide_mbuf *m;
 	double t0, spent;
 	unsigned k;
 
 	hc_until(h, ST_DONE, full_len());
-	h->c2s->desc[0].length = 1000;
-	h->c2s->desc[1].length = UINT32_MAX;
-	__atomic_store_n(&h->c2s->head, 2, __ATOMIC_RELEASE);
+	for (k = 0; k < good; k++)
+		h->c2s->desc[k].length = 1000;
+	h->c2s->desc[good].length = UINT32_MAX;
+	__atomic_store_n(&h->c2s->head, (uint16_t)(good + 1), __ATOMIC_RELEASE);
 	t0 = thread_cpu_s();
 	k = tide_rx_burst(tide_port_rxq(srv, 0), &m, 1);
 	spent = thread_cpu_s() - t0;
 	MT_CHECK(k == 1 && m->pkt_len == 1000);
 	tide_mbuf_free(m);
 	if (spent > 0.004) {
-		fprintf(stderr, "Rx of a frame before a 4 GiB descriptor took %.1f ms of CPU\n",
-			spent * 1e3);
+		fprintf(stderr, "Rx of a frame %u before a 4 GiB descriptor took %.1f ms of CPU\n",
+			good, spent * 1e3);
 		exit(1);
 	}
+}
+
+static void c_desc_len_ahead(struct hc *h)
+{
+	desc_len_ahead(h, 1);
+}
+
+static void c_desc_len_ahead2(struct hc *h)
+{
+	desc_len_ahead(h, 2);
 }
 
 static void c_head_far(struct hc *h)
@@ -541,6 +552,8 @@ static const struct {
 	{"offset+length beyond region", c_desc_offset, "descriptor beyond its region"},
 	{"length beyond buffer size", c_desc_len, "descriptor length exceeds buffer size"},
 	{"4 GiB length after a good one", c_desc_len_ahead, "descriptor length exceeds buffer size"},
+	{"4 GiB length after two good ones", c_desc_len_ahead2,
+	 "descriptor length exceeds buffer size"},
 	{"head moved > ring size", c_head_far, "ring index moved too far"},
 	{"head moved backwards", c_head_back, "ring index moved backwards"},
 	{"endless continues chain", c_chain_long, "descriptor chain not terminated"},

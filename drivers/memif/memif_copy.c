@@ -39,12 +39,14 @@
  * of docs/perf/memif-two-process.md). */
 #define MEMIF_CLAIM_AHEAD 4
 
-/* Rx asks for every line of the next frame ahead of its copy when the frame is longer than
- * this; for shorter ones only its first line. Far, with the frames streamed to memory, the
- * whole-frame prefetch took tide-fwd's pair from 8.3-9.0 to 12.5-13.2 Mpps at 1518 bytes
- * and from 11.6-11.8 to 15.8-16.2 at 1024; at 256 bytes, where the generator is the bound,
- * it cost 3-5%, and at 512 nothing clear either way (docs/perf/memif-two-process.md,
- * section 10). */
+/* Rx asks for every line of a frame ahead of its copy when the frame is longer than this;
+ * for shorter ones only its first line. Far, with the frames streamed to memory, the
+ * whole-frame prefetch of the next frame took tide-fwd's pair from 8.3-9.0 to 12.5-13.2
+ * Mpps at 1518 bytes and from 11.6-11.8 to 15.8-16.2 at 1024; at 256 bytes, where the
+ * generator is the bound, it cost 3-5%, and at 512 nothing clear either way. Asking after a
+ * long frame for the one after it too took 1518 bytes from 9.0-11.9 to 11.0-14.5 Mpps (9
+ * pairs of 11 up 20-38%) and 1024 from 15.7-16.2 to 18.2-18.9, both directions alike
+ * (docs/perf/memif-two-process.md, sections 10 and 11). */
 #define MEMIF_RX_AHEAD_MIN 512
 
 /*
@@ -126,6 +128,26 @@ static __attribute__((noinline)) unsigned rx_slow(struct memif_rxq *q, struct ti
 	m->port = q->port_id;
 	*got = 1;
 	return (unsigned)nd;
+}
+
+/*
+ * Ask for the frame of descriptor @nx ahead of its copy: its first line, and every line if
+ * it is long (then returns true). @at: server, the base of the region the frame is taken to
+ * be in (@nx's offset added here); client, the frame itself. @nx is unchecked (read once,
+ * relaxed), which a prefetch may be: it never faults, and whatever a length says, at most
+ * COPY_HINT_RUN lines (copy.h).
+ */
+TIDE_ALWAYS_INLINE bool rx_hint(const struct memif_desc *nx, const uint8_t *at, const bool server)
+{
+	uint32_t len = __atomic_load_n(&nx->length, __ATOMIC_RELAXED);
+
+	if (server)
+		at += __atomic_load_n(&nx->offset, __ATOMIC_RELAXED);
+	__builtin_prefetch(at);
+	if (len <= MEMIF_RX_AHEAD_MIN)
+		return false;
+	copy_prefetch_rest(at, len);
+	return true;
 }
 
 /*
@@ -225,25 +247,19 @@ TIDE_ALWAYS_INLINE uint16_t rx_copy(struct tide_rxq *pub, struct tide_mbuf **pkt
 		}
 		src = server ? rbase[d.region] + d.offset : buf0 + (size_t)slot * bs;
 		/* The next frame, all its lines if it is long, on its way while this one is
-		 * copied; only a published one (a slot beyond may be one the peer is still
-		 * writing: its lines are better left where they are). Its descriptor is
-		 * unchecked, which a prefetch may be (it never faults). Server: the next
-		 * descriptor's buffer, if it is in the same region (the usual case); client:
-		 * the next slot's buffer, which the server wrote on its core (past the last
-		 * slot, where the ring wraps: a wasted hint). */
-		if ((uint16_t)(cons + 1) != idx) {
-			const struct memif_desc *nx = &desc[(uint16_t)(cons + 1) & mask];
-			uint32_t nxlen = __atomic_load_n(&nx->length, __ATOMIC_RELAXED);
-			const uint8_t *nxbuf = src + bs;
-
-			if (server)
-				nxbuf = rbase[d.region] + __atomic_load_n(&nx->offset, __ATOMIC_RELAXED);
-
-			__builtin_prefetch(nxbuf);
-			/* Whatever the length says, at most COPY_HINT_RUN lines (copy.h). */
-			if (nxlen > MEMIF_RX_AHEAD_MIN)
-				copy_prefetch_rest(nxbuf, nxlen);
-		}
+		 * copied, and after a long one the frame after it too; only published frames
+		 * (a slot beyond may be one the peer is still writing: its lines are better
+		 * left where they are). A long frame is so asked for twice, two steps ahead
+		 * and one: the second finds most of its lines on their way and brings any the
+		 * first did not (see MEMIF_RX_AHEAD_MIN). Server: the descriptor's buffer, if
+		 * it is in this frame's region (the usual case); client: the slot's own buffer
+		 * (past the last slot, where the ring wraps: a wasted hint). */
+		if ((uint16_t)(cons + 1) != idx &&
+		    rx_hint(&desc[(uint16_t)(cons + 1) & mask], server ? rbase[d.region] : src + bs,
+			    server) &&
+		    (uint16_t)(cons + 2) != idx)
+			rx_hint(&desc[(uint16_t)(cons + 2) & mask],
+				server ? rbase[d.region] : src + 2 * (size_t)bs, server);
 		tide_mbuf__rx_tmpl_write(m, tmpl);
 		m->pkt_len = d.length;
 		m->data_len = (uint16_t)d.length;
