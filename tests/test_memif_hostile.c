@@ -467,7 +467,8 @@ static void desc_len_ahead(struct hc *h, unsigned good)
 	MT_CHECK(k == 1 && m->pkt_len == 1000);
 	tide_mbuf_free(m);
 	if (spent > 0.004) {
-		fprintf(stderr, "Rx of a frame %u before a 4 GiB descriptor took %.1f ms of CPU\n",
+		fprintf(stderr,
+			"Rx of the first of %u frames before a 4 GiB descriptor took %.1f ms of CPU\n",
 			good, spent * 1e3);
 		exit(1);
 	}
