@@ -74,15 +74,17 @@ TIDE_ALWAYS_INLINE void copy_claim_line(const uint8_t *p)
  * Prefetch @lines cache lines, 64 bytes apart from @at on: for writing (copy_claim_line) or
  * for reading. @write is a constant at every call, so each use compiles to one kind.
  * Addresses as integers: the range may be a peer's unchecked values, and a prefetch never
- * faults, whatever the address. At most COPY_HINT_RUN lines (a 2048-byte buffer; a longer
- * range gets its first ones only: frames over 2 KiB, memif with buffer_size above 2048,
- * were not measured against the loop that hinted every line),
- * in a straight run entered at the line count through a jump table: one instruction a line,
+ * faults, whatever the address. Up to COPY_HINT_RUN lines (a 2048-byte buffer) in a
+ * straight run entered at the line count through a jump table: one instruction a line,
  * lowest address first, and one register. A loop took about 2.5 instructions a line, four
  * lines a step cost the Tx loops around the claims more than it saved, and a single line
  * (a short frame's) takes no table: callgrind per packet against the loop, memif_instr with
  * the claims on, 1518 B: Rx 335.4 -> 307.3 (server), 344.6 -> 317.5 (client), Tx 323.8 ->
- * 297.8 and 326.6 -> 293.8; 64 B Tx 98.0 -> 99.8 and 88.5 -> 86.5.
+ * 297.8 and 326.6 -> 293.8; 64 B Tx 98.0 -> 99.8 and 88.5 -> 86.5. A longer range (jumbo
+ * frames) goes in a loop, at most COPY_HINT_MAX lines whatever a peer's length says: with
+ * only its first 32 lines hinted, memif far moved 3.0-4.1 Mpps of 4000-byte frames and
+ * 2.5-3.4 of 8000-byte ones, with every line 5.0-7.8 and 3.5-3.8
+ * (docs/perf/memif-two-process.md, section 11).
  */
 TIDE_ALWAYS_INLINE void copy_hint_line(uintptr_t at, bool write)
 {
@@ -92,7 +94,8 @@ TIDE_ALWAYS_INLINE void copy_hint_line(uintptr_t at, bool write)
 		__builtin_prefetch((const void *)at);
 }
 
-#define COPY_HINT_RUN 32 /* lines: a 2048-byte buffer */
+#define COPY_HINT_RUN 32   /* lines: a 2048-byte buffer */
+#define COPY_HINT_MAX 1024 /* lines: 64 KiB, a frame's most */
 #define COPY_HINT_(k)                                                                              \
 	case k:                                                                                    \
 		copy_hint_line(end - (k) * 64u, write);                                            \
@@ -122,8 +125,13 @@ TIDE_ALWAYS_INLINE void copy_hint_lines(uintptr_t at, uint32_t lines, bool write
 			copy_hint_line(at, write);
 		return;
 	}
-	if (tide_unlikely(lines > COPY_HINT_RUN))
-		lines = COPY_HINT_RUN;
+	if (tide_unlikely(lines > COPY_HINT_RUN)) {
+		if (lines > COPY_HINT_MAX)
+			lines = COPY_HINT_MAX;
+		for (uint32_t k = 0; k < lines; k++)
+			copy_hint_line(at + (uintptr_t)k * 64u, write);
+		return;
+	}
 	copy_hint_run(at + (uintptr_t)lines * 64u, lines, write);
 }
 #undef COPY_HINT_
@@ -135,7 +143,7 @@ TIDE_ALWAYS_INLINE void copy_hint_lines(uintptr_t at, uint32_t lines, bool write
  * copy that asks for them one at a time waits out memory's latency for each hardware
  * prefetch to catch up (docs/perf/memif-two-process.md, section 10). Only a hint: @p and
  * @n may be a peer's unchecked values; a prefetch never faults, and the walk stops after
- * COPY_HINT_RUN lines whatever @n says.
+ * COPY_HINT_MAX lines whatever @n says.
  */
 TIDE_ALWAYS_INLINE void copy_prefetch_rest(const uint8_t *p, uint32_t n)
 {

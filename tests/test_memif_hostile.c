@@ -446,9 +446,9 @@ static void c_desc_len(struct hc *h)
  * @good frames of 1000 bytes, then a descriptor of length 4 GiB - 1. The Rx burst takes the
  * first and, while copying it, prefetches the lines of the published frames one and two
  * ahead by their (still unchecked) lengths: the work must not follow that length (the walk
- * stops at COPY_HINT_RUN lines, by construction; a walk over 4 GiB was 64 M prefetches, 22
- * ms of this thread's CPU time against microseconds); CPU time, so that being descheduled
- * does not count. The bad descriptor is refused when taken.
+ * stops at COPY_HINT_MAX lines, 64 KiB; a walk over 4 GiB was 64 M prefetches, 22 ms of
+ * this thread's CPU time against microseconds); CPU time, so that being descheduled does
+ * not count. The bad descriptor is refused when taken.
  */
 static void desc_len_ahead(struct hc *h, unsigned good)
 {

@@ -135,7 +135,7 @@ static __attribute__((noinline)) unsigned rx_slow(struct memif_rxq *q, struct ti
  * it is long (then returns true). @at: server, the base of the region the frame is taken to
  * be in (@nx's offset added here); client, the frame itself. @nx is unchecked (read once,
  * relaxed), which a prefetch may be: it never faults, and whatever a length says, at most
- * COPY_HINT_RUN lines (copy.h).
+ * COPY_HINT_MAX lines (copy.h).
  */
 TIDE_ALWAYS_INLINE bool rx_hint(const struct memif_desc *nx, const uint8_t *at, const bool server)
 {
