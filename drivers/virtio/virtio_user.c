@@ -9,8 +9,8 @@
  * handshake, in the order the protocol expects: GET_FEATURES; with
  * VHOST_USER_F_PROTOCOL_FEATURES, GET_PROTOCOL_FEATURES and SET_PROTOCOL_FEATURES (REPLY_ACK
  * and MQ when offered); GET_QUEUE_NUM with several queue pairs; SET_OWNER; then the
- * generic bring-up (virtio_dev_init): SET_FEATURES, SET_MEM_TABLE (the rings' area and each
- * Rx pool's memfd, at our own addresses), for each vring SET_VRING_NUM, _BASE (0; packed:
+ * generic bring-up (virtio_dev_init): SET_FEATURES, SET_MEM_TABLE (each Rx pool's memfd and
+ * the rings' area, at our own addresses), for each vring SET_VRING_NUM, _BASE (0; packed:
  * the wrap counter 1 in bit 15), _ADDR (packed: the descriptor ring, the driver and the
  * device event areas), _KICK (an eventfd) and _CALL (no fd: we poll), and SET_VRING_ENABLE
  * once all are set.
@@ -193,16 +193,18 @@ static int vu_features_set(struct virtio_port *vp, uint64_t f)
 		       f | (vp->proto_on ? VIRTIO_BIT(VHOST_USER_F_PROTOCOL_FEATURES) : 0));
 }
 
+/*
+ * The pools come first and the rings' area last: a backend translates every buffer's address
+ * through this table, and DPDK's vhost library walks it in order for each descriptor (the
+ * rings it translates once, at setup). With the rings first, every packet cost it one more
+ * region compared (11 instructions a packet, callgrind, in net_vhost).
+ */
 static int vu_mem_set(struct virtio_port *vp)
 {
 	struct vhost_user_mem_table mt = {0};
 	int fds[VHOST_USER_MAX_REGIONS];
 	unsigned n = 0;
 
-	mt.r[n] = (struct vhost_user_mem_region){.gpa = (uintptr_t)vp->rings.base,
-						 .size = vp->rings.len,
-						 .uva = (uintptr_t)vp->rings.base};
-	fds[n++] = vp->rings.fd;
 	for (unsigned i = 0; i < vp->npools; i++) {
 		struct tide_pool_mem mi;
 
@@ -211,6 +213,10 @@ static int vu_mem_set(struct virtio_port *vp)
 							 .uva = (uintptr_t)mi.base};
 		fds[n++] = mi.fd;
 	}
+	mt.r[n] = (struct vhost_user_mem_region){.gpa = (uintptr_t)vp->rings.base,
+						 .size = vp->rings.len,
+						 .uva = (uintptr_t)vp->rings.base};
+	fds[n++] = vp->rings.fd;
 	mt.nregions = n;
 	return set_msg(vp, VHOST_USER_SET_MEM_TABLE, &mt,
 		       8 + n * (uint32_t)sizeof(struct vhost_user_mem_region), fds, n);
