@@ -1095,9 +1095,10 @@ static void test_tx_hdr_software(void **state)
 }
 
 /*
- * A queue without offloads: every packet goes with a zero header, also from a buffer whose
- * headroom held other bytes where the header goes (the header is written only where it is
- * not zero already: each half of it is tested, and a buffer that holds zero already).
+ * Packets without requests go with a zero header, on a queue with offloads and on one
+ * without, also from a buffer whose headroom held other bytes where the header goes (a
+ * header is written only where the buffer does not hold it already: each half of it is
+ * tested, and a buffer that holds it already).
  */
 static void test_tx_hdr_zero(void **state)
 {
@@ -1108,28 +1109,31 @@ static void test_tx_hdr_zero(void **state)
 	struct env e;
 
 	(void)state;
-	env_up_ol(&e, 0, "", 0, 0);
-	for (unsigned i = 0; i < 3; i++) {
-		uint8_t *h;
+	for (int ol = 0; ol < 2; ol++) {
+		env_up_ol(&e, ol ? F_CSUM | F_HOST_TSO4 : 0, "", 0, ol ? TX_OL : 0);
+		for (unsigned i = 0; i < 3; i++) {
+			uint8_t *h;
 
-		m[i] = tx_pkt(&e, 100, 0, 0);
-		h = tide_mbuf_mtod(m[i], uint8_t *) - sizeof(zero);
-		memset(h, 0, sizeof(zero));
-		if (i == 0)
-			memset(h, 0xa5, 8); /* flags .. csum_start */
-		else if (i == 1)
-			memset(h + 8, 0x5a, 4); /* csum_offset, num_buffers */
-	}
-	assert_int_equal(tide_tx_burst(e.txq, m, 3), 3);
-	expect_tx_avail(&e, 3);
-	for (unsigned id = 0; id < 3; id++) {
-		const struct virtio_net_hdr_mrg *h = tx_desc(&e, id, &f, &len);
+			m[i] = tx_pkt(&e, 100, 0, 0);
+			h = tide_mbuf_mtod(m[i], uint8_t *) - sizeof(zero);
+			memset(h, 0, sizeof(zero));
+			if (i == 0)
+				memset(h, 0xa5, 8); /* flags .. csum_start */
+			else if (i == 1)
+				memset(h + 8, 0x5a, 4); /* csum_offset, num_buffers */
+		}
+		assert_int_equal(tide_tx_burst(e.txq, m, 3), 3);
+		expect_tx_avail(&e, 3);
+		for (unsigned id = 0; id < 3; id++) {
+			const struct virtio_net_hdr_mrg *h = tx_desc(&e, id, &f, &len);
 
-		assert_int_equal(len, 154);
-		if (memcmp(h, &zero, sizeof(zero)) != 0)
-			fail_msg("packet %u went with a header that is not zero", id);
+			assert_int_equal(len, 154);
+			if (memcmp(h, &zero, sizeof(zero)) != 0)
+				fail_msg("%s offloads: packet %u went with a header that is not "
+					 "zero", ol ? "with" : "without", id);
+		}
+		env_done(&e);
 	}
-	env_done(&e);
 }
 
 /* TSO with CWR on a device without HOST_ECN: cut in software; CWR on the first piece only. */

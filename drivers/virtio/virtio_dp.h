@@ -135,28 +135,15 @@ TIDE_ALWAYS_INLINE bool virtio_tx_ind_ok(const struct virtio_txq *q, const struc
 
 /*
  * The header on Tx, at @hdr before @m's data: all zero without offloads (@ol false); with
- * them virtio_hdr_tx()'s (the requests, or done in software). Returns 0, or -EINVAL: a
- * request refused (counted; the caller drops @m, whose descriptor it has not made
- * available).
- * A zero header is written only where the bytes are not zero already. A buffer sent before
- * holds one, and its line (the headroom's last, before a frame that starts on a line) then
- * stays clean: the device's core, which read it last time, keeps its copy, where a store
- * would take the line away and make the device fetch it back for every packet. The read
- * finds the line in our cache as often (both cores may share a clean line).
+ * them virtio_hdr_tx()'s (the requests, or done in software). Either is written only where
+ * the buffer does not hold it already (virtio_hdr_put()). Returns 0, or -EINVAL: a request
+ * refused (counted; the caller drops @m, whose descriptor it has not made available).
  */
 TIDE_ALWAYS_INLINE int virtio_tx_hdr(struct virtio_txq *q, struct tide_mbuf *m, uint8_t *hdr,
 				     const bool ol)
 {
 	if (!ol) {
-		uint64_t lo;
-		uint32_t hi;
-		bool zero;
-
-		memcpy(&lo, hdr, sizeof(lo));
-		memcpy(&hi, hdr + sizeof(lo), sizeof(hi));
-		zero = lo == 0 && hi == 0;
-		if (!zero)
-			memset(hdr, 0, VIRTIO_HDR_LEN);
+		virtio_hdr_put_zero(hdr);
 		return 0;
 	}
 	return virtio_hdr_tx(&q->ol, m, hdr);
@@ -274,25 +261,20 @@ TIDE_ALWAYS_INLINE uint32_t virtio_tx_sweep(struct virtio_txq *q, const struct t
  * into it would first wait for the line to come back; the next burst's stores, then its
  * fence before the kick check, wait for them all. The pool hands these buffers out again
  * first (its cache is LIFO), so ask for that line now (copy_claim_line()): the transfers
- * overlap with this burst. The header's own line where it is another only on a queue with
- * offloads, which writes every header: without them a header is rewritten only when it
- * is not zero (virtio_tx_hdr()), and a claim would take that line from the device for
- * nothing. A hint, set per queue when the CPU has PREFETCHW (claim_off: the header's
+ * overlap with this burst. Not the header's own line where it is another: a header is
+ * rewritten only where it changed (virtio_hdr_put()), and a claim would take that line
+ * from the device for nothing. A hint, set per queue when the CPU has PREFETCHW (claim_off: the header's
  * offset in an mbuf of the first pool; 0: off); a slot without a buffer is skipped.
  */
 TIDE_ALWAYS_INLINE void virtio_tx_claim(const struct virtio_txq *q, const struct txc *t,
 					 uint32_t n)
 {
-	bool hdr_too = q->offloads != 0;
-
 	if (q->claim_off == 0)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *m = (const uint8_t *)t->sw[(t->done + i) & t->mask];
 
 		if (tide_likely(m != NULL)) {
-			if (hdr_too)
-				copy_claim_line(m + q->claim_off);
 			copy_claim_line(m + q->claim_off + VIRTIO_HDR_LEN);
 		}
 	}

@@ -22,6 +22,7 @@
 #ifndef TIDE_VIRTIO_HDR_H
 #define TIDE_VIRTIO_HDR_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -108,6 +109,38 @@ TIDE_ALWAYS_INLINE bool virtio_hdr_tx_cut(const struct virtio_tx_ol *o, const st
 }
 
 /*
+ * Tx: put header @h at @dst (in a packet's headroom) unless @dst holds it already. A buffer
+ * sent before holds the header of its last packet, most often the same one (zero without
+ * requests), and its line (the headroom's last, before a frame that starts on a line) then
+ * stays clean: the device's core, which read it last time, keeps its copy, where a store
+ * would take the line away and make the device fetch it back for every packet. The read
+ * finds the line in our cache as often (both cores may share a clean line).
+ */
+TIDE_ALWAYS_INLINE void virtio_hdr_put(void *dst, const struct virtio_net_hdr_mrg *h)
+{
+	uint64_t have_lo, want_lo;
+	uint32_t have_hi, want_hi;
+	bool same;
+
+	static_assert(sizeof(*h) == sizeof(have_lo) + sizeof(have_hi), "12-byte header");
+	memcpy(&have_lo, dst, sizeof(have_lo));
+	memcpy(&have_hi, (uint8_t *)dst + sizeof(have_lo), sizeof(have_hi));
+	memcpy(&want_lo, h, sizeof(want_lo));
+	memcpy(&want_hi, (const uint8_t *)h + sizeof(want_lo), sizeof(want_hi));
+	same = have_lo == want_lo && have_hi == want_hi;
+	if (!same)
+		memcpy(dst, h, sizeof(*h));
+}
+
+/* Tx: virtio_hdr_put() of a zero header, a packet's without requests. */
+TIDE_ALWAYS_INLINE void virtio_hdr_put_zero(void *dst)
+{
+	const struct virtio_net_hdr_mrg zero = {0};
+
+	virtio_hdr_put(dst, &zero);
+}
+
+/*
  * Tx: write the header of packet @m at @hdr (VIRTIO_HDR_LEN bytes, just before its data).
  * @m is writable (refcnt 1: the pseudo-header sum goes into its checksum field) and needs
  * no cutting (virtio_hdr_tx_cut()). No request: a zero header. Requests the device does:
@@ -124,7 +157,7 @@ TIDE_ALWAYS_INLINE int virtio_hdr_tx(struct virtio_tx_ol *o, struct tide_mbuf *m
 	uint32_t f = m->ol_flags;
 
 	if (tide_likely(!(f & VIRTIO_TX_REQ))) {
-		memset(hdr, 0, sizeof(h));
+		virtio_hdr_put_zero(hdr);
 		return 0;
 	}
 	if (f & TIDE_MBUF_F_TX_UDP_SEG)
@@ -133,13 +166,13 @@ TIDE_ALWAYS_INLINE int virtio_hdr_tx(struct virtio_tx_ol *o, struct tide_mbuf *m
 		if (tide_offload_cksum_fill(m) < 0)
 			goto refuse;
 		tide_stat_add(&o->sw_cksum, 1);
-		memset(hdr, 0, sizeof(h));
+		virtio_hdr_put_zero(hdr);
 		return 0;
 	}
 	if (offload_vnet_from_mbuf(m, &h) < 0)
 		goto refuse;
 	h.num_buffers = 0;
-	memcpy(hdr, &h, sizeof(h));
+	virtio_hdr_put(hdr, &h);
 	return 0;
 refuse:
 	tide_stat_add(&o->refused, 1);
