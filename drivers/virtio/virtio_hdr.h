@@ -2,7 +2,8 @@
 /*
  * virtio frontend: the virtio-net header of each packet on a queue with offloads enabled,
  * one inline helper per direction, for every ring layout's burst (split: virtio_rxtx.c,
- * packed: virtio_packed.c).
+ * packed: virtio_packed.c); and on every Tx queue, virtio_hdr_put(), which writes a
+ * header only where the buffer does not hold it already.
  * They hold no ring state: a queue keeps one struct virtio_rx_ol / virtio_tx_ol, set by
  * the control plane while the queue is off (virtio_dev_init) and written by the queue's
  * polling thread only (its counters).
@@ -16,8 +17,9 @@
  *       device does not segment it (the caller cuts it before placing it:
  *       tide_offload_segment() into a pool the device reaches, the pieces sent with a zero
  *       header, counted in sw_tso); virtio_hdr_tx() writes the header of a packet placed in
- *       writable memory, doing in software what the device lacks (checksums: sw_cksum), or
- *       refuses a bad request (counted in refused; the caller drops the packet).
+ *       writable memory (virtio_hdr_put()), doing in software what the device lacks
+ *       (checksums: sw_cksum), or refuses a bad request (counted in refused; the caller
+ *       drops the packet).
  */
 #ifndef TIDE_VIRTIO_HDR_H
 #define TIDE_VIRTIO_HDR_H
