@@ -303,10 +303,10 @@ static int virtio_start(struct tide_port *p)
 		 * queue of the same number (or the first); none without Rx queues. */
 		q->bounce = p->nb_rxq ? ((struct virtio_rxq *)p->rxq[i < p->nb_rxq ? i : 0])->pool
 				      : NULL;
-		/* Where a packet starts, less our header (virtio_tx_claim()): in the first pool
-		 * the device can reach, or with the default headroom where it reaches any. */
+		/* Where a packet starts (virtio_tx_claim()): in the first pool the device can
+		 * reach, or with the default headroom where it reaches any. */
 		q->claim_off = copy_claims()
-				   ? (uint32_t)sizeof(struct tide_mbuf) - VIRTIO_HDR_LEN +
+				   ? (uint32_t)sizeof(struct tide_mbuf) +
 					 (vp->npools ? tide_pktpool_headroom(vp->pools[0])
 						     : TIDE_MBUF_HEADROOM)
 				   : 0;

@@ -232,9 +232,8 @@ struct virtio_txq {
 	struct tide_pool *bounce;
 	uint32_t seen;
 	uint64_t kicks, bounced;
-	uint32_t claim_off; /* completion claims the line where a packet starts, the header
-			       length after this offset in an mbuf (the header's), or 0: no
-			       claiming (virtio_tx_claim()) */
+	uint32_t claim_off; /* completion claims the line at this offset in an mbuf (where
+			       a packet starts), or 0: no claiming (virtio_tx_claim()) */
 	uint64_t offloads; /* TIDE_OFFLOAD_TX_* enabled: the burst with headers */
 	struct virtio_tx_ol ol;
 	uint32_t live TIDE_CACHE_ALIGNED;

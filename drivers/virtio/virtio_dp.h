@@ -257,14 +257,14 @@ TIDE_ALWAYS_INLINE uint32_t virtio_tx_sweep(struct virtio_txq *q, const struct t
 /*
  * Tx completion: the @n slots from the engine's done position came back. The device read
  * their buffers from its core, so the line where a sender writes next (the frame's first
- * bytes, right after our virtio-net header) sits in that core's cache, and each store
- * into it would first wait for the line to come back; the next burst's stores, then its
- * fence before the kick check, wait for them all. The pool hands these buffers out again
- * first (its cache is LIFO), so ask for that line now (copy_claim_line()): the transfers
- * overlap with this burst. Not the header's own line where it is another: a header is
- * rewritten only where it changed (virtio_hdr_put()), and a claim would take that line
- * from the device for nothing. A hint, set per queue when the CPU has PREFETCHW (claim_off: the header's
- * offset in an mbuf of the first pool; 0: off); a slot without a buffer is skipped.
+ * bytes, right after our virtio-net header) sits in that core's cache, and each store into
+ * it would first wait for the line to come back; the next burst's stores, then its fence
+ * before the kick check, wait for them all. The pool hands these buffers out again first
+ * (its cache is LIFO), so ask for that line now (copy_claim_line()): the transfers overlap
+ * with this burst. Not the header's own line where it is another: a header is rewritten
+ * only where it changed (virtio_hdr_put()), and a claim would take that line from the
+ * device for nothing. A hint, set per queue when the CPU has PREFETCHW (claim_off: where a
+ * packet starts in an mbuf of the first pool; 0: off); a slot without a buffer is skipped.
  */
 TIDE_ALWAYS_INLINE void virtio_tx_claim(const struct virtio_txq *q, const struct txc *t,
 					 uint32_t n)
@@ -274,9 +274,8 @@ TIDE_ALWAYS_INLINE void virtio_tx_claim(const struct virtio_txq *q, const struct
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *m = (const uint8_t *)t->sw[(t->done + i) & t->mask];
 
-		if (tide_likely(m != NULL)) {
-			copy_claim_line(m + q->claim_off + VIRTIO_HDR_LEN);
-		}
+		if (tide_likely(m != NULL))
+			copy_claim_line(m + q->claim_off);
 	}
 }
 
